@@ -1,0 +1,44 @@
+// Temporary-then-rename file writing.
+#include "engine/atomic_file.h"
+
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "engine/error.h"
+
+namespace clustersim::engine {
+
+AtomicFile::AtomicFile(std::filesystem::path target) : target_(std::move(target)) {
+    temporary_ = target_;
+    temporary_ += fmt::format(".tmp{}", static_cast<long>(::getpid()));
+    out_.open(temporary_, std::ios::binary | std::ios::trunc);
+    if (!out_) throw InputError(SourceLocation{target_.string()}, "cannot open for writing");
+}
+
+AtomicFile::~AtomicFile() {
+    if (committed_) return;
+    out_.close();
+    std::error_code ignored;
+    std::filesystem::remove(temporary_, ignored);
+}
+
+void AtomicFile::commit() {
+    out_.flush();
+    const bool ok = static_cast<bool>(out_);
+    out_.close();
+    if (!ok) throw InputError(SourceLocation{target_.string()}, "write failed (disk full?)");
+    std::error_code ec;
+    std::filesystem::rename(temporary_, target_, ec);
+    if (ec)
+        throw InputError(SourceLocation{target_.string()}, fmt::format("cannot rename into place: {}", ec.message()));
+    committed_ = true;
+}
+
+void write_file_atomically(const std::filesystem::path& target, std::string_view content) {
+    AtomicFile file(target);
+    file.stream().write(content.data(), static_cast<std::streamsize>(content.size()));
+    file.commit();
+}
+
+}  // namespace clustersim::engine

@@ -1,0 +1,82 @@
+// The pending-event set: a cache-aligned 4-ary min-heap of 16-byte keys ordered by (time, sequence), with each
+// event's payload in a slab beside it. The sequence number is stamped at scheduling, so events at equal times
+// run in the order they were scheduled, on every machine.
+#pragma once
+
+#include <cstdint>
+#include <cstdlib>
+#include <new>
+#include <vector>
+
+#include "engine/time.h"
+
+namespace clustersim::engine {
+
+/// One event as the run loop sees it. `kind` and `target` mean what the model that scheduled it says; the engine
+/// never looks. A timer event has generation >= 1 and its timer id as target (see Simulator::arm).
+struct Event {
+    Time at{};
+    std::uint64_t seq = 0;
+    std::uint32_t target = 0;
+    std::uint32_t generation = 0;
+    std::uint16_t kind = 0;
+
+    bool operator==(const Event&) const = default;
+};
+
+/// std::allocator with 64-byte (cache-line) alignment, so that the heap's groups of four siblings share a line.
+template <class T>
+struct CacheAlignedAllocator {
+    using value_type = T;
+    static constexpr std::align_val_t alignment{64};
+    CacheAlignedAllocator() = default;
+    template <class U>
+    CacheAlignedAllocator(const CacheAlignedAllocator<U>&) {}
+    T* allocate(std::size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), alignment)); }
+    void deallocate(T* p, std::size_t) { ::operator delete(p, alignment); }
+    template <class U>
+    bool operator==(const CacheAlignedAllocator<U>&) const {
+        return true;
+    }
+};
+
+/// Min-heap of events by (at, seq). Keys are 16 bytes: the time, and the sequence number (high 40 bits) with the
+/// payload's slab slot (low 24 bits). Four siblings fill one cache line, so each level costs at most one miss.
+class EventQueue {
+public:
+    EventQueue();
+    /// Adds an event at `at` and returns the sequence number it was stamped with.
+    std::uint64_t push(Time at, std::uint16_t kind, std::uint32_t target, std::uint32_t generation);
+    /// Removes and returns the earliest event. The queue must not be empty.
+    Event pop();
+    [[nodiscard]] Time top_time() const { return heap_[root].at; }
+    [[nodiscard]] bool empty() const { return heap_.size() == root; }
+    [[nodiscard]] std::size_t size() const { return heap_.size() - root; }
+    void reserve(std::size_t n);
+
+    static constexpr int slot_bits = 24;
+    static constexpr std::uint64_t max_pending = (1ULL << slot_bits);
+    static constexpr std::uint64_t max_sequence = (1ULL << (64 - slot_bits));
+
+private:
+    struct Key {
+        Time at;
+        std::uint64_t seq_slot;
+    };
+    struct Payload {
+        std::uint32_t target;
+        std::uint32_t generation;
+        std::uint16_t kind;
+    };
+    // Physical index of the root: with it at 3, the children of logical node i (4i+1..4i+4) sit at physical
+    // 4(i+1)..4(i+1)+3, one aligned cache line.
+    static constexpr std::size_t root = 3;
+    static bool earlier(const Key& a, const Key& b) { return a.at != b.at ? a.at < b.at : a.seq_slot < b.seq_slot; }
+
+    std::vector<Key, CacheAlignedAllocator<Key>> heap_;
+    std::vector<Payload> payloads_;
+    std::vector<std::uint32_t> free_slots_;
+    std::uint64_t next_seq_ = 0;
+};
+
+}  // namespace clustersim::engine

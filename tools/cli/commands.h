@@ -1,0 +1,16 @@
+// Registration of the clustersim subcommands. Each lives in its own *_command.cpp and adds itself to the app;
+// its options bind into a struct and its action calls one library function.
+#pragma once
+
+namespace CLI {
+class App;
+}
+
+namespace clustersim::cli {
+
+/// Exit codes, documented in --help.
+enum ExitCode : int { exit_ok = 0, exit_usage = 2, exit_input = 3, exit_internal = 4 };
+
+void add_bench_command(CLI::App& app);
+
+}  // namespace clustersim::cli

@@ -1,0 +1,51 @@
+// The clustersim command line: global options, subcommands, and the one place that turns errors into exit codes.
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+
+#include <spdlog/spdlog.h>
+#include <CLI/CLI.hpp>
+
+#include "engine/error.h"
+#include "engine/log.h"
+#include "tools/cli/commands.h"
+
+namespace {
+constexpr const char* exit_codes_help =
+    "Exit codes: 0 success; 2 usage error (bad option); 3 input error (a file, value or trace is wrong; the "
+    "message names file:line:column and key); 4 internal error (a bug in clustersim: please report it).";
+}
+
+int main(int argc, char** argv) {
+    using namespace clustersim;
+    CLI::App app{"clustersim: a discrete-event simulator of distributed deep-learning training on GPU clusters.",
+                 "clustersim"};
+    app.footer(exit_codes_help);
+    app.set_version_flag("--version", std::string("clustersim ") + CLUSTERSIM_VERSION);
+    int quiet = 0, verbose = 0;
+    app.add_flag("-q,--quiet", quiet, "Less logging on stderr (repeat: -qq errors only)");
+    app.add_flag("-v,--verbose", verbose, "More logging on stderr (repeat: -vv per-event trace)");
+    app.require_subcommand(1);
+    app.parse_complete_callback([&] {
+        const int level = std::clamp(2 - verbose + quiet, 0, 6);  // 2 = info; -v debug, -vv trace; -q warn
+        engine::setup_logging(level);
+    });
+    cli::add_bench_command(app);
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        const int code = app.exit(e);
+        return code == 0 ? cli::exit_ok : cli::exit_usage;
+    } catch (const engine::InputError& e) {
+        std::fprintf(stderr, "clustersim: error: %s\n", e.what());
+        return cli::exit_input;
+    } catch (const engine::InternalError& e) {
+        std::fprintf(stderr, "clustersim: %s\n", e.what());
+        return cli::exit_internal;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "clustersim: internal error: %s\n", e.what());
+        return cli::exit_internal;
+    }
+    return cli::exit_ok;
+}
