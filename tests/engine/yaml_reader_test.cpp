@@ -28,7 +28,7 @@ TEST_CASE("a YAML syntax error names line and column", "[engine][yaml]") {
                         Contains("bad.yaml:") && Contains("YAML syntax error"));
 }
 
-TEST_CASE("--set overrides edit the tree before decoding and are located as --set", "[engine][yaml]") {
+TEST_CASE("command-line overrides (--set) edit the tree before decoding and are located as --set", "[engine][yaml]") {
     auto doc = YamlValue::load_string("topology:\n  preset: dgx-h100\n  nodes: 2\nlist: [1, 2]\n", "s.yaml");
     doc.apply_override("topology.nodes=4");
     doc.apply_override("list[1]=7");
