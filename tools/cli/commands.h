@@ -12,5 +12,6 @@ namespace clustersim::cli {
 enum ExitCode : int { exit_ok = 0, exit_usage = 2, exit_input = 3, exit_internal = 4 };
 
 void add_bench_command(CLI::App& app);
+void add_topo_command(CLI::App& app);
 
 }  // namespace clustersim::cli

@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
         engine::setup_logging(level);
     });
     cli::add_bench_command(app);
+    cli::add_topo_command(app);
 
     try {
         app.parse(argc, argv);

@@ -1,0 +1,204 @@
+// Server shapes and their construction. Values and their sources: docs/topologies.md.
+// Modelling choice: the NVSwitch chips of a DGX/HGX board (6 on A100, 4 on H100) are one logical switch with
+// each GPU's full NVLink bandwidth, because NVLink traffic is striped over all chips; modelling the chips
+// separately would cap a single GPU-to-GPU flow at a quarter or a sixth of its real rate.
+#include "topologies/presets/server_node.h"
+
+#include <array>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "engine/units.h"
+
+namespace clustersim::topo {
+
+namespace {
+
+using engine::Time;
+using namespace std::chrono_literals;
+
+ServerShape dgx_a100() {
+    return ServerShape{.preset = "dgx-a100",
+                       .gpu = "A100-80GB",
+                       .gpus = 8,
+                       .gpu_fabric = GpuFabric::nvswitch,
+                       .nvlink_bandwidth = 300e9,
+                       .nvlink_latency = 150ns,
+                       .pcie_switches = 4,
+                       .pcie_bandwidth = 32e9,  // Gen4 x16 per direction
+                       .pcie_latency = 250ns,
+                       .cpus = 2,
+                       .socket_bandwidth = 100e9,
+                       .socket_latency = 150ns,
+                       .nics = 8,
+                       .nic_bandwidth = 25e9,  // HDR 200 Gb/s
+                       .nic_latency = 500ns};
+}
+
+ServerShape dgx_h100() {
+    ServerShape s = dgx_a100();
+    s.preset = "dgx-h100";
+    s.gpu = "H100";
+    s.nvlink_bandwidth = 450e9;
+    s.pcie_bandwidth = 64e9;  // Gen5 x16 per direction
+    s.nic_bandwidth = 50e9;   // NDR 400 Gb/s
+    return s;
+}
+
+ServerShape dgx_h200() {
+    ServerShape s = dgx_h100();
+    s.preset = "dgx-h200";
+    s.gpu = "H200";
+    return s;
+}
+
+ServerShape dgx1_v100() {
+    return ServerShape{.preset = "dgx1-v100",
+                       .gpu = "V100",
+                       .gpus = 8,
+                       .gpu_fabric = GpuFabric::dgx1_cube_mesh,
+                       .nvlink_bandwidth = 25e9,  // per NVLink2 link per direction
+                       .nvlink_latency = 150ns,
+                       .pcie_switches = 4,
+                       .pcie_bandwidth = 16e9,  // Gen3 x16 per direction
+                       .pcie_latency = 250ns,
+                       .cpus = 2,
+                       .socket_bandwidth = 19.2e9,  // 2 QPI links x 9.6 GT/s
+                       .socket_latency = 200ns,
+                       .nics = 4,
+                       .nic_bandwidth = 12.5e9,  // EDR 100 Gb/s
+                       .nic_latency = 500ns};
+}
+
+ServerShape pcie_box() {
+    return ServerShape{.preset = "pcie-box",
+                       .gpu = "L40S",
+                       .gpus = 8,
+                       .gpu_fabric = GpuFabric::none,
+                       .nvlink_bandwidth = 0,
+                       .nvlink_latency = 0ns,
+                       .pcie_switches = 2,
+                       .pcie_bandwidth = 32e9,  // Gen4 x16 per direction
+                       .pcie_latency = 250ns,
+                       .cpus = 2,
+                       .socket_bandwidth = 64e9,
+                       .socket_latency = 200ns,
+                       .nics = 2,
+                       .nic_bandwidth = 25e9,  // 200 Gb/s
+                       .nic_latency = 500ns};
+}
+
+using ShapeMaker = ServerShape (*)();
+constexpr std::array<std::pair<const char*, ShapeMaker>, 5> shapes = {{
+    {"dgx-a100", &dgx_a100},
+    {"dgx-h100", &dgx_h100},
+    {"dgx-h200", &dgx_h200},
+    {"dgx1-v100", &dgx1_v100},
+    {"pcie-box", &pcie_box},
+}};
+
+// DGX-1 (Volta) hybrid cube-mesh: (gpu a, gpu b, NVLink links between them); each GPU uses its 6 links.
+// From `nvidia-smi topo -m` on a DGX-1V (NV1 / NV2 entries) and the DGX-1 system architecture white paper.
+constexpr std::array<std::array<int, 3>, 16> dgx1_mesh = {{
+    {0, 1, 1}, {0, 2, 1}, {0, 3, 2}, {0, 4, 2}, {1, 2, 2}, {1, 3, 1}, {1, 5, 2}, {2, 3, 2},
+    {2, 6, 1}, {3, 7, 1}, {4, 5, 1}, {4, 6, 1}, {4, 7, 2}, {5, 6, 2}, {5, 7, 1}, {6, 7, 2},
+}};
+
+}  // namespace
+
+const std::vector<std::string>& server_kinds() {
+    static const std::vector<std::string> kinds = [] {
+        std::vector<std::string> k;
+        for (const auto& [name, make] : shapes) k.emplace_back(name);
+        return k;
+    }();
+    return kinds;
+}
+
+std::vector<engine::ParamSpec> server_param_specs() {
+    using engine::ParamType;
+    return {
+        {"gpu", ParamType::string, "", "GPU type from the catalogue (default: the server's own)"},
+        {"nic_bandwidth", ParamType::string, "", "bandwidth of each NIC port, e.g. \"400 Gb/s\" (default: the server's)"},
+        {"nic_latency", ParamType::string, "", "NIC processing latency per traversal (default 500 ns)"},
+        {"nvlink_latency", ParamType::string, "", "latency of each NVLink hop (default 150 ns)"},
+        {"pcie_latency", ParamType::string, "", "latency of each PCIe hop (default 250 ns)"},
+    };
+}
+
+ServerShape server_shape(const std::string& kind, const engine::Params& params, const std::string& param_name) {
+    ServerShape shape;
+    bool found = false;
+    for (const auto& [name, make] : shapes) {
+        if (kind == name) {
+            shape = make();
+            found = true;
+        }
+    }
+    if (!found) {
+        std::string known;
+        for (const auto& k : server_kinds()) known += (known.empty() ? "" : ", ") + k;
+        params.fail(param_name, fmt::format("unknown server kind '{}' (known: {})", kind, known));
+    }
+    auto override_time = [&](const char* name, Time& field) {
+        if (!params.string(name).empty()) field = engine::parse_time(params.string(name), params.location(name));
+    };
+    if (!params.string("gpu").empty()) shape.gpu = params.string("gpu");
+    if (!params.string("nic_bandwidth").empty())
+        shape.nic_bandwidth = engine::parse_rate(params.string("nic_bandwidth"), params.location("nic_bandwidth"));
+    override_time("nic_latency", shape.nic_latency);
+    override_time("nvlink_latency", shape.nvlink_latency);
+    override_time("pcie_latency", shape.pcie_latency);
+    return shape;
+}
+
+BuiltNode build_server(Cluster& cluster, const ServerShape& shape, int node, int datacenter, const std::string& prefix) {
+    const auto& catalogue = GpuCatalogue::builtin();
+    const auto spec_index = catalogue.find(shape.gpu);
+    if (!spec_index)
+        throw engine::InputError(fmt::format("unknown GPU '{}' (known: {})", shape.gpu, catalogue.names()));
+    const std::int32_t spec = cluster.add_gpu_spec(catalogue.gpus()[*spec_index]);
+    auto add = [&](DeviceKind kind, const std::string& name) {
+        return cluster.add_device(Device{prefix + name, kind, node, kind == DeviceKind::gpu ? spec : -1, datacenter});
+    };
+    BuiltNode built;
+    built.nic_bandwidth = shape.nic_bandwidth;
+    for (int g = 0; g < shape.gpus; ++g) built.gpus.push_back(add(DeviceKind::gpu, fmt::format("gpu{}", g)));
+
+    if (shape.gpu_fabric == GpuFabric::nvswitch) {
+        const DeviceId sw = add(DeviceKind::nvswitch, "nvswitch");
+        for (const DeviceId g : built.gpus)
+            cluster.add_cable(g, sw, shape.nvlink_bandwidth, shape.nvlink_latency, LinkKind::nvlink);
+    } else if (shape.gpu_fabric == GpuFabric::dgx1_cube_mesh) {
+        for (const auto& [a, b, links] : dgx1_mesh) {
+            cluster.add_cable(built.gpus[static_cast<std::size_t>(a)], built.gpus[static_cast<std::size_t>(b)],
+                              shape.nvlink_bandwidth * links, shape.nvlink_latency, LinkKind::nvlink);
+        }
+    }
+
+    std::vector<DeviceId> cpus;
+    for (int c = 0; c < shape.cpus; ++c) cpus.push_back(add(DeviceKind::cpu, fmt::format("cpu{}", c)));
+    for (std::size_t c = 1; c < cpus.size(); ++c)
+        cluster.add_cable(cpus[c - 1], cpus[c], shape.socket_bandwidth, shape.socket_latency, LinkKind::socket);
+    std::vector<DeviceId> switches;
+    for (int p = 0; p < shape.pcie_switches; ++p) {
+        switches.push_back(add(DeviceKind::pcie_switch, fmt::format("pcie{}", p)));
+        const auto cpu = cpus[static_cast<std::size_t>(p * shape.cpus / shape.pcie_switches)];
+        cluster.add_cable(switches.back(), cpu, shape.pcie_bandwidth, shape.pcie_latency, LinkKind::pcie);
+    }
+    for (int g = 0; g < shape.gpus; ++g) {
+        const auto sw = switches[static_cast<std::size_t>(g * shape.pcie_switches / shape.gpus)];
+        cluster.add_cable(built.gpus[static_cast<std::size_t>(g)], sw, shape.pcie_bandwidth, shape.pcie_latency,
+                          LinkKind::pcie);
+    }
+    for (int n = 0; n < shape.nics; ++n) {
+        built.nics.push_back(add(DeviceKind::nic, fmt::format("nic{}", n)));
+        const auto sw = switches[static_cast<std::size_t>(n * shape.pcie_switches / shape.nics)];
+        cluster.add_cable(built.nics.back(), sw, shape.pcie_bandwidth, shape.pcie_latency + shape.nic_latency,
+                          LinkKind::pcie);
+    }
+    return built;
+}
+
+}  // namespace clustersim::topo

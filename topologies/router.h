@@ -1,0 +1,42 @@
+// Routing: shortest paths by (latency, then hops), with ECMP among equal-cost next hops. Paths never pass
+// through a GPU (see forwards_traffic). Per-destination distance tables are computed once, on first use.
+//
+// ECMP choice: at a device with n equal-cost next hops (ordered by LinkId), a flow with key k takes
+// (k + salt(device)) mod n. Callers pass a hash of the flow (hashed ECMP, as switches do) or a running label
+// (consecutive flows between two leaves then spread evenly over the spines, as NCCL's many queue pairs do).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "engine/time.h"
+#include "topologies/cluster.h"
+
+namespace clustersim::topo {
+
+class Router {
+public:
+    explicit Router(const Cluster& cluster);
+
+    /// Appends the links from src to dst to `out` (nothing when src == dst). Throws InputError when dst cannot
+    /// be reached from src.
+    void route(DeviceId src, DeviceId dst, std::uint64_t flow_key, std::vector<LinkId>& out);
+    [[nodiscard]] std::vector<LinkId> route(DeviceId src, DeviceId dst, std::uint64_t flow_key = 0);
+
+    /// Sum of link latencies along the shortest path (all equal-cost paths have the same latency).
+    [[nodiscard]] engine::Time path_latency(DeviceId src, DeviceId dst);
+    /// Links on the shortest path; nullopt when unreachable.
+    [[nodiscard]] std::optional<int> path_hops(DeviceId src, DeviceId dst);
+
+    /// Path cost: latency in ps times 2^16 plus hop count, so (latency, hops) compares lexicographically.
+    static constexpr std::int64_t unreachable = INT64_MAX;
+    [[nodiscard]] const std::vector<std::int64_t>& distances_to(DeviceId dst);
+
+private:
+    static std::int64_t link_cost(const Link& link) { return link.latency.count() * 65536 + 1; }
+
+    const Cluster& cluster_;
+    std::vector<std::vector<std::int64_t>> distance_cache_;  // by destination; empty until needed
+};
+
+}  // namespace clustersim::topo

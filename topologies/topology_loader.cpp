@@ -1,0 +1,37 @@
+// Dispatch between presets and explicit topologies; preset names and files given on the command line.
+#include "topologies/topology_loader.h"
+
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "engine/params.h"
+#include "engine/yaml_reader.h"
+#include "topologies/presets/preset_registry.h"
+
+namespace clustersim::topo {
+
+Cluster load_topology(const engine::YamlValue& map) {
+    if (!map.is_map()) map.fail("expected a topology: a map with 'preset' or with 'devices' and 'links'");
+    if (auto preset = map.find("preset")) {
+        const PresetEntry& entry = find_topology_preset(preset->as_string(), preset->location());
+        const engine::Params params = engine::Params::from_yaml(map, entry.params);
+        return entry.build(params);
+    }
+    if (map.find("devices") || map.find("links")) return load_explicit_topology(map);
+    map.fail("expected 'preset: NAME' or 'devices' and 'links'");
+}
+
+Cluster load_topology(const std::string& spec, const std::vector<std::string>& overrides) {
+    engine::YamlValue doc = std::filesystem::is_regular_file(spec)
+                                ? engine::YamlValue::load_file(spec)
+                                : engine::YamlValue::load_string(fmt::format("preset: \"{}\"\n", spec), "(command line)");
+    for (const auto& o : overrides) doc.apply_override(o);
+    // A scenario file holds the topology under 'topology'; a topology file is the map itself.
+    if (doc.is_map()) {
+        if (auto inner = doc.find("topology")) return load_topology(*inner);
+    }
+    return load_topology(doc);
+}
+
+}  // namespace clustersim::topo
