@@ -116,6 +116,13 @@ double Params::number(const std::string& name) const {
     return parse_number(v.text, v.where);
 }
 const std::string& Params::string(const std::string& name) const { return find(name, ParamType::string).text; }
+const std::string& Params::text(const std::string& name) const {
+    for (const Value& v : values_) {
+        if (v.spec->name == name) return v.text;
+    }
+    CLUSTERSIM_CHECK(false, "no parameter '{}'", name);
+    throw;
+}
 bool Params::boolean(const std::string& name) const {
     const Value& v = find(name, ParamType::boolean);
     return parse_boolean(v.text, v.where);

@@ -42,6 +42,8 @@ public:
     [[nodiscard]] std::int64_t integer(const std::string& name) const;
     [[nodiscard]] double number(const std::string& name) const;
     [[nodiscard]] const std::string& string(const std::string& name) const;
+    /// The value as written, whatever its type (for descriptions and messages).
+    [[nodiscard]] const std::string& text(const std::string& name) const;
     [[nodiscard]] bool boolean(const std::string& name) const;
     [[nodiscard]] Time time(const std::string& name) const;
     [[nodiscard]] std::uint64_t bytes(const std::string& name) const;

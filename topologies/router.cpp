@@ -25,7 +25,7 @@ const std::vector<std::int64_t>& Router::distances_to(DeviceId dst) {
         frontier.pop();
         if (d != dist[v]) continue;
         // A device other than the destination relays traffic only if its kind forwards.
-        if (v != dst.value && !forwards_traffic(cluster_.devices()[v].kind)) continue;
+        if (v != dst.value && !forwards_traffic(cluster_.devices()[v])) continue;
         for (const LinkId l : cluster_.in_links(DeviceId{v})) {
             const Link& link = cluster_.link(l);
             const std::int64_t candidate = d + link_cost(link);
@@ -52,7 +52,7 @@ void Router::route(DeviceId src, DeviceId dst, std::uint64_t flow_key, std::vect
         std::uint32_t count = 0;
         for (const LinkId l : cluster_.out_links(at)) {
             const Link& link = cluster_.link(l);
-            const bool relays = link.dst == dst || forwards_traffic(cluster_.device(link.dst).kind);
+            const bool relays = link.dst == dst || forwards_traffic(cluster_.device(link.dst));
             if (relays && dist[link.dst.index()] != unreachable &&
                 dist[link.dst.index()] + link_cost(link) == dist[at.index()])
                 ++count;
@@ -61,7 +61,7 @@ void Router::route(DeviceId src, DeviceId dst, std::uint64_t flow_key, std::vect
         std::uint32_t pick = count == 1 ? 0 : static_cast<std::uint32_t>((flow_key + engine::splitmix64(at.value)) % count);
         for (const LinkId l : cluster_.out_links(at)) {
             const Link& link = cluster_.link(l);
-            const bool relays = link.dst == dst || forwards_traffic(cluster_.device(link.dst).kind);
+            const bool relays = link.dst == dst || forwards_traffic(cluster_.device(link.dst));
             if (!relays || dist[link.dst.index()] == unreachable ||
                 dist[link.dst.index()] + link_cost(link) != dist[at.index()])
                 continue;

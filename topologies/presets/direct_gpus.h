@@ -8,7 +8,7 @@
 
 namespace clustersim::topo {
 
-/// Adds `count` GPUs of the "gpu" parameter's type, each its own node, named gpu0, gpu1, ...
+/// Adds `count` GPUs of the "gpu" parameter's type, each its own node, named gpu0, gpu1, ..., relaying traffic.
 std::vector<DeviceId> add_direct_gpus(Cluster& cluster, const engine::Params& params, int count);
 
 }  // namespace clustersim::topo

@@ -37,7 +37,7 @@ Cluster build_multi_dc(const engine::Params& params) {
             cluster.add_cable(gateways[a], gateways[b], wan_bandwidth, wan_latency, LinkKind::wan);
     }
     cluster.description = fmt::format("multi-dc: {} datacenters x {} {} servers, WAN {} / {}", dcs, nodes,
-                                      params.string("node"), params.string("wan_bandwidth"), params.string("wan_latency"));
+                                      params.string("node"), params.text("wan_bandwidth"), params.text("wan_latency"));
     return cluster;
 }
 

@@ -13,7 +13,7 @@ std::vector<DeviceId> add_direct_gpus(Cluster& cluster, const engine::Params& pa
     if (!spec) params.fail("gpu", fmt::format("unknown GPU '{}' (known: {})", params.string("gpu"), catalogue.names()));
     const std::int32_t index = cluster.add_gpu_spec(catalogue.gpus()[*spec]);
     std::vector<DeviceId> gpus;
-    for (int i = 0; i < count; ++i) gpus.push_back(cluster.add_device(Device{fmt::format("gpu{}", i), DeviceKind::gpu, i, index, 0}));
+    for (int i = 0; i < count; ++i) gpus.push_back(cluster.add_device(Device{fmt::format("gpu{}", i), DeviceKind::gpu, i, index, 0, true}));
     return gpus;
 }
 
@@ -29,7 +29,7 @@ Cluster build_ring(const engine::Params& params) {
     for (std::size_t i = 0; i < cables; ++i)
         cluster.add_cable(gpus[i], gpus[(i + 1) % gpus.size()], bandwidth, latency, LinkKind::nvlink);
     cluster.description = fmt::format("ring of {} {} ({}, {} per link)", n, params.string("gpu"),
-                                      params.string("bandwidth"), params.string("latency"));
+                                      params.text("bandwidth"), params.text("latency"));
     return cluster;
 }
 

@@ -2,6 +2,9 @@
 // Modelling choice: the NVSwitch chips of a DGX/HGX board (6 on A100, 4 on H100) are one logical switch with
 // each GPU's full NVLink bandwidth, because NVLink traffic is striped over all chips; modelling the chips
 // separately would cap a single GPU-to-GPU flow at a quarter or a sixth of its real rate.
+// Likewise each DGX A100/H100 GPU is modelled behind a PCIe switch port shared only with its own NIC (GPU k with
+// NIC k, as NCCL pairs them for GPUDirect RDMA), so that no two GPUs contend for one NIC by a routing accident.
+// The real boards put two GPU/NIC pairs on each of four switches; the pairs' traffic does not cross there.
 #include "topologies/presets/server_node.h"
 
 #include <array>
@@ -25,7 +28,7 @@ ServerShape dgx_a100() {
                        .gpu_fabric = GpuFabric::nvswitch,
                        .nvlink_bandwidth = 300e9,
                        .nvlink_latency = 150ns,
-                       .pcie_switches = 4,
+                       .pcie_switches = 8,  // each GPU with its own NIC: see the note at the top
                        .pcie_bandwidth = 32e9,  // Gen4 x16 per direction
                        .pcie_latency = 250ns,
                        .cpus = 2,

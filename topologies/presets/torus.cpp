@@ -44,7 +44,7 @@ Cluster build_torus(const engine::Params& params) {
         stride *= d;
     }
     cluster.description = fmt::format("{} torus of {} ({}, {} per link)", text, params.string("gpu"),
-                                      params.string("bandwidth"), params.string("latency"));
+                                      params.text("bandwidth"), params.text("latency"));
     return cluster;
 }
 

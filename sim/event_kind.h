@@ -1,0 +1,18 @@
+// The kinds of events the system model schedules. The engine carries them as a uint16 without looking; the
+// simulation's dispatcher switches over them. One enum for all of sim/ so kinds never collide.
+#pragma once
+
+#include <cstdint>
+
+namespace clustersim::sim {
+
+enum class EventKind : std::uint16_t {
+    flow_drained,         // target: timer of a flow whose last byte has left its source
+    flow_arrived,         // target: flow whose last byte has reached its destination
+    network_rate_update,  // target: unused; recompute max-min rates of the links touched at this instant
+    count_
+};
+
+constexpr std::uint16_t to_u16(EventKind kind) { return static_cast<std::uint16_t>(kind); }
+
+}  // namespace clustersim::sim

@@ -1,0 +1,154 @@
+// Flow lifecycle in the network: start, drain (last byte leaves), arrival (last byte lands), and the
+// bookkeeping of which flows sit on which links.
+#include "sim/network/flow_network.h"
+
+#include <algorithm>
+
+#include "engine/error.h"
+
+namespace clustersim::sim {
+
+using engine::Time;
+
+FlowNetwork::FlowNetwork(const topo::Cluster& cluster, engine::Simulator& sim, NetworkOptions options)
+    : cluster_(cluster), sim_(sim), options_(options), router_(cluster) {
+    const std::size_t links = cluster.links().size();
+    capacity_.reserve(links);
+    for (const topo::Link& l : cluster.links()) capacity_.push_back(l.bandwidth_bytes_per_s);
+    link_flows_.resize(links);
+    link_mark_.assign(links, 0);
+    residual_.assign(links, 0);
+    unfixed_.assign(links, 0);
+    if (options_.record_link_utilization) utilization_.resize(links);
+}
+
+std::uint32_t FlowNetwork::allocate_slot() {
+    if (!free_slots_.empty()) {
+        const std::uint32_t slot = free_slots_.back();
+        free_slots_.pop_back();
+        return slot;
+    }
+    const auto slot = static_cast<std::uint32_t>(flows_.size());
+    flows_.emplace_back();
+    flows_.back().timer = sim_.make_timer();
+    if (timer_flow_.size() <= flows_.back().timer) timer_flow_.resize(flows_.back().timer + 1, UINT32_MAX);
+    timer_flow_[flows_.back().timer] = slot;
+    flow_mark_.push_back(0);
+    new_rate_.push_back(0);
+    fixed_.push_back(0);
+    return slot;
+}
+
+FlowId FlowNetwork::start_flow(topo::DeviceId src, topo::DeviceId dst, std::uint64_t bytes, std::uint64_t flow_key,
+                               std::uint32_t owner) {
+    const std::uint32_t slot = allocate_slot();
+    FlowState& f = flows_[slot];
+    f.route.clear();
+    router_.route(src, dst, flow_key, f.route);
+    f.bytes = bytes;
+    f.remaining = static_cast<double>(bytes);
+    f.rate = 0;
+    f.owner = owner;
+    f.last_update = sim_.now();
+    f.draining = false;
+    Time latency{0};
+    double bottleneck = 0;
+    for (const topo::LinkId l : f.route) {
+        latency += cluster_.link(l).latency;
+        const double bw = capacity_[l.index()];
+        bottleneck = bottleneck == 0 ? bw : std::min(bottleneck, bw);
+    }
+    f.latency = latency;
+    ++active_;
+    started_bytes_ += bytes;
+    const Time ideal = latency + (bytes == 0 || f.route.empty() ? Time{0} : engine::transfer_time(static_cast<double>(bytes), bottleneck));
+    f.record = UINT32_MAX;
+    if (options_.record_flows) {
+        f.record = static_cast<std::uint32_t>(records_.size());
+        records_.push_back(FlowRecord{src, dst, bytes, owner, sim_.now(), Time{0}, ideal});
+    }
+    if (bytes == 0 || f.route.empty()) {
+        // Nothing to share: a local copy or an empty message costs only the latency.
+        sim_.schedule_at(sim_.now() + latency, to_u16(EventKind::flow_arrived), slot);
+    } else if (options_.sharing == SharingModel::contention_free) {
+        f.rate = bottleneck;
+        sim_.schedule_at(sim_.now() + ideal, to_u16(EventKind::flow_arrived), slot);
+    } else {
+        attach(slot);
+    }
+    return FlowId{slot};
+}
+
+void FlowNetwork::attach(std::uint32_t flow) {
+    FlowState& f = flows_[flow];
+    f.draining = true;
+    f.link_pos.resize(f.route.size());
+    for (std::size_t i = 0; i < f.route.size(); ++i) {
+        auto& on_link = link_flows_[f.route[i].index()];
+        f.link_pos[i] = static_cast<std::uint32_t>(on_link.size());
+        on_link.push_back(flow);
+        mark_dirty(f.route[i].value);
+    }
+}
+
+void FlowNetwork::detach(std::uint32_t flow) {
+    FlowState& f = flows_[flow];
+    f.draining = false;
+    for (std::size_t i = 0; i < f.route.size(); ++i) {
+        const std::uint32_t link = f.route[i].value;
+        auto& on_link = link_flows_[link];
+        const std::uint32_t pos = f.link_pos[i];
+        const std::uint32_t moved = on_link.back();
+        on_link[pos] = moved;
+        on_link.pop_back();
+        if (moved != flow) {
+            // The flow moved into `pos` records its new position for this link.
+            FlowState& m = flows_[moved];
+            for (std::size_t j = 0; j < m.route.size(); ++j) {
+                if (m.route[j].value == link) {
+                    m.link_pos[j] = pos;
+                    break;
+                }
+            }
+        }
+        mark_dirty(link);
+    }
+}
+
+void FlowNetwork::mark_dirty(std::uint32_t link) {
+    dirty_links_.push_back(link);
+    if (!update_pending_) {
+        // One recompute per instant, after every start and end already scheduled for now.
+        update_pending_ = true;
+        sim_.schedule_at(sim_.now(), to_u16(EventKind::network_rate_update), 0);
+    }
+}
+
+void FlowNetwork::on_drained(std::uint32_t flow) {
+    FlowState& f = flows_[flow];
+    detach(flow);
+    f.remaining = 0;
+    f.rate = 0;
+    sim_.schedule_at(sim_.now() + f.latency, to_u16(EventKind::flow_arrived), flow);
+}
+
+FlowId FlowNetwork::handle(const engine::Event& event) {
+    switch (static_cast<EventKind>(event.kind)) {
+        case EventKind::flow_drained: on_drained(timer_flow_[event.target]); return FlowId::invalid();
+        case EventKind::network_rate_update: recompute_rates(); return FlowId::invalid();
+        case EventKind::flow_arrived: {
+            const std::uint32_t slot = event.target;
+            FlowState& f = flows_[slot];
+            if (f.record != UINT32_MAX) records_[f.record].end = sim_.now();
+            delivered_bytes_ += f.bytes;
+            ++completed_;
+            --active_;
+            free_slots_.push_back(slot);
+            return FlowId{slot};
+        }
+        default: CLUSTERSIM_CHECK(false, "network given an event of kind {}", event.kind);
+    }
+    return FlowId::invalid();
+}
+
+}  // namespace clustersim::sim

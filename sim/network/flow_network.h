@@ -1,0 +1,133 @@
+// The flow-level network: a transfer is a flow along its route; active flows share every link by max-min
+// fairness (progressive filling). When flows start or end, rates are recomputed once per instant, and only for
+// the flows connected to the touched links through shared links (a component), never globally.
+//
+// Timing of one flow (assumption, as in SimGrid's and ASTRA-sim's analytical flow models): bytes leave the source
+// at the flow's fair rate, which changes as other flows come and go; the flow occupies bandwidth on every link of
+// its route until its last byte has left; that byte arrives one route latency later. On an idle path:
+// end = start + latency + bytes / bottleneck bandwidth.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "engine/simulator.h"
+#include "sim/event_kind.h"
+#include "sim/network/flow.h"
+#include "topologies/cluster.h"
+#include "topologies/router.h"
+
+namespace clustersim::sim {
+
+enum class SharingModel : std::uint8_t {
+    max_min,          // contention-aware: max-min fair shares, recomputed when flows start or end
+    contention_free,  // each flow gets its route's bottleneck bandwidth, whatever else runs (alpha-beta per flow)
+};
+
+struct NetworkOptions {
+    SharingModel sharing = SharingModel::max_min;
+    bool record_flows = true;             // keep a FlowRecord per flow
+    bool record_link_utilization = true;  // keep each link's allocated rate over time
+};
+
+/// A change of a link's total allocated rate: from `at` on, `rate_bytes_per_s` flows through it.
+struct UtilizationStep {
+    engine::Time at;
+    double rate_bytes_per_s;
+    bool operator==(const UtilizationStep&) const = default;
+};
+
+class FlowNetwork {
+public:
+    FlowNetwork(const topo::Cluster& cluster, engine::Simulator& sim, NetworkOptions options = {});
+
+    /// Starts a flow of `bytes` from src to dst now. `flow_key` picks among equal-cost paths (see Router);
+    /// `owner` is the caller's tag, returned with the arrival.
+    FlowId start_flow(topo::DeviceId src, topo::DeviceId dst, std::uint64_t bytes, std::uint64_t flow_key,
+                      std::uint32_t owner);
+
+    /// Handles an event of one of the network's kinds. Returns the flow whose last byte arrived, if any; its id
+    /// and owner stay readable until the next call.
+    FlowId handle(const engine::Event& event);
+    [[nodiscard]] static bool owns(std::uint16_t kind) {
+        return kind == to_u16(EventKind::flow_drained) || kind == to_u16(EventKind::flow_arrived) ||
+               kind == to_u16(EventKind::network_rate_update);
+    }
+
+    [[nodiscard]] std::uint32_t owner(FlowId flow) const { return flows_[flow.index()].owner; }
+    [[nodiscard]] double rate(FlowId flow) const { return flows_[flow.index()].rate; }
+    [[nodiscard]] std::size_t active_flows() const { return active_; }
+    /// Bytes of all flows that have arrived.
+    [[nodiscard]] std::uint64_t delivered_bytes() const { return delivered_bytes_; }
+    [[nodiscard]] std::uint64_t started_bytes() const { return started_bytes_; }
+    [[nodiscard]] std::uint64_t flows_completed() const { return completed_; }
+    [[nodiscard]] std::uint64_t rate_updates() const { return rate_updates_; }
+    /// Flows whose rates were recomputed, summed over all updates (the cost of contention-awareness).
+    [[nodiscard]] std::uint64_t flows_reassigned() const { return flows_reassigned_; }
+
+    [[nodiscard]] const std::vector<FlowRecord>& records() const { return records_; }
+    [[nodiscard]] const std::vector<UtilizationStep>& utilization(topo::LinkId link) const {
+        return utilization_[link.index()];
+    }
+    [[nodiscard]] topo::Router& router() { return router_; }
+    [[nodiscard]] const topo::Cluster& cluster() const { return cluster_; }
+
+private:
+    struct FlowState {
+        std::vector<topo::LinkId> route;      // reused when the slot is
+        std::vector<std::uint32_t> link_pos;  // index of this flow in link_flows_ of route[i]
+        double remaining = 0;                 // bytes not yet sent as of last_update
+        double rate = 0;
+        engine::Time last_update{};
+        engine::Time latency{};
+        engine::TimerId timer = 0;
+        std::uint32_t record = UINT32_MAX;
+        std::uint32_t owner = 0;
+        std::uint64_t bytes = 0;
+        bool draining = false;  // on its links, sending
+    };
+
+    std::uint32_t allocate_slot();
+    void attach(std::uint32_t flow);
+    void detach(std::uint32_t flow);
+    void mark_dirty(std::uint32_t link);
+    void on_drained(std::uint32_t flow);
+    /// Progressive filling over the component of the dirty links (max_min_fair.cpp).
+    void recompute_rates();
+    void collect_component();
+    void record_utilization_of_component();
+
+    const topo::Cluster& cluster_;
+    engine::Simulator& sim_;
+    NetworkOptions options_;
+    topo::Router router_;
+    std::vector<double> capacity_;                       // by link
+    std::vector<std::vector<std::uint32_t>> link_flows_; // by link: draining flows on it
+    std::vector<FlowState> flows_;
+    std::vector<std::uint32_t> free_slots_;
+    std::vector<std::uint32_t> timer_flow_;              // by timer id: flow slot
+
+    // Dirty links since the last recompute, and scratch space of the solver (kept to avoid reallocation).
+    std::vector<std::uint32_t> dirty_links_;
+    std::vector<std::uint32_t> link_mark_;   // epoch stamps
+    std::vector<std::uint32_t> flow_mark_;
+    std::uint32_t epoch_ = 0;
+    bool update_pending_ = false;
+    std::vector<std::uint32_t> component_links_;
+    std::vector<std::uint32_t> component_flows_;
+    std::vector<double> residual_;           // by link
+    std::vector<std::uint32_t> unfixed_;     // by link
+    std::vector<double> new_rate_;           // by flow slot
+    std::vector<std::uint8_t> fixed_;        // by flow slot
+
+    std::vector<FlowRecord> records_;
+    std::vector<std::vector<UtilizationStep>> utilization_;
+    std::size_t active_ = 0;
+    std::uint64_t delivered_bytes_ = 0;
+    std::uint64_t started_bytes_ = 0;
+    std::uint64_t completed_ = 0;
+    std::uint64_t rate_updates_ = 0;
+    std::uint64_t flows_reassigned_ = 0;
+};
+
+}  // namespace clustersim::sim

@@ -1,0 +1,99 @@
+// Max-min fair rates by progressive filling (water-filling), restricted to the component of flows connected to
+// the links touched since the last update. Repeatedly, the link with the smallest fair share (residual capacity
+// / unfixed flows) fixes all its unfixed flows at that share; ties go to the lower link id, so the result is
+// the same on every machine. Cost: O((L + F * hops) log L) for a component of L links and F flows.
+#include <queue>
+
+#include "sim/network/flow_network.h"
+
+namespace clustersim::sim {
+
+using engine::Time;
+
+void FlowNetwork::collect_component() {
+    ++epoch_;
+    component_links_.clear();
+    component_flows_.clear();
+    for (const std::uint32_t l : dirty_links_) {
+        if (link_mark_[l] == epoch_) continue;
+        link_mark_[l] = epoch_;
+        component_links_.push_back(l);
+    }
+    dirty_links_.clear();
+    // Breadth-first over links -> flows on them -> those flows' other links.
+    for (std::size_t i = 0; i < component_links_.size(); ++i) {
+        for (const std::uint32_t f : link_flows_[component_links_[i]]) {
+            if (flow_mark_[f] == epoch_) continue;
+            flow_mark_[f] = epoch_;
+            component_flows_.push_back(f);
+            for (const topo::LinkId l : flows_[f].route) {
+                if (link_mark_[l.index()] == epoch_) continue;
+                link_mark_[l.index()] = epoch_;
+                component_links_.push_back(l.value);
+            }
+        }
+    }
+}
+
+void FlowNetwork::recompute_rates() {
+    update_pending_ = false;
+    ++rate_updates_;
+    collect_component();
+    flows_reassigned_ += component_flows_.size();
+
+    using Share = std::pair<double, std::uint32_t>;  // (fair share, link): smallest first, then lowest link id
+    std::priority_queue<Share, std::vector<Share>, std::greater<>> shares;
+    for (const std::uint32_t l : component_links_) {
+        residual_[l] = capacity_[l];
+        unfixed_[l] = static_cast<std::uint32_t>(link_flows_[l].size());
+        if (unfixed_[l] > 0) shares.emplace(residual_[l] / unfixed_[l], l);
+    }
+    for (const std::uint32_t f : component_flows_) fixed_[f] = 0;
+    while (!shares.empty()) {
+        const auto [share, link] = shares.top();
+        shares.pop();
+        if (unfixed_[link] == 0 || share != residual_[link] / unfixed_[link]) continue;  // stale entry
+        for (const std::uint32_t f : link_flows_[link]) {
+            if (fixed_[f]) continue;
+            fixed_[f] = 1;
+            new_rate_[f] = share;
+            for (const topo::LinkId other : flows_[f].route) {
+                const std::uint32_t o = other.value;
+                residual_[o] = std::max(0.0, residual_[o] - share);
+                --unfixed_[o];
+                if (o != link && unfixed_[o] > 0) shares.emplace(residual_[o] / unfixed_[o], o);
+            }
+        }
+    }
+
+    const Time now = sim_.now();
+    for (const std::uint32_t f : component_flows_) {
+        FlowState& flow = flows_[f];
+        const double rate = new_rate_[f];
+        if (rate == flow.rate && sim_.armed(flow.timer)) continue;  // same rate: its finish time still holds
+        // Bytes sent since the last update at the old rate; rate * ps / 1e12 is exact for round figures.
+        flow.remaining -= flow.rate * static_cast<double>((now - flow.last_update).count()) / 1e12;
+        if (flow.remaining < 1e-6) flow.remaining = 0;  // rounding residue of a flow that is done now
+        flow.last_update = now;
+        flow.rate = rate;
+        sim_.arm(flow.timer, now + engine::transfer_time(flow.remaining, rate), to_u16(EventKind::flow_drained));
+    }
+    if (options_.record_link_utilization) record_utilization_of_component();
+}
+
+void FlowNetwork::record_utilization_of_component() {
+    const Time now = sim_.now();
+    for (const std::uint32_t l : component_links_) {
+        double total = 0;
+        for (const std::uint32_t f : link_flows_[l]) total += flows_[f].rate;
+        auto& steps = utilization_[l];
+        if (!steps.empty() && steps.back().at == now) {
+            steps.back().rate_bytes_per_s = total;
+            if (steps.size() >= 2 && steps[steps.size() - 2].rate_bytes_per_s == total) steps.pop_back();
+        } else if (steps.empty() ? total != 0 : steps.back().rate_bytes_per_s != total) {
+            steps.push_back(UtilizationStep{now, total});
+        }
+    }
+}
+
+}  // namespace clustersim::sim

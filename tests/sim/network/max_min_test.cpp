@@ -1,0 +1,133 @@
+// The flow-level network against closed forms: idle paths, fair sharing, re-sharing, a textbook max-min
+// allocation, conservation of bytes, and the contention-free mode.
+#include <random>
+
+#include <catch2/catch.hpp>
+
+#include "tests/sim/network/network_fixture.h"
+
+using namespace clustersim;
+using namespace std::chrono_literals;
+using engine::Time;
+using testing::NetworkFixture;
+
+TEST_CASE("one flow on an idle path ends at latency plus bytes over the bottleneck", "[sim][network]") {
+    // gpu a -(400 GB/s, 100 ns)- switch -(50 GB/s, 1 us)- switch -(400 GB/s, 100 ns)- gpu b
+    // 3 MB: 1.2 us latency + 3e6 B / 50e9 B/s = 60 us -> 61.2 us exactly.
+    NetworkFixture f;
+    const auto a = f.gpu("a"), b = f.gpu("b");
+    const auto s1 = f.network_switch("s1"), s2 = f.network_switch("s2");
+    f.cluster.add_cable(a, s1, 400e9, 100ns, topo::LinkKind::nvlink);
+    f.cluster.add_cable(s1, s2, 50e9, 1us, topo::LinkKind::infiniband);
+    f.cluster.add_cable(s2, b, 400e9, 100ns, topo::LinkKind::nvlink);
+    f.start();
+    f.net->start_flow(a, b, 3'000'000, 0, 7);
+    f.run();
+    REQUIRE(f.arrival_of(7) == Time{61'200'000});
+    REQUIRE(f.net->records().at(0).contention_delay() == Time{0});
+    REQUIRE(f.net->delivered_bytes() == 3'000'000);
+}
+
+TEST_CASE("two flows on one link each get half, and a third arriving mid-way re-shares", "[sim][network]") {
+    // One 120 GB/s link, 1 us latency. A and B (1.2 MB) start at 0 with 60 GB/s each; at 10 us each has 600 kB
+    // left when C (1.2 MB) joins: 40 GB/s each. A and B drain at 10 + 600e3/40e9 = 25 us, arrive at 26 us.
+    // C has 600 kB left at 25 us, alone at 120 GB/s: drains at 30 us, arrives at 31 us.
+    NetworkFixture f;
+    const auto a = f.gpu("a"), b = f.gpu("b");
+    f.cluster.add_cable(a, b, 120e9, 1us, topo::LinkKind::nvlink);
+    f.start();
+    const auto fa = f.net->start_flow(a, b, 1'200'000, 0, 1);
+    f.net->start_flow(a, b, 1'200'000, 0, 2);
+    f.run(Time{0});
+    REQUIRE(f.net->rate(fa) == 60e9);
+    f.run(10us);
+    f.net->start_flow(a, b, 1'200'000, 0, 3);
+    f.run(10us);
+    REQUIRE(f.net->rate(fa) == 40e9);
+    f.run();
+    REQUIRE(f.arrival_of(1) == 26us);
+    REQUIRE(f.arrival_of(2) == 26us);
+    REQUIRE(f.arrival_of(3) == 31us);
+    // Alone, C would have taken 1 us + 10 us; it took 21 us: 10 us of contention.
+    REQUIRE(f.net->records().at(2).contention_delay() == 10us);
+    REQUIRE(f.net->delivered_bytes() == 3'600'000);
+}
+
+TEST_CASE("a textbook max-min example on three links gets the hand-computed rates", "[sim][network]") {
+    // Switch chain s0 -L1(10)-> s1 -L2(12)-> s2 -L3(16)-> s3 (GB/s); GPU gi hangs off si by 1000 GB/s links.
+    // Flows: f0 g0->g3 (L1 L2 L3), f1 g0->g1 (L1), f2 g1->g2 (L2), f3 g2->g3 (L3), f4 g1->g3 (L2 L3).
+    // Fair shares: L1 10/2 = 5, L2 12/3 = 4, L3 16/3 = 5.33. L2 is the tightest: f0, f2, f4 get 4 each. Then
+    // L1 leaves 10 - 4 = 6 for f1 and L3 leaves 16 - 4 - 4 = 8 for f3.
+    NetworkFixture f;
+    std::vector<topo::DeviceId> g, s;
+    for (int i = 0; i < 4; ++i) s.push_back(f.network_switch("s" + std::to_string(i)));
+    for (int i = 0; i < 4; ++i) g.push_back(f.gpu("g" + std::to_string(i)));
+    for (int i = 0; i < 4; ++i) f.cluster.add_cable(g[i], s[i], 1000e9, 0ns, topo::LinkKind::pcie);
+    f.cluster.add_link(s[0], s[1], 10e9, 0ns, topo::LinkKind::infiniband);
+    f.cluster.add_link(s[1], s[2], 12e9, 0ns, topo::LinkKind::infiniband);
+    f.cluster.add_link(s[2], s[3], 16e9, 0ns, topo::LinkKind::infiniband);
+    f.start();
+    const auto f0 = f.net->start_flow(g[0], g[3], 1'000'000, 0, 0);
+    const auto f1 = f.net->start_flow(g[0], g[1], 1'000'000, 0, 1);
+    const auto f2 = f.net->start_flow(g[1], g[2], 1'000'000, 0, 2);
+    const auto f3 = f.net->start_flow(g[2], g[3], 1'000'000, 0, 3);
+    const auto f4 = f.net->start_flow(g[1], g[3], 1'000'000, 0, 4);
+    f.run(Time{0});
+    REQUIRE(f.net->rate(f0) == 4e9);
+    REQUIRE(f.net->rate(f1) == 6e9);
+    REQUIRE(f.net->rate(f2) == 4e9);
+    REQUIRE(f.net->rate(f3) == 8e9);
+    REQUIRE(f.net->rate(f4) == 4e9);
+}
+
+TEST_CASE("the contention-free mode gives every flow its bottleneck bandwidth", "[sim][network]") {
+    // Two 1 MB flows on one 100 GB/s link with 1 us latency: each alone would end at 1 + 10 = 11 us.
+    NetworkFixture f;
+    const auto a = f.gpu("a"), b = f.gpu("b");
+    f.cluster.add_cable(a, b, 100e9, 1us, topo::LinkKind::nvlink);
+    f.start(sim::NetworkOptions{sim::SharingModel::contention_free, true, false});
+    f.net->start_flow(a, b, 1'000'000, 0, 1);
+    f.net->start_flow(a, b, 1'000'000, 0, 2);
+    f.run();
+    REQUIRE(f.arrival_of(1) == 11us);
+    REQUIRE(f.arrival_of(2) == 11us);
+}
+
+TEST_CASE("bytes are conserved: every link carries exactly the bytes of the flows routed over it", "[sim][network]") {
+    // Random flows on a small switched network; integrate each link's piecewise-constant rate over time and
+    // compare with the sum of the sizes of the flows whose routes cross it.
+    NetworkFixture f;
+    std::vector<topo::DeviceId> gpus;
+    const auto core = f.network_switch("core");
+    for (int i = 0; i < 6; ++i) {
+        gpus.push_back(f.gpu("g" + std::to_string(i)));
+        f.cluster.add_cable(gpus.back(), core, (10.0 + 5 * i) * 1e9, Time{100'000}, topo::LinkKind::pcie);
+    }
+    f.start();
+    std::mt19937_64 rng(3);
+    std::vector<double> expected(f.cluster.links().size(), 0);
+    std::uint64_t total = 0;
+    for (std::uint32_t i = 0; i < 200; ++i) {
+        f.run(f.sim.now() + Time{static_cast<std::int64_t>(rng() % 3'000'000)});
+        const auto src = gpus[rng() % gpus.size()];
+        auto dst = gpus[rng() % gpus.size()];
+        if (dst == src) dst = gpus[(src.index() + 1) % gpus.size()];
+        const std::uint64_t bytes = 1 + rng() % 5'000'000;
+        f.net->start_flow(src, dst, bytes, i, i);
+        for (const auto l : f.net->router().route(src, dst, i)) expected[l.index()] += static_cast<double>(bytes);
+        total += bytes;
+    }
+    f.run();
+    REQUIRE(f.arrivals.size() == 200);
+    REQUIRE(f.net->delivered_bytes() == total);
+    REQUIRE(f.net->active_flows() == 0);
+    for (std::size_t l = 0; l < f.cluster.links().size(); ++l) {
+        const auto& steps = f.net->utilization(topo::LinkId::from_index(l));
+        double carried = 0;
+        for (std::size_t k = 0; k + 1 < steps.size(); ++k)
+            carried += steps[k].rate_bytes_per_s * static_cast<double>((steps[k + 1].at - steps[k].at).count()) / 1e12;
+        if (!steps.empty()) REQUIRE(steps.back().rate_bytes_per_s == 0);
+        // Each rate change rounds a finish time up by under 1 ps: a few bytes at most over the whole run.
+        REQUIRE(carried == Approx(expected[l]).epsilon(1e-6).margin(1.0));
+    }
+}

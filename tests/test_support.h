@@ -1,0 +1,18 @@
+// Helpers shared by the tests: fixture paths, the shared real-data folder, small hand-built clusters.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+namespace clustersim::testing {
+
+/// A file under tests/data/.
+inline std::string test_data(const std::string& relative) { return std::string(CLUSTERSIM_TEST_DATA_DIR) + "/" + relative; }
+
+/// ../shared/data, when it is there (CI has it); tests that need it skip with a message otherwise.
+inline bool shared_data_available() { return std::filesystem::is_directory(CLUSTERSIM_SHARED_DATA_DIR); }
+inline std::string shared_data(const std::string& relative) {
+    return std::string(CLUSTERSIM_SHARED_DATA_DIR) + "/" + relative;
+}
+
+}  // namespace clustersim::testing
