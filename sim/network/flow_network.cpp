@@ -16,7 +16,9 @@ FlowNetwork::FlowNetwork(const topo::Cluster& cluster, engine::Simulator& sim, N
     capacity_.reserve(links);
     for (const topo::Link& l : cluster.links()) capacity_.push_back(l.bandwidth_bytes_per_s);
     link_flows_.resize(links);
+    demand_bound_.assign(links, 0);
     link_mark_.assign(links, 0);
+    utilization_mark_.assign(links, 0);
     residual_.assign(links, 0);
     unfixed_.assign(links, 0);
     if (options_.record_link_utilization) utilization_.resize(links);
@@ -59,6 +61,7 @@ FlowId FlowNetwork::start_flow(topo::DeviceId src, topo::DeviceId dst, std::uint
         bottleneck = bottleneck == 0 ? bw : std::min(bottleneck, bw);
     }
     f.latency = latency;
+    f.cap = bottleneck;
     ++active_;
     started_bytes_ += bytes;
     const Time ideal = latency + (bytes == 0 || f.route.empty() ? Time{0} : engine::transfer_time(static_cast<double>(bytes), bottleneck));
@@ -87,6 +90,7 @@ void FlowNetwork::attach(std::uint32_t flow) {
         auto& on_link = link_flows_[f.route[i].index()];
         f.link_pos[i] = static_cast<std::uint32_t>(on_link.size());
         on_link.push_back(flow);
+        demand_bound_[f.route[i].index()] += f.cap;
         mark_dirty(f.route[i].value);
     }
 }
@@ -101,6 +105,10 @@ void FlowNetwork::detach(std::uint32_t flow) {
         const std::uint32_t moved = on_link.back();
         on_link[pos] = moved;
         on_link.pop_back();
+        // Recomputed from the flows left rather than decremented, so rounding never accumulates.
+        double bound = 0;
+        for (const std::uint32_t other : on_link) bound += flows_[other].cap;
+        demand_bound_[link] = bound;
         if (moved != flow) {
             // The flow moved into `pos` records its new position for this link.
             FlowState& m = flows_[moved];

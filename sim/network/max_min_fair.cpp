@@ -1,7 +1,9 @@
 // Max-min fair rates by progressive filling (water-filling), restricted to the component of flows connected to
-// the links touched since the last update. Repeatedly, the link with the smallest fair share (residual capacity
-// / unfixed flows) fixes all its unfixed flows at that share; ties go to the lower link id, so the result is
-// the same on every machine. Cost: O((L + F * hops) log L) for a component of L links and F flows.
+// the links touched since the last update. Repeatedly, the lowest water level fixes flows: either a link's fair
+// share (residual capacity / unfixed flows), fixing all its unfixed flows, or a flow's own cap (its route's
+// bottleneck); ties go to the flow cap, then to the lower link id, so the result is the same on every machine.
+// Cost: O((L + F * hops) log L + F log F) for a component of L links and F flows.
+#include <algorithm>
 #include <queue>
 
 #include "sim/network/flow_network.h"
@@ -14,20 +16,21 @@ void FlowNetwork::collect_component() {
     ++epoch_;
     component_links_.clear();
     component_flows_.clear();
+    // Every flow on a touched link is recomputed; from there the component grows only through links that can
+    // bind (see flow_network.h).
     for (const std::uint32_t l : dirty_links_) {
         if (link_mark_[l] == epoch_) continue;
         link_mark_[l] = epoch_;
         component_links_.push_back(l);
     }
     dirty_links_.clear();
-    // Breadth-first over links -> flows on them -> those flows' other links.
     for (std::size_t i = 0; i < component_links_.size(); ++i) {
         for (const std::uint32_t f : link_flows_[component_links_[i]]) {
             if (flow_mark_[f] == epoch_) continue;
             flow_mark_[f] = epoch_;
             component_flows_.push_back(f);
             for (const topo::LinkId l : flows_[f].route) {
-                if (link_mark_[l.index()] == epoch_) continue;
+                if (link_mark_[l.index()] == epoch_ || !can_bind(l.value)) continue;
                 link_mark_[l.index()] = epoch_;
                 component_links_.push_back(l.value);
             }
@@ -41,6 +44,8 @@ void FlowNetwork::recompute_rates() {
     collect_component();
     flows_reassigned_ += component_flows_.size();
 
+    // Progressive filling with two kinds of constraint: links of the component (fair share = residual /
+    // unfixed flows) and each flow's own cap. The lowest water level fixes first.
     using Share = std::pair<double, std::uint32_t>;  // (fair share, link): smallest first, then lowest link id
     std::priority_queue<Share, std::vector<Share>, std::greater<>> shares;
     for (const std::uint32_t l : component_links_) {
@@ -49,20 +54,39 @@ void FlowNetwork::recompute_rates() {
         if (unfixed_[l] > 0) shares.emplace(residual_[l] / unfixed_[l], l);
     }
     for (const std::uint32_t f : component_flows_) fixed_[f] = 0;
-    while (!shares.empty()) {
+    by_cap_.assign(component_flows_.begin(), component_flows_.end());
+    std::sort(by_cap_.begin(), by_cap_.end(), [this](std::uint32_t a, std::uint32_t b) {
+        return flows_[a].cap != flows_[b].cap ? flows_[a].cap < flows_[b].cap : a < b;
+    });
+    auto fix = [&](std::uint32_t f, double rate, std::uint32_t at_link) {
+        fixed_[f] = 1;
+        new_rate_[f] = rate;
+        for (const topo::LinkId other : flows_[f].route) {
+            const std::uint32_t o = other.value;
+            if (link_mark_[o] != epoch_) continue;  // outside the component: cannot bind
+            residual_[o] = std::max(0.0, residual_[o] - rate);
+            --unfixed_[o];
+            if (o != at_link && unfixed_[o] > 0) shares.emplace(residual_[o] / unfixed_[o], o);
+        }
+    };
+    std::size_t next_cap = 0;
+    while (true) {
+        while (!shares.empty()) {
+            const auto [share, link] = shares.top();
+            if (unfixed_[link] != 0 && share == residual_[link] / unfixed_[link]) break;
+            shares.pop();  // stale entry
+        }
+        while (next_cap < by_cap_.size() && fixed_[by_cap_[next_cap]]) ++next_cap;
+        if (next_cap == by_cap_.size()) break;  // every flow fixed
+        const std::uint32_t capped = by_cap_[next_cap];
+        if (shares.empty() || flows_[capped].cap <= shares.top().first) {
+            fix(capped, flows_[capped].cap, UINT32_MAX);
+            continue;
+        }
         const auto [share, link] = shares.top();
         shares.pop();
-        if (unfixed_[link] == 0 || share != residual_[link] / unfixed_[link]) continue;  // stale entry
         for (const std::uint32_t f : link_flows_[link]) {
-            if (fixed_[f]) continue;
-            fixed_[f] = 1;
-            new_rate_[f] = share;
-            for (const topo::LinkId other : flows_[f].route) {
-                const std::uint32_t o = other.value;
-                residual_[o] = std::max(0.0, residual_[o] - share);
-                --unfixed_[o];
-                if (o != link && unfixed_[o] > 0) shares.emplace(residual_[o] / unfixed_[o], o);
-            }
+            if (!fixed_[f]) fix(f, share, link);
         }
     }
 
@@ -82,8 +106,23 @@ void FlowNetwork::recompute_rates() {
 }
 
 void FlowNetwork::record_utilization_of_component() {
+    // Every link of a reassigned flow may have changed its total, including links outside the component.
     const Time now = sim_.now();
+    touched_links_.clear();
+    for (const std::uint32_t f : component_flows_) {
+        for (const topo::LinkId l : flows_[f].route) {
+            if (utilization_mark_[l.index()] == epoch_) continue;
+            utilization_mark_[l.index()] = epoch_;
+            touched_links_.push_back(l.value);
+        }
+    }
     for (const std::uint32_t l : component_links_) {
+        if (utilization_mark_[l] == epoch_) continue;  // a link a drained flow left
+        utilization_mark_[l] = epoch_;
+        touched_links_.push_back(l);
+    }
+    std::sort(touched_links_.begin(), touched_links_.end());
+    for (const std::uint32_t l : touched_links_) {
         double total = 0;
         for (const std::uint32_t f : link_flows_[l]) total += flows_[f].rate;
         auto& steps = utilization_[l];

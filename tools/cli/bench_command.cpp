@@ -3,9 +3,12 @@
 #include <cstdio>
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
 #include "engine/time.h"
+#include "engine/units.h"
 #include "tools/bench/hold_model.h"
+#include "tools/bench/random_flows.h"
 #include "tools/cli/commands.h"
 
 namespace clustersim::cli {
@@ -43,6 +46,43 @@ void run_engine_bench(const BenchOptions& o) {
     std::printf("  ratio                %.2f (target <= 1.5)\n", engine_s / bare_s);
 }
 
+struct NetworkBenchOptions {
+    std::uint64_t flows = 100'000;
+    std::uint64_t concurrent = 1'000;
+    int nodes = 128;
+    std::uint64_t seed = 1;
+};
+
+void print_network_row(const char* mode, const bench::RandomFlowsResult& r) {
+    std::printf("| %-18s | %9llu | %8.3f | %12.0f | %10llu | %14.2f | %10.1f | %s |\n", mode,
+                static_cast<unsigned long long>(r.flows), r.wall_seconds, static_cast<double>(r.flows) / r.wall_seconds,
+                static_cast<unsigned long long>(r.rate_updates),
+                r.rate_updates ? r.wall_seconds * 1e6 / static_cast<double>(r.rate_updates) : 0.0,
+                r.rate_updates ? static_cast<double>(r.flows_reassigned) / static_cast<double>(r.rate_updates) : 0.0,
+                engine::format_time(r.simulated).c_str());
+}
+
+void run_network_bench(const NetworkBenchOptions& o) {
+    bench::RandomFlowsConfig config;
+    config.overrides = {fmt::format("nodes={}", o.nodes), "fabric=rail-optimized"};
+    config.total_flows = o.flows;
+    config.concurrent = o.concurrent;
+    config.seed = o.seed;
+    std::printf("random flows on dgx-h100 x%d (rail-optimized, %d GPUs): %llu flows, %llu in flight, 1 KiB..1 GiB "
+                "log-uniform, seed %llu\n\n",
+                o.nodes, o.nodes * 8, static_cast<unsigned long long>(o.flows),
+                static_cast<unsigned long long>(o.concurrent), static_cast<unsigned long long>(o.seed));
+    std::printf("| sharing            |     flows |   wall s | completions/s | rate updates | us per update | "
+                "flows/update | simulated |\n|---|---|---|---|---|---|---|---|\n");
+    config.sharing = sim::SharingModel::max_min;
+    const auto aware = bench::run_random_flows(config);
+    print_network_row("max-min (aware)", aware);
+    config.sharing = sim::SharingModel::contention_free;
+    const auto free = bench::run_random_flows(config);
+    print_network_row("contention-free", free);
+    std::printf("\ncontention-aware / contention-free wall time: %.2f\n", aware.wall_seconds / free.wall_seconds);
+}
+
 }  // namespace
 
 void add_bench_command(CLI::App& app) {
@@ -61,6 +101,16 @@ void add_bench_command(CLI::App& app) {
         ->check(CLI::Range(1ULL, 1'000'000'000ULL));
     engine_cmd->add_option("--seed", options->seed, "Seed of the random increments")->capture_default_str();
     engine_cmd->callback([options] { run_engine_bench(*options); });
+
+    auto net_options = std::make_shared<NetworkBenchOptions>();
+    auto* network_cmd = bench->add_subcommand(
+        "network", "Random flows on a rail-optimized DGX-H100 cluster, contention-aware vs contention-free.\n"
+                   "Example: clustersim bench network --nodes 128 --flows 100000 --concurrent 1000");
+    network_cmd->add_option("--nodes", net_options->nodes, "DGX-H100 servers (8 GPUs each)")->capture_default_str()->check(CLI::Range(1, 4096));
+    network_cmd->add_option("--flows", net_options->flows, "Flows in total")->capture_default_str()->check(CLI::Range(1ULL, 100'000'000ULL));
+    network_cmd->add_option("--concurrent", net_options->concurrent, "Flows in flight")->capture_default_str()->check(CLI::Range(1ULL, 10'000'000ULL));
+    network_cmd->add_option("--seed", net_options->seed, "Seed of the flow generator")->capture_default_str();
+    network_cmd->callback([net_options] { run_network_bench(*net_options); });
 }
 
 }  // namespace clustersim::cli
