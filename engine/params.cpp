@@ -14,13 +14,20 @@ namespace clustersim::engine {
 
 const char* param_type_name(ParamType type) {
     switch (type) {
-        case ParamType::integer: return "integer";
-        case ParamType::number: return "number";
-        case ParamType::string: return "string";
-        case ParamType::boolean: return "boolean";
-        case ParamType::time: return "time";
-        case ParamType::bytes: return "size";
-        case ParamType::rate: return "rate";
+        case ParamType::integer:
+            return "integer";
+        case ParamType::number:
+            return "number";
+        case ParamType::string:
+            return "string";
+        case ParamType::boolean:
+            return "boolean";
+        case ParamType::time:
+            return "time";
+        case ParamType::bytes:
+            return "size";
+        case ParamType::rate:
+            return "rate";
     }
     return "?";
 }
@@ -51,19 +58,33 @@ bool parse_boolean(const std::string& text, const SourceLocation& where) {
 
 void validate_param(ParamType type, const std::string& text, const SourceLocation& where) {
     switch (type) {
-        case ParamType::integer: (void)parse_integer(text, where); break;
-        case ParamType::number: (void)parse_number(text, where); break;
-        case ParamType::string: break;
-        case ParamType::boolean: (void)parse_boolean(text, where); break;
-        case ParamType::time: (void)parse_time(text, where); break;
-        case ParamType::bytes: (void)parse_bytes(text, where); break;
-        case ParamType::rate: (void)parse_rate(text, where); break;
+        case ParamType::integer:
+            (void)parse_integer(text, where);
+            break;
+        case ParamType::number:
+            (void)parse_number(text, where);
+            break;
+        case ParamType::string:
+            break;
+        case ParamType::boolean:
+            (void)parse_boolean(text, where);
+            break;
+        case ParamType::time:
+            (void)parse_time(text, where);
+            break;
+        case ParamType::bytes:
+            (void)parse_bytes(text, where);
+            break;
+        case ParamType::rate:
+            (void)parse_rate(text, where);
+            break;
     }
 }
 
 Params Params::defaults(const std::vector<ParamSpec>& specs) {
     Params p;
-    for (const ParamSpec& s : specs) p.values_.push_back(Value{&s, s.default_value, SourceLocation{"(default)", 0, 0, s.name}});
+    for (const ParamSpec& s : specs)
+        p.values_.push_back(Value{&s, s.default_value, SourceLocation{"(default)", 0, 0, s.name}});
     return p;
 }
 
@@ -148,6 +169,8 @@ const SourceLocation& Params::location(const std::string& name) const {
     throw;
 }
 
-void Params::fail(const std::string& name, const std::string& message) const { throw InputError(location(name), message); }
+void Params::fail(const std::string& name, const std::string& message) const {
+    throw InputError(location(name), message);
+}
 
 }  // namespace clustersim::engine

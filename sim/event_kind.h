@@ -10,6 +10,7 @@ enum class EventKind : std::uint16_t {
     flow_drained,         // target: timer of a flow whose last byte has left its source
     flow_arrived,         // target: flow whose last byte has reached its destination
     network_rate_update,  // target: unused; recompute max-min rates of the links touched at this instant
+    compute_done,         // target: timer of a stream whose compute op has finished
     count_
 };
 

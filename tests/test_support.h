@@ -7,7 +7,9 @@
 namespace clustersim::testing {
 
 /// A file under tests/data/.
-inline std::string test_data(const std::string& relative) { return std::string(CLUSTERSIM_TEST_DATA_DIR) + "/" + relative; }
+inline std::string test_data(const std::string& relative) {
+    return std::string(CLUSTERSIM_TEST_DATA_DIR) + "/" + relative;
+}
 
 /// ../shared/data, when it is there (CI has it); tests that need it skip with a message otherwise.
 inline bool shared_data_available() { return std::filesystem::is_directory(CLUSTERSIM_SHARED_DATA_DIR); }

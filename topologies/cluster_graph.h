@@ -12,8 +12,8 @@ struct LinkProperty {
     LinkId link;
 };
 
-using BoostClusterGraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, boost::no_property,
-                                                LinkProperty>;
+using BoostClusterGraph =
+    boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, boost::no_property, LinkProperty>;
 
 struct ClusterGraph {
     BoostClusterGraph graph;

@@ -21,7 +21,6 @@ std::optional<DeviceKind> parse_device_kind(std::string_view name);
 /// "gpu, cpu, ..." for messages.
 std::string device_kind_names();
 
-
 struct Device {
     std::string name;
     DeviceKind kind = DeviceKind::gpu;

@@ -51,11 +51,13 @@ void read_link(const engine::YamlValue& l, Cluster& cluster) {
     const engine::Time latency = l.require("latency").as_time();
     const auto kind_node = l.require("kind");
     const auto kind = parse_link_kind(kind_node.as_string());
-    if (!kind) kind_node.fail(fmt::format("unknown link kind '{}' (known: {})", kind_node.as_string(), link_kind_names()));
+    if (!kind)
+        kind_node.fail(fmt::format("unknown link kind '{}' (known: {})", kind_node.as_string(), link_kind_names()));
     DeviceId a, b;
     bool cable = false;
     if (auto between = l.find("between")) {
-        if (l.find("from") || l.find("to")) l.fail("a link has either 'between' (a cable) or 'from' and 'to', not both");
+        if (l.find("from") || l.find("to"))
+            l.fail("a link has either 'between' (a cable) or 'from' and 'to', not both");
         const auto ends = between->elements();
         if (ends.size() != 2) between->fail(fmt::format("expected two device names, got {}", ends.size()));
         a = endpoint(ends[0], cluster);
@@ -66,8 +68,10 @@ void read_link(const engine::YamlValue& l, Cluster& cluster) {
         b = endpoint(l.require("to"), cluster);
     }
     if (a == b) l.fail(fmt::format("link from '{}' to itself", cluster.device(a).name));
-    if (cable) cluster.add_cable(a, b, bandwidth, latency, *kind);
-    else cluster.add_link(a, b, bandwidth, latency, *kind);
+    if (cable)
+        cluster.add_cable(a, b, bandwidth, latency, *kind);
+    else
+        cluster.add_link(a, b, bandwidth, latency, *kind);
 }
 }  // namespace
 
@@ -77,7 +81,8 @@ Cluster load_explicit_topology(const engine::YamlValue& map) {
     const auto devices = map.require("devices");
     for (const auto& d : devices.elements()) {
         Device device = read_device(d, cluster);
-        if (cluster.find_device(device.name)) d.require("name").fail(fmt::format("duplicate device name '{}'", device.name));
+        if (cluster.find_device(device.name))
+            d.require("name").fail(fmt::format("duplicate device name '{}'", device.name));
         cluster.add_device(std::move(device));
     }
     if (cluster.gpus().empty()) devices.fail("expected at least one device of kind gpu");

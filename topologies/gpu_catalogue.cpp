@@ -13,10 +13,14 @@ extern const char* const builtin_gpu_catalogue_yaml;  // gpu_catalogue_data.cpp,
 
 double GpuSpec::peak_flops(Dtype dtype) const {
     switch (dtype) {
-        case Dtype::fp32: return fp32_flops;
-        case Dtype::tf32: return tf32_flops;
-        case Dtype::fp16: return fp16_flops;
-        case Dtype::fp8: return fp8_flops;
+        case Dtype::fp32:
+            return fp32_flops;
+        case Dtype::tf32:
+            return tf32_flops;
+        case Dtype::fp16:
+            return fp16_flops;
+        case Dtype::fp8:
+            return fp8_flops;
     }
     return fp32_flops;
 }

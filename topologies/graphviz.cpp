@@ -1,8 +1,8 @@
 // Graphviz output of a cluster through boost::write_graphviz on its adjacency_list.
 #include <sstream>
 
-#include <boost/graph/graphviz.hpp>
 #include <fmt/format.h>
+#include <boost/graph/graphviz.hpp>
 
 #include "engine/units.h"
 #include "topologies/cluster_graph.h"
@@ -13,10 +13,14 @@ namespace clustersim::topo {
 namespace {
 const char* shape_of(DeviceKind kind) {
     switch (kind) {
-        case DeviceKind::gpu: return "box";
-        case DeviceKind::cpu: return "component";
-        case DeviceKind::nic: return "cds";
-        default: return "ellipse";
+        case DeviceKind::gpu:
+            return "box";
+        case DeviceKind::cpu:
+            return "component";
+        case DeviceKind::nic:
+            return "cds";
+        default:
+            return "ellipse";
     }
 }
 }  // namespace

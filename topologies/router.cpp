@@ -43,8 +43,8 @@ void Router::route(DeviceId src, DeviceId dst, std::uint64_t flow_key, std::vect
     if (src == dst) return;
     const auto& dist = distances_to(dst);
     if (dist[src.index()] == unreachable) {
-        throw engine::InputError(fmt::format("no route from '{}' to '{}' in the topology",
-                                             cluster_.device(src).name, cluster_.device(dst).name));
+        throw engine::InputError(fmt::format("no route from '{}' to '{}' in the topology", cluster_.device(src).name,
+                                             cluster_.device(dst).name));
     }
     DeviceId at = src;
     while (at != dst) {
@@ -58,7 +58,8 @@ void Router::route(DeviceId src, DeviceId dst, std::uint64_t flow_key, std::vect
                 ++count;
         }
         CLUSTERSIM_CHECK(count > 0, "routing table broken at '{}'", cluster_.device(at).name);
-        std::uint32_t pick = count == 1 ? 0 : static_cast<std::uint32_t>((flow_key + engine::splitmix64(at.value)) % count);
+        std::uint32_t pick =
+            count == 1 ? 0 : static_cast<std::uint32_t>((flow_key + engine::splitmix64(at.value)) % count);
         for (const LinkId l : cluster_.out_links(at)) {
             const Link& link = cluster_.link(l);
             const bool relays = link.dst == dst || forwards_traffic(cluster_.device(link.dst));

@@ -23,9 +23,10 @@ Cluster load_topology(const engine::YamlValue& map) {
 }
 
 Cluster load_topology(const std::string& spec, const std::vector<std::string>& overrides) {
-    engine::YamlValue doc = std::filesystem::is_regular_file(spec)
-                                ? engine::YamlValue::load_file(spec)
-                                : engine::YamlValue::load_string(fmt::format("preset: \"{}\"\n", spec), "(command line)");
+    engine::YamlValue doc =
+        std::filesystem::is_regular_file(spec)
+            ? engine::YamlValue::load_file(spec)
+            : engine::YamlValue::load_string(fmt::format("preset: \"{}\"\n", spec), "(command line)");
     for (const auto& o : overrides) doc.apply_override(o);
     // A scenario file holds the topology under 'topology'; a topology file is the map itself.
     if (doc.is_map()) {

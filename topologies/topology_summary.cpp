@@ -42,8 +42,8 @@ double bisection(const Cluster& cluster) {
         total_link += l.bandwidth_bytes_per_s;
     }
     const std::size_t source = n, sink = n + 1;
-    for (std::size_t i = 0; i < gpus.size(); ++i) add(i < gpus.size() / 2 ? source : gpus[i].index(),
-                                                     i < gpus.size() / 2 ? gpus[i].index() : sink, total_link);
+    for (std::size_t i = 0; i < gpus.size(); ++i)
+        add(i < gpus.size() / 2 ? source : gpus[i].index(), i < gpus.size() / 2 ? gpus[i].index() : sink, total_link);
     return boost::push_relabel_max_flow(g, source, sink);
 }
 

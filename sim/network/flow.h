@@ -19,10 +19,10 @@ struct FlowRecord {
     topo::DeviceId src;
     topo::DeviceId dst;
     std::uint64_t bytes = 0;
-    std::uint32_t owner = 0;           // the caller's tag (an op, a collective step)
+    std::uint32_t owner = 0;  // the caller's tag (an op, a collective step)
     engine::Time start{};
-    engine::Time end{};                // arrival of the last byte
-    engine::Time ideal_duration{};     // route latency + bytes / bottleneck bandwidth, on an empty network
+    engine::Time end{};             // arrival of the last byte
+    engine::Time ideal_duration{};  // route latency + bytes / bottleneck bandwidth, on an empty network
     /// Actual duration minus the duration on an empty network (never negative).
     [[nodiscard]] engine::Time contention_delay() const {
         const engine::Time extra = (end - start) - ideal_duration;

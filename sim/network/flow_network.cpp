@@ -17,6 +17,7 @@ FlowNetwork::FlowNetwork(const topo::Cluster& cluster, engine::Simulator& sim, N
     for (const topo::Link& l : cluster.links()) capacity_.push_back(l.bandwidth_bytes_per_s);
     link_flows_.resize(links);
     demand_bound_.assign(links, 0);
+    link_delay_s_.assign(links, 0);
     link_mark_.assign(links, 0);
     utilization_mark_.assign(links, 0);
     residual_.assign(links, 0);
@@ -38,6 +39,7 @@ std::uint32_t FlowNetwork::allocate_slot() {
     flow_mark_.push_back(0);
     new_rate_.push_back(0);
     fixed_.push_back(0);
+    new_limit_.push_back(UINT32_MAX);
     return slot;
 }
 
@@ -62,9 +64,14 @@ FlowId FlowNetwork::start_flow(topo::DeviceId src, topo::DeviceId dst, std::uint
     }
     f.latency = latency;
     f.cap = bottleneck;
+    f.start = sim_.now();
+    f.limiting_link = UINT32_MAX;
     ++active_;
     started_bytes_ += bytes;
-    const Time ideal = latency + (bytes == 0 || f.route.empty() ? Time{0} : engine::transfer_time(static_cast<double>(bytes), bottleneck));
+    const Time ideal =
+        latency +
+        (bytes == 0 || f.route.empty() ? Time{0} : engine::transfer_time(static_cast<double>(bytes), bottleneck));
+    f.ideal = ideal;
     f.record = UINT32_MAX;
     if (options_.record_flows) {
         f.record = static_cast<std::uint32_t>(records_.size());
@@ -132,8 +139,19 @@ void FlowNetwork::mark_dirty(std::uint32_t link) {
     }
 }
 
+void FlowNetwork::account_progress(FlowState& f, engine::Time now) {
+    const double dt_ps = static_cast<double>((now - f.last_update).count());
+    // Bytes sent since the last update at the old rate; rate * ps / 1e12 is exact for round figures.
+    f.remaining -= f.rate * dt_ps / 1e12;
+    if (f.remaining < 1e-6) f.remaining = 0;  // rounding residue of a flow that is done now
+    if (f.limiting_link != UINT32_MAX && f.rate < f.cap)
+        link_delay_s_[f.limiting_link] += (f.cap - f.rate) / f.cap * dt_ps * 1e-12;
+    f.last_update = now;
+}
+
 void FlowNetwork::on_drained(std::uint32_t flow) {
     FlowState& f = flows_[flow];
+    account_progress(f, sim_.now());
     detach(flow);
     f.remaining = 0;
     f.rate = 0;
@@ -142,8 +160,12 @@ void FlowNetwork::on_drained(std::uint32_t flow) {
 
 FlowId FlowNetwork::handle(const engine::Event& event) {
     switch (static_cast<EventKind>(event.kind)) {
-        case EventKind::flow_drained: on_drained(timer_flow_[event.target]); return FlowId::invalid();
-        case EventKind::network_rate_update: recompute_rates(); return FlowId::invalid();
+        case EventKind::flow_drained:
+            on_drained(timer_flow_[event.target]);
+            return FlowId::invalid();
+        case EventKind::network_rate_update:
+            recompute_rates();
+            return FlowId::invalid();
         case EventKind::flow_arrived: {
             const std::uint32_t slot = event.target;
             FlowState& f = flows_[slot];
@@ -154,7 +176,8 @@ FlowId FlowNetwork::handle(const engine::Event& event) {
             free_slots_.push_back(slot);
             return FlowId{slot};
         }
-        default: CLUSTERSIM_CHECK(false, "network given an event of kind {}", event.kind);
+        default:
+            CLUSTERSIM_CHECK(false, "network given an event of kind {}", event.kind);
     }
     return FlowId::invalid();
 }

@@ -61,6 +61,13 @@ public:
 
     [[nodiscard]] std::uint32_t owner(FlowId flow) const { return flows_[flow.index()].owner; }
     [[nodiscard]] double rate(FlowId flow) const { return flows_[flow.index()].rate; }
+    /// The flow's duration alone on an empty network: route latency + bytes / bottleneck bandwidth.
+    [[nodiscard]] engine::Time ideal_duration(FlowId flow) const { return flows_[flow.index()].ideal; }
+    /// When the flow started.
+    [[nodiscard]] engine::Time start_time(FlowId flow) const { return flows_[flow.index()].start; }
+    /// Contention delay attributed to a link, in seconds: for every flow held below its own bottleneck rate by
+    /// this link, the time lost, (cap - rate) / cap per second held.
+    [[nodiscard]] double contention_delay_s(topo::LinkId link) const { return link_delay_s_[link.index()]; }
     [[nodiscard]] std::size_t active_flows() const { return active_; }
     /// Bytes of all flows that have arrived.
     [[nodiscard]] std::uint64_t delivered_bytes() const { return delivered_bytes_; }
@@ -83,7 +90,10 @@ private:
         std::vector<std::uint32_t> link_pos;  // index of this flow in link_flows_ of route[i]
         double remaining = 0;                 // bytes not yet sent as of last_update
         double rate = 0;
-        double cap = 0;  // bottleneck bandwidth of the route: the most the flow can ever get
+        double cap = 0;                            // bottleneck bandwidth of the route: the most the flow can ever get
+        std::uint32_t limiting_link = UINT32_MAX;  // the link that holds it below cap, if any
+        engine::Time start{};
+        engine::Time ideal{};
         engine::Time last_update{};
         engine::Time latency{};
         engine::TimerId timer = 0;
@@ -107,27 +117,30 @@ private:
     engine::Simulator& sim_;
     NetworkOptions options_;
     topo::Router router_;
-    std::vector<double> capacity_;                       // by link
-    std::vector<std::vector<std::uint32_t>> link_flows_; // by link: draining flows on it
-    std::vector<double> demand_bound_;                   // by link: sum of the caps of its draining flows
+    std::vector<double> capacity_;                        // by link
+    std::vector<std::vector<std::uint32_t>> link_flows_;  // by link: draining flows on it
+    std::vector<double> demand_bound_;                    // by link: sum of the caps of its draining flows
+    std::vector<double> link_delay_s_;                    // by link: contention delay attributed to it
+    void account_progress(FlowState& flow, engine::Time now);
     [[nodiscard]] bool can_bind(std::uint32_t link) const { return demand_bound_[link] > capacity_[link]; }
     std::vector<FlowState> flows_;
     std::vector<std::uint32_t> free_slots_;
-    std::vector<std::uint32_t> timer_flow_;              // by timer id: flow slot
+    std::vector<std::uint32_t> timer_flow_;  // by timer id: flow slot
 
     // Dirty links since the last recompute, and scratch space of the solver (kept to avoid reallocation).
     std::vector<std::uint32_t> dirty_links_;
-    std::vector<std::uint32_t> link_mark_;   // epoch stamps
+    std::vector<std::uint32_t> link_mark_;  // epoch stamps
     std::vector<std::uint32_t> flow_mark_;
     std::uint32_t epoch_ = 0;
     bool update_pending_ = false;
     std::vector<std::uint32_t> component_links_;
     std::vector<std::uint32_t> component_flows_;
-    std::vector<double> residual_;           // by link
-    std::vector<std::uint32_t> unfixed_;     // by link
-    std::vector<double> new_rate_;           // by flow slot
-    std::vector<std::uint8_t> fixed_;        // by flow slot
-    std::vector<std::uint32_t> by_cap_;      // component flows by cap
+    std::vector<double> residual_;          // by link
+    std::vector<std::uint32_t> unfixed_;    // by link
+    std::vector<double> new_rate_;          // by flow slot
+    std::vector<std::uint8_t> fixed_;       // by flow slot
+    std::vector<std::uint32_t> new_limit_;  // by flow slot: link that fixed it, or none (its own cap)
+    std::vector<std::uint32_t> by_cap_;     // component flows by cap
     std::vector<std::uint32_t> touched_links_;
     std::vector<std::uint32_t> utilization_mark_;  // epoch stamps, by link
 

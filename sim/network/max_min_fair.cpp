@@ -61,6 +61,7 @@ void FlowNetwork::recompute_rates() {
     auto fix = [&](std::uint32_t f, double rate, std::uint32_t at_link) {
         fixed_[f] = 1;
         new_rate_[f] = rate;
+        new_limit_[f] = at_link;
         for (const topo::LinkId other : flows_[f].route) {
             const std::uint32_t o = other.value;
             if (link_mark_[o] != epoch_) continue;  // outside the component: cannot bind
@@ -95,11 +96,9 @@ void FlowNetwork::recompute_rates() {
         FlowState& flow = flows_[f];
         const double rate = new_rate_[f];
         if (rate == flow.rate && sim_.armed(flow.timer)) continue;  // same rate: its finish time still holds
-        // Bytes sent since the last update at the old rate; rate * ps / 1e12 is exact for round figures.
-        flow.remaining -= flow.rate * static_cast<double>((now - flow.last_update).count()) / 1e12;
-        if (flow.remaining < 1e-6) flow.remaining = 0;  // rounding residue of a flow that is done now
-        flow.last_update = now;
+        account_progress(flow, now);
         flow.rate = rate;
+        flow.limiting_link = new_limit_[f];
         sim_.arm(flow.timer, now + engine::transfer_time(flow.remaining, rate), to_u16(EventKind::flow_drained));
     }
     if (options_.record_link_utilization) record_utilization_of_component();

@@ -23,7 +23,8 @@ std::vector<std::string> route_names(const topo::Cluster& c, const std::vector<t
 }
 }  // namespace
 
-TEST_CASE("a dgx-h100 node has 8 GPUs on one NVSwitch and 8 NICs, each beside its GPU on a PCIe switch", "[topologies][presets]") {
+TEST_CASE("a dgx-h100 node has 8 GPUs on one NVSwitch and 8 NICs, each beside its GPU on a PCIe switch",
+          "[topologies][presets]") {
     const auto c = topo::load_topology("dgx-h100", {"nodes=2"});
     const auto s = topo::summarize(c);
     REQUIRE(s.devices_by_kind.at("gpu") == 16);
@@ -43,8 +44,9 @@ TEST_CASE("GPUs in one node talk over NVSwitch; across nodes over PCIe, NIC and 
     const auto g = [&](const char* name) { return *c.find_device(name); };
     REQUIRE(route_names(c, r.route(g("n0.gpu0"), g("n0.gpu5"))) ==
             std::vector<std::string>{"n0.gpu0", "n0.nvswitch", "n0.gpu5"});
-    REQUIRE(route_names(c, r.route(g("n0.gpu0"), g("n1.gpu0"))) ==
-            std::vector<std::string>{"n0.gpu0", "n0.pcie0", "n0.nic0", "leaf0.rail0", "n1.nic0", "n1.pcie0", "n1.gpu0"});
+    REQUIRE(
+        route_names(c, r.route(g("n0.gpu0"), g("n1.gpu0"))) ==
+        std::vector<std::string>{"n0.gpu0", "n0.pcie0", "n0.nic0", "leaf0.rail0", "n1.nic0", "n1.pcie0", "n1.gpu0"});
     // 150 + 150 ns over NVSwitch.
     REQUIRE(r.path_latency(g("n0.gpu0"), g("n0.gpu5")) == engine::Time{300'000});
 }
@@ -59,8 +61,8 @@ TEST_CASE("the dgx1-v100 cube-mesh gives each V100 six NVLinks and no switch", "
             ++links;
         }
     }
-    REQUIRE(links == 4);           // peers 1, 2, 3 and 4
-    REQUIRE(per_gpu == 150e9);     // 6 links x 25 GB/s
+    REQUIRE(links == 4);        // peers 1, 2, 3 and 4
+    REQUIRE(per_gpu == 150e9);  // 6 links x 25 GB/s
     REQUIRE(topo::summarize(c).devices_by_kind.count("nvswitch") == 0);
     topo::Router r(c);
     REQUIRE(r.route(*c.find_device("n0.gpu0"), *c.find_device("n0.gpu4")).size() == 1);
@@ -122,24 +124,28 @@ TEST_CASE("an explicit topology file loads devices and cables", "[topologies][in
 }
 
 TEST_CASE("bad topology files are rejected with file, line, column and what was expected", "[topologies][input]") {
-    const auto load = [](const char* name) { return topo::load_topology(test_data(std::string("topologies/") + name), {}); };
+    const auto load = [](const char* name) {
+        return topo::load_topology(test_data(std::string("topologies/") + name), {});
+    };
     REQUIRE_THROWS_WITH(load("bad_unknown_device.yaml"),
                         Contains("bad_unknown_device.yaml:5:19: links[0].between[1]: link to unknown device 'c'"));
-    REQUIRE_THROWS_WITH(load("bad_bandwidth_unit.yaml"),
-                        Contains("bad_bandwidth_unit.yaml:6:16: links[0].bandwidth: expected a rate like") &&
-                            Contains("got \"450\""));
+    REQUIRE_THROWS_WITH(
+        load("bad_bandwidth_unit.yaml"),
+        Contains("bad_bandwidth_unit.yaml:6:16: links[0].bandwidth: expected a rate like") && Contains("got \"450\""));
     REQUIRE_THROWS_WITH(load("bad_duplicate_name.yaml"),
                         Contains("bad_duplicate_name.yaml:3:12: devices[1].name: duplicate device name 'a'"));
     REQUIRE_THROWS_WITH(load("bad_device_kind.yaml"),
                         Contains("bad_device_kind.yaml:2:21: devices[0].kind: unknown device kind 'tpu' (known: gpu"));
     REQUIRE_THROWS_WITH(load("bad_unknown_gpu.yaml"),
                         Contains("devices[0].gpu: unknown GPU 'B300' (known: V100, A100-40GB"));
-    REQUIRE_THROWS_WITH(load("bad_dangling_link.yaml"), Contains("bad_dangling_link.yaml:5:5: links[0]: missing required key 'to'"));
+    REQUIRE_THROWS_WITH(load("bad_dangling_link.yaml"),
+                        Contains("bad_dangling_link.yaml:5:5: links[0]: missing required key 'to'"));
     REQUIRE_THROWS_WITH(load("bad_unknown_key.yaml"), Contains("links[0].bandwith: unknown key 'bandwith'"));
 }
 
 TEST_CASE("bad preset parameters are rejected and point to --set", "[topologies][input]") {
-    REQUIRE_THROWS_WITH(topo::load_topology("dgx-h200x", {}), Contains("unknown topology preset 'dgx-h200x' (known: dgx-a100"));
+    REQUIRE_THROWS_WITH(topo::load_topology("dgx-h200x", {}),
+                        Contains("unknown topology preset 'dgx-h200x' (known: dgx-a100"));
     REQUIRE_THROWS_WITH(topo::load_topology("dgx-h100", {"nodes=two"}), Contains("--set: nodes: expected an integer"));
     REQUIRE_THROWS_WITH(topo::load_topology("dgx-h100", {"nodez=2"}), Contains("unknown key 'nodez'"));
     REQUIRE_THROWS_WITH(topo::load_topology("dgx-h100", {"fabric=mesh"}), Contains("unknown fabric 'mesh'"));

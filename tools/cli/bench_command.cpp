@@ -2,8 +2,8 @@
 #include <chrono>
 #include <cstdio>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "engine/time.h"
 #include "engine/units.h"
@@ -68,12 +68,14 @@ void run_network_bench(const NetworkBenchOptions& o) {
     config.total_flows = o.flows;
     config.concurrent = o.concurrent;
     config.seed = o.seed;
-    std::printf("random flows on dgx-h100 x%d (rail-optimized, %d GPUs): %llu flows, %llu in flight, 1 KiB..1 GiB "
-                "log-uniform, seed %llu\n\n",
-                o.nodes, o.nodes * 8, static_cast<unsigned long long>(o.flows),
-                static_cast<unsigned long long>(o.concurrent), static_cast<unsigned long long>(o.seed));
-    std::printf("| sharing            |     flows |   wall s | completions/s | rate updates | us per update | "
-                "flows/update | simulated |\n|---|---|---|---|---|---|---|---|\n");
+    std::printf(
+        "random flows on dgx-h100 x%d (rail-optimized, %d GPUs): %llu flows, %llu in flight, 1 KiB..1 GiB "
+        "log-uniform, seed %llu\n\n",
+        o.nodes, o.nodes * 8, static_cast<unsigned long long>(o.flows), static_cast<unsigned long long>(o.concurrent),
+        static_cast<unsigned long long>(o.seed));
+    std::printf(
+        "| sharing            |     flows |   wall s | completions/s | rate updates | us per update | "
+        "flows/update | simulated |\n|---|---|---|---|---|---|---|---|\n");
     config.sharing = sim::SharingModel::max_min;
     const auto aware = bench::run_random_flows(config);
     print_network_row("max-min (aware)", aware);
@@ -104,11 +106,18 @@ void add_bench_command(CLI::App& app) {
 
     auto net_options = std::make_shared<NetworkBenchOptions>();
     auto* network_cmd = bench->add_subcommand(
-        "network", "Random flows on a rail-optimized DGX-H100 cluster, contention-aware vs contention-free.\n"
-                   "Example: clustersim bench network --nodes 128 --flows 100000 --concurrent 1000");
-    network_cmd->add_option("--nodes", net_options->nodes, "DGX-H100 servers (8 GPUs each)")->capture_default_str()->check(CLI::Range(1, 4096));
-    network_cmd->add_option("--flows", net_options->flows, "Flows in total")->capture_default_str()->check(CLI::Range(1ULL, 100'000'000ULL));
-    network_cmd->add_option("--concurrent", net_options->concurrent, "Flows in flight")->capture_default_str()->check(CLI::Range(1ULL, 10'000'000ULL));
+        "network",
+        "Random flows on a rail-optimized DGX-H100 cluster, contention-aware vs contention-free.\n"
+        "Example: clustersim bench network --nodes 128 --flows 100000 --concurrent 1000");
+    network_cmd->add_option("--nodes", net_options->nodes, "DGX-H100 servers (8 GPUs each)")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 4096));
+    network_cmd->add_option("--flows", net_options->flows, "Flows in total")
+        ->capture_default_str()
+        ->check(CLI::Range(1ULL, 100'000'000ULL));
+    network_cmd->add_option("--concurrent", net_options->concurrent, "Flows in flight")
+        ->capture_default_str()
+        ->check(CLI::Range(1ULL, 10'000'000ULL));
     network_cmd->add_option("--seed", net_options->seed, "Seed of the flow generator")->capture_default_str();
     network_cmd->callback([net_options] { run_network_bench(*net_options); });
 }

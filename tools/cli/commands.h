@@ -13,5 +13,7 @@ enum ExitCode : int { exit_ok = 0, exit_usage = 2, exit_input = 3, exit_internal
 
 void add_bench_command(CLI::App& app);
 void add_topo_command(CLI::App& app);
+void add_run_command(CLI::App& app);
+void add_replay_command(CLI::App& app);
 
 }  // namespace clustersim::cli

@@ -30,8 +30,10 @@ int main(int argc, char** argv) {
         const int level = std::clamp(2 - verbose + quiet, 0, 6);  // 2 = info; -v debug, -vv trace; -q warn
         engine::setup_logging(level);
     });
-    cli::add_bench_command(app);
+    cli::add_run_command(app);
+    cli::add_replay_command(app);
     cli::add_topo_command(app);
+    cli::add_bench_command(app);
 
     try {
         app.parse(argc, argv);

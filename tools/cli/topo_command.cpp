@@ -1,14 +1,14 @@
 // `clustersim topo describe|dot|list`: inspect a topology preset or file without simulating anything.
 #include <cstdio>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "engine/units.h"
+#include "tools/cli/commands.h"
 #include "topologies/presets/preset_registry.h"
 #include "topologies/topology_loader.h"
 #include "topologies/topology_summary.h"
-#include "tools/cli/commands.h"
 
 namespace clustersim::cli {
 
@@ -40,9 +40,9 @@ void describe(const TopoOptions& o) {
                 engine::format_rate(s.bisection_bandwidth).c_str());
     std::printf("%-22s %d links between GPUs\n", "diameter", s.diameter_hops);
     if (s.farthest_src.valid()) {
-        std::printf("%-22s %s -> %s, %zu links, latency %s\n", "farthest GPUs", cluster.device(s.farthest_src).name.c_str(),
-                    cluster.device(s.farthest_dst).name.c_str(), s.farthest_route.size(),
-                    engine::format_time(s.farthest_latency).c_str());
+        std::printf("%-22s %s -> %s, %zu links, latency %s\n", "farthest GPUs",
+                    cluster.device(s.farthest_src).name.c_str(), cluster.device(s.farthest_dst).name.c_str(),
+                    s.farthest_route.size(), engine::format_time(s.farthest_latency).c_str());
         std::string route = cluster.device(s.farthest_src).name;
         for (const topo::LinkId l : s.farthest_route) {
             const topo::Link& link = cluster.link(l);
@@ -59,28 +59,32 @@ void list_presets() {
         for (const auto& spec : p.params) {
             if (spec.name == "preset") continue;
             std::printf("    %-18s %-8s default %-18s %s\n", spec.name.c_str(), engine::param_type_name(spec.type),
-                        spec.required ? "(required)" : spec.default_value.empty() ? "(server's own)"
-                                                                                  : ("\"" + spec.default_value + "\"").c_str(),
+                        spec.required                ? "(required)"
+                        : spec.default_value.empty() ? "(server's own)"
+                                                     : ("\"" + spec.default_value + "\"").c_str(),
                         spec.help.c_str());
         }
     }
 }
 
 void add_topology_arguments(CLI::App* cmd, TopoOptions& o) {
-    cmd->add_option("topology", o.topology, "A preset name (see `clustersim topo list`) or a topology YAML file")->required();
+    cmd->add_option("topology", o.topology, "A preset name (see `clustersim topo list`) or a topology YAML file")
+        ->required();
     cmd->add_option("--set", o.overrides, "Override a parameter, key=value (repeatable), e.g. --set nodes=4");
 }
 
 }  // namespace
 
 void add_topo_command(CLI::App& app) {
-    auto* topo_cmd = app.add_subcommand("topo", "Inspect topologies: list presets, describe one, draw it with Graphviz");
+    auto* topo_cmd =
+        app.add_subcommand("topo", "Inspect topologies: list presets, describe one, draw it with Graphviz");
     topo_cmd->require_subcommand(1);
     auto options = std::make_shared<TopoOptions>();
 
     auto* describe_cmd = topo_cmd->add_subcommand(
-        "describe", "Device and link counts, GPUs per node, bisection bandwidth, diameter, farthest route.\n"
-                    "Example: clustersim topo describe dgx-h100 --set nodes=4 --set fabric=leaf-spine");
+        "describe",
+        "Device and link counts, GPUs per node, bisection bandwidth, diameter, farthest route.\n"
+        "Example: clustersim topo describe dgx-h100 --set nodes=4 --set fabric=leaf-spine");
     add_topology_arguments(describe_cmd, *options);
     describe_cmd->callback([options] { describe(*options); });
 

@@ -22,10 +22,15 @@ std::vector<engine::ParamSpec> fabric_param_specs() {
 FabricShape fabric_shape(const engine::Params& params) {
     FabricShape shape;
     const std::string& kind = params.string("fabric");
-    if (kind == "rail-optimized") shape.kind = FabricKind::rail_optimized;
-    else if (kind == "leaf-spine" || kind == "fat-tree") shape.kind = FabricKind::leaf_spine;
-    else if (kind == "none") shape.kind = FabricKind::none;
-    else params.fail("fabric", fmt::format("unknown fabric '{}' (known: rail-optimized, leaf-spine, fat-tree, none)", kind));
+    if (kind == "rail-optimized")
+        shape.kind = FabricKind::rail_optimized;
+    else if (kind == "leaf-spine" || kind == "fat-tree")
+        shape.kind = FabricKind::leaf_spine;
+    else if (kind == "none")
+        shape.kind = FabricKind::none;
+    else
+        params.fail("fabric",
+                    fmt::format("unknown fabric '{}' (known: rail-optimized, leaf-spine, fat-tree, none)", kind));
     const auto per_leaf = params.integer("nodes_per_leaf");
     if (per_leaf < 1 || per_leaf > 100000) params.fail("nodes_per_leaf", "expected an integer from 1 to 100000");
     shape.nodes_per_leaf = static_cast<int>(per_leaf);

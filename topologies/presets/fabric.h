@@ -13,11 +13,11 @@ enum class FabricKind { none, leaf_spine, rail_optimized };
 
 struct FabricShape {
     FabricKind kind = FabricKind::rail_optimized;
-    int nodes_per_leaf = 32;          // leaf-spine: all NICs of these nodes on one leaf; rail-optimized: NIC k of
-                                      // these nodes on the group's leaf k
+    int nodes_per_leaf = 32;  // leaf-spine: all NICs of these nodes on one leaf; rail-optimized: NIC k of
+                              // these nodes on the group's leaf k
     int spines = 8;
-    double oversubscription = 1.0;    // leaf downlink bandwidth / uplink bandwidth
-    engine::Time link_latency{};      // per network link (cable + switch)
+    double oversubscription = 1.0;  // leaf downlink bandwidth / uplink bandwidth
+    engine::Time link_latency{};    // per network link (cable + switch)
     LinkKind link_kind = LinkKind::infiniband;
 };
 

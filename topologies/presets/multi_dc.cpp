@@ -30,7 +30,8 @@ Cluster build_multi_dc(const engine::Params& params) {
         const auto top = build_fabric(cluster, built, fabric, fmt::format("dc{}.", dc), dc);
         gateways.push_back(
             cluster.add_device(Device{fmt::format("dc{}.gateway", dc), DeviceKind::network_switch, -1, -1, dc}));
-        for (const DeviceId t : top) cluster.add_cable(t, gateways.back(), wan_bandwidth, fabric.link_latency, fabric.link_kind);
+        for (const DeviceId t : top)
+            cluster.add_cable(t, gateways.back(), wan_bandwidth, fabric.link_latency, fabric.link_kind);
     }
     for (std::size_t a = 0; a < gateways.size(); ++a) {
         for (std::size_t b = a + 1; b < gateways.size(); ++b)

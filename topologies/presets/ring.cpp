@@ -13,7 +13,8 @@ std::vector<DeviceId> add_direct_gpus(Cluster& cluster, const engine::Params& pa
     if (!spec) params.fail("gpu", fmt::format("unknown GPU '{}' (known: {})", params.string("gpu"), catalogue.names()));
     const std::int32_t index = cluster.add_gpu_spec(catalogue.gpus()[*spec]);
     std::vector<DeviceId> gpus;
-    for (int i = 0; i < count; ++i) gpus.push_back(cluster.add_device(Device{fmt::format("gpu{}", i), DeviceKind::gpu, i, index, 0, true}));
+    for (int i = 0; i < count; ++i)
+        gpus.push_back(cluster.add_device(Device{fmt::format("gpu{}", i), DeviceKind::gpu, i, index, 0, true}));
     return gpus;
 }
 

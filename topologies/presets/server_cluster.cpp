@@ -23,7 +23,8 @@ Cluster build_server_cluster(const engine::Params& params) {
     const ServerShape shape = server_shape(kind, params, "preset");
     const int nodes = checked_count(params, "nodes", 1 << 16);
     const FabricShape fabric = fabric_shape(params);
-    if (fabric.kind == FabricKind::none && nodes > 1) params.fail("fabric", "fabric 'none' cannot join more than one node");
+    if (fabric.kind == FabricKind::none && nodes > 1)
+        params.fail("fabric", "fabric 'none' cannot join more than one node");
     Cluster cluster;
     std::vector<BuiltNode> built;
     for (int n = 0; n < nodes; ++n) built.push_back(build_server(cluster, shape, n, 0, fmt::format("n{}.", n)));
@@ -57,7 +58,8 @@ Cluster build_heterogeneous(const engine::Params& params) {
         // A mix names the GPU by server kind; a "gpu" override would make the mix meaningless.
         if (!params.string("gpu").empty()) params.fail("gpu", "a heterogeneous mix takes each server's own GPU");
         const ServerShape shape = server_shape(kind, params, "mix");
-        for (int i = 0; i < count; ++i, ++node) built.push_back(build_server(cluster, shape, node, 0, fmt::format("n{}.", node)));
+        for (int i = 0; i < count; ++i, ++node)
+            built.push_back(build_server(cluster, shape, node, 0, fmt::format("n{}.", node)));
         description += fmt::format("{}{} x{}", description.empty() ? "" : " + ", kind, count);
     }
     build_fabric(cluster, built, fabric, "", 0);

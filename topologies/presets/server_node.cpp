@@ -28,7 +28,7 @@ ServerShape dgx_a100() {
                        .gpu_fabric = GpuFabric::nvswitch,
                        .nvlink_bandwidth = 300e9,
                        .nvlink_latency = 150ns,
-                       .pcie_switches = 8,  // each GPU with its own NIC: see the note at the top
+                       .pcie_switches = 8,      // each GPU with its own NIC: see the note at the top
                        .pcie_bandwidth = 32e9,  // Gen4 x16 per direction
                        .pcie_latency = 250ns,
                        .cpus = 2,
@@ -104,8 +104,22 @@ constexpr std::array<std::pair<const char*, ShapeMaker>, 5> shapes = {{
 // DGX-1 (Volta) hybrid cube-mesh: (gpu a, gpu b, NVLink links between them); each GPU uses its 6 links.
 // From `nvidia-smi topo -m` on a DGX-1V (NV1 / NV2 entries) and the DGX-1 system architecture white paper.
 constexpr std::array<std::array<int, 3>, 16> dgx1_mesh = {{
-    {0, 1, 1}, {0, 2, 1}, {0, 3, 2}, {0, 4, 2}, {1, 2, 2}, {1, 3, 1}, {1, 5, 2}, {2, 3, 2},
-    {2, 6, 1}, {3, 7, 1}, {4, 5, 1}, {4, 6, 1}, {4, 7, 2}, {5, 6, 2}, {5, 7, 1}, {6, 7, 2},
+    {0, 1, 1},
+    {0, 2, 1},
+    {0, 3, 2},
+    {0, 4, 2},
+    {1, 2, 2},
+    {1, 3, 1},
+    {1, 5, 2},
+    {2, 3, 2},
+    {2, 6, 1},
+    {3, 7, 1},
+    {4, 5, 1},
+    {4, 6, 1},
+    {4, 7, 2},
+    {5, 6, 2},
+    {5, 7, 1},
+    {6, 7, 2},
 }};
 
 }  // namespace
@@ -123,7 +137,8 @@ std::vector<engine::ParamSpec> server_param_specs() {
     using engine::ParamType;
     return {
         {"gpu", ParamType::string, "", "GPU type from the catalogue (default: the server's own)"},
-        {"nic_bandwidth", ParamType::string, "", "bandwidth of each NIC port, e.g. \"400 Gb/s\" (default: the server's)"},
+        {"nic_bandwidth", ParamType::string, "",
+         "bandwidth of each NIC port, e.g. \"400 Gb/s\" (default: the server's)"},
         {"nic_latency", ParamType::string, "", "NIC processing latency per traversal (default 500 ns)"},
         {"nvlink_latency", ParamType::string, "", "latency of each NVLink hop (default 150 ns)"},
         {"pcie_latency", ParamType::string, "", "latency of each PCIe hop (default 250 ns)"},
@@ -156,7 +171,8 @@ ServerShape server_shape(const std::string& kind, const engine::Params& params, 
     return shape;
 }
 
-BuiltNode build_server(Cluster& cluster, const ServerShape& shape, int node, int datacenter, const std::string& prefix) {
+BuiltNode build_server(Cluster& cluster, const ServerShape& shape, int node, int datacenter,
+                       const std::string& prefix) {
     const auto& catalogue = GpuCatalogue::builtin();
     const auto spec_index = catalogue.find(shape.gpu);
     if (!spec_index)

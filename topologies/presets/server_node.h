@@ -14,21 +14,21 @@ enum class GpuFabric { nvswitch, dgx1_cube_mesh, none };
 
 /// Everything that distinguishes one kind of server. Bandwidths are per direction.
 struct ServerShape {
-    std::string preset;       // "dgx-h100", for descriptions
-    std::string gpu;          // catalogue name
+    std::string preset;  // "dgx-h100", for descriptions
+    std::string gpu;     // catalogue name
     int gpus = 8;
     GpuFabric gpu_fabric = GpuFabric::nvswitch;
     double nvlink_bandwidth = 0;  // per GPU to the NVSwitch; per NVLink link (x count) in a cube-mesh
     engine::Time nvlink_latency{};
-    int pcie_switches = 4;        // GPUs and NICs are spread evenly over them
+    int pcie_switches = 4;  // GPUs and NICs are spread evenly over them
     double pcie_bandwidth = 0;
     engine::Time pcie_latency{};
-    int cpus = 2;                 // PCIe switches are spread evenly over the CPUs; CPUs joined by a socket link
+    int cpus = 2;  // PCIe switches are spread evenly over the CPUs; CPUs joined by a socket link
     double socket_bandwidth = 0;
     engine::Time socket_latency{};
     int nics = 8;
     double nic_bandwidth = 0;
-    engine::Time nic_latency{};   // NIC processing, added on the PCIe switch <-> NIC cable
+    engine::Time nic_latency{};  // NIC processing, added on the PCIe switch <-> NIC cable
 };
 
 struct BuiltNode {

@@ -17,11 +17,14 @@ Cluster build_torus(const engine::Params& params) {
         int d = 0;
         const auto [p, ec] = std::from_chars(text.data() + start, text.data() + end, d);
         if (ec != std::errc() || p != text.data() + end || d < 2 || d > 4096)
-            params.fail("dims", fmt::format("expected dimensions like \"4x4\" or \"4x4x4\" (each 2 to 4096), got \"{}\"", text));
+            params.fail(
+                "dims",
+                fmt::format("expected dimensions like \"4x4\" or \"4x4x4\" (each 2 to 4096), got \"{}\"", text));
         dims.push_back(d);
         start = end + 1;
     }
-    if (dims.size() < 2 || dims.size() > 3) params.fail("dims", fmt::format("expected 2 or 3 dimensions, got \"{}\"", text));
+    if (dims.size() < 2 || dims.size() > 3)
+        params.fail("dims", fmt::format("expected 2 or 3 dimensions, got \"{}\"", text));
     long total = 1;
     for (int d : dims) total *= d;
     if (total > (1 << 20)) params.fail("dims", "more than 1,048,576 GPUs");
@@ -38,8 +41,8 @@ Cluster build_torus(const engine::Params& params) {
             const long coord = (i / stride) % d;
             if (d == 2 && coord == 1) continue;
             const long next = i - coord * stride + ((coord + 1) % d) * stride;
-            cluster.add_cable(gpus[static_cast<std::size_t>(i)], gpus[static_cast<std::size_t>(next)], bandwidth, latency,
-                              LinkKind::nvlink);
+            cluster.add_cable(gpus[static_cast<std::size_t>(i)], gpus[static_cast<std::size_t>(next)], bandwidth,
+                              latency, LinkKind::nvlink);
         }
         stride *= d;
     }

@@ -11,8 +11,8 @@ namespace {
 /// Bytes per second of an all-to-all between the GPUs of the first and the last two nodes (each GPU sends
 /// `bytes` to every GPU on the other leaf), measured from the start to the last arrival.
 double cross_leaf_all_to_all(const std::string& oversubscription) {
-    const auto cluster = topo::load_topology(
-        "dgx-h100", {"nodes=4", "fabric=leaf-spine", "nodes_per_leaf=2", "spines=4", "oversubscription=" + oversubscription});
+    const auto cluster = topo::load_topology("dgx-h100", {"nodes=4", "fabric=leaf-spine", "nodes_per_leaf=2",
+                                                          "spines=4", "oversubscription=" + oversubscription});
     engine::Simulator sim;
     sim::FlowNetwork net(cluster, sim, sim::NetworkOptions{sim::SharingModel::max_min, false, false});
     const auto& gpus = cluster.gpus();
@@ -33,7 +33,8 @@ double cross_leaf_all_to_all(const std::string& oversubscription) {
 }
 }  // namespace
 
-TEST_CASE("a 2:1 oversubscribed leaf-spine gives half the cross-leaf all-to-all throughput of 1:1", "[sim][network][slow]") {
+TEST_CASE("a 2:1 oversubscribed leaf-spine gives half the cross-leaf all-to-all throughput of 1:1",
+          "[sim][network][slow]") {
     // 1:1: each leaf has 16 NICs x 50 GB/s down and 800 GB/s up; the NICs bound the traffic. 2:1: 400 GB/s up per
     // leaf, which becomes the bottleneck: throughput halves.
     const double full = cross_leaf_all_to_all("1");

@@ -1,0 +1,157 @@
+// Per-rank sweep over interval boundaries, link ranking, and the critical-path walk.
+#include "sim/analysis.h"
+
+#include <algorithm>
+
+namespace clustersim::sim {
+
+using engine::Time;
+using traces::OpKind;
+
+namespace {
+enum Track : int { compute_track, transfer_track, network_track, peer_track, dependency_track, tracks };
+
+struct Boundary {
+    Time at;
+    int track;
+    int delta;
+    bool operator<(const Boundary& o) const {
+        return at != o.at ? at < o.at : (track != o.track ? track < o.track : delta < o.delta);
+    }
+};
+}  // namespace
+
+traces::RankBreakdown analyze_rank(const traces::OpGraph& g, const traces::Timeline& tl, traces::RankId rank,
+                                   std::span<const traces::OpId> rank_ops) {
+    std::vector<Boundary> b;
+    Time last_end{0};
+    auto add = [&](Time from, Time to, int track) {
+        if (to <= from) return;
+        b.push_back({from, track, +1});
+        b.push_back({to, track, -1});
+    };
+    for (const traces::OpId id : rank_ops) {
+        const traces::Op& op = g.ops[id.index()];
+        const traces::OpTiming& t = tl.ops[id.index()];
+        last_end = std::max(last_end, t.end);
+        switch (op.kind) {
+            case OpKind::compute:
+                add(t.start, t.end, compute_track);
+                break;
+            case OpKind::collective:
+                add(t.ready, t.start, peer_track);
+                add(t.start, t.end, transfer_track);
+                add(t.end - t.contention, t.end, network_track);
+                break;
+            case OpKind::send:
+            case OpKind::recv:
+                add(t.ready, t.start, dependency_track);
+                add(t.start, t.end, transfer_track);
+                add(t.end - t.contention, t.end, network_track);
+                break;
+            case OpKind::memcpy_h2d:
+            case OpKind::memcpy_d2h:
+                add(t.start, t.end, transfer_track);
+                add(t.end - t.contention, t.end, network_track);
+                break;
+            case OpKind::alloc:
+            case OpKind::free:
+                break;
+        }
+    }
+    b.push_back({tl.makespan, tracks, 0});
+    std::sort(b.begin(), b.end());
+    traces::RankBreakdown r;
+    r.rank = rank.value;
+    r.iteration = tl.makespan;
+    int active[tracks] = {};
+    Time at{0};
+    for (const Boundary& e : b) {
+        const Time dt = e.at - at;
+        if (dt > Time{0}) {
+            if (active[transfer_track] > 0) r.communication += dt;
+            if (active[compute_track] > 0) {
+                r.compute += dt;
+                if (active[transfer_track] > 0) r.overlap += dt;
+            } else if (active[transfer_track] > 0) {
+                r.exposed_communication += dt;
+                if (active[network_track] > 0) r.network_wait += dt;
+            } else if (active[peer_track] > 0) {
+                r.peer_wait += dt;
+            } else if (active[dependency_track] > 0) {
+                r.dependency_wait += dt;
+            } else if (at >= last_end) {
+                r.finished_early += dt;
+            } else {
+                r.idle_other += dt;
+            }
+            at = e.at;
+        }
+        if (e.track < tracks) active[e.track] += e.delta;
+    }
+    return r;
+}
+
+std::vector<traces::LinkReport> most_contended_links(const traces::Timeline& tl, std::size_t count) {
+    std::vector<traces::LinkReport> links;
+    for (const auto& c : tl.counters) {
+        traces::LinkReport r{c.name, c.capacity, 0, 0, 0, c.contention_delay_s};
+        for (std::size_t k = 0; k < c.points.size(); ++k) {
+            const Time until = k + 1 < c.points.size() ? c.points[k + 1].first : tl.makespan;
+            r.bytes += c.points[k].second * static_cast<double>((until - c.points[k].first).count()) * 1e-12;
+            if (c.capacity > 0) r.peak_utilization = std::max(r.peak_utilization, c.points[k].second / c.capacity);
+        }
+        if (c.capacity > 0 && tl.makespan > Time{0})
+            r.mean_utilization = r.bytes / (c.capacity * engine::to_seconds(tl.makespan));
+        links.push_back(std::move(r));
+    }
+    std::stable_sort(links.begin(), links.end(), [](const auto& a, const auto& b) {
+        return a.contention_delay_s != b.contention_delay_s ? a.contention_delay_s > b.contention_delay_s
+                                                            : a.bytes > b.bytes;
+    });
+    if (links.size() > count) links.resize(count);
+    return links;
+}
+
+traces::CriticalPath critical_path(const traces::OpGraph& g, const traces::Timeline& tl) {
+    traces::CriticalPath path;
+    if (tl.ops.empty()) return path;
+    std::size_t last = 0;
+    for (std::size_t i = 1; i < tl.ops.size(); ++i) {
+        if (tl.ops[i].end > tl.ops[last].end) last = i;
+    }
+    traces::OpId cur = traces::OpId::from_index(last);
+    while (cur.valid()) {
+        const traces::OpTiming& t = tl.ops[cur.index()];
+        const traces::Op& op = g.ops[cur.index()];
+        const Time busy = t.end - t.start;
+        if (op.kind == OpKind::compute)
+            path.compute += busy;
+        else if (op.is_communication())
+            path.communication += busy;
+        else
+            path.copies += busy;
+        path.steps.push_back({cur, t.start, t.end});
+        const traces::OpId pred = t.critical_pred;
+        path.waiting += t.start - (pred.valid() ? tl.ops[pred.index()].end : Time{0});
+        cur = pred;
+    }
+    std::reverse(path.steps.begin(), path.steps.end());
+    return path;
+}
+
+traces::RunSummary summarize_run(const traces::OpGraph& g, const traces::Timeline& tl) {
+    traces::RunSummary s;
+    s.makespan = tl.makespan;
+    s.ops = g.ops.size();
+    std::vector<std::vector<traces::OpId>> by_rank(g.rank_count);
+    for (std::size_t i = 0; i < g.ops.size(); ++i)
+        by_rank[g.ops[i].rank.index()].push_back(traces::OpId::from_index(i));
+    for (std::uint32_t r = 0; r < g.rank_count; ++r)
+        s.ranks.push_back(analyze_rank(g, tl, traces::RankId{r}, by_rank[r]));
+    s.top_links = most_contended_links(tl, 10);
+    s.critical_path = critical_path(g, tl);
+    return s;
+}
+
+}  // namespace clustersim::sim

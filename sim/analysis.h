@@ -1,0 +1,22 @@
+// Analysis of a replay's Timeline: per-rank breakdown (compute, communication, overlap, exposed communication,
+// waits by cause), the most contended links, and the critical path across ranks.
+#pragma once
+
+#include <span>
+
+#include "traces/op_graph.h"
+#include "traces/run_summary.h"
+#include "traces/timeline.h"
+
+namespace clustersim::sim {
+
+/// Breakdown of `rank`, whose ops are `rank_ops`.
+traces::RankBreakdown analyze_rank(const traces::OpGraph& graph, const traces::Timeline& timeline, traces::RankId rank,
+                                   std::span<const traces::OpId> rank_ops);
+std::vector<traces::LinkReport> most_contended_links(const traces::Timeline& timeline, std::size_t count);
+traces::CriticalPath critical_path(const traces::OpGraph& graph, const traces::Timeline& timeline);
+
+/// All of the above in one summary (scenario, topology and workload names left to the caller).
+traces::RunSummary summarize_run(const traces::OpGraph& graph, const traces::Timeline& timeline);
+
+}  // namespace clustersim::sim

@@ -1,0 +1,44 @@
+// Replay of an OpGraph on a Cluster: ranks on GPUs, CUDA stream semantics, compute timed by the compute model,
+// communication as flows on the flow-level network. The result is a Timeline of what happened.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "sim/collectives/collective_plan.h"
+#include "sim/compute_model.h"
+#include "sim/network/flow_network.h"
+#include "topologies/cluster.h"
+#include "traces/op_graph.h"
+#include "traces/timeline.h"
+
+namespace clustersim::sim {
+
+struct ReplayOptions {
+    NetworkOptions network;
+    ComputeModel compute;
+    /// GPU (index into Cluster::gpus()) of each rank; empty: rank i on GPU i.
+    std::vector<std::uint32_t> rank_to_gpu;
+    /// Forces one algorithm for every collective that has a form in it; nullopt: the op's hint or the default.
+    std::optional<CollectiveAlgorithm> algorithm;
+    /// Each collective transfer is split over this many parallel flows (NCCL channels), each with its own ECMP
+    /// path, as NCCL spreads a ring over several channels and queue pairs.
+    std::uint32_t channels = 8;
+    /// Link counters in the timeline: only links that carried traffic.
+    bool link_counters = true;
+};
+
+struct ReplayResult {
+    traces::Timeline timeline;
+    std::uint64_t events = 0;
+    std::uint64_t flows = 0;
+    std::uint64_t rate_updates = 0;
+    std::uint64_t bytes_on_network = 0;
+};
+
+/// Runs the replay. Throws InputError when the graph deadlocks (naming what each blocked rank waits for) or
+/// does not fit the cluster (more ranks than GPUs, a bad rank mapping).
+ReplayResult replay(const traces::OpGraph& graph, const topo::Cluster& cluster, const ReplayOptions& options);
+
+}  // namespace clustersim::sim

@@ -1,0 +1,293 @@
+// Op readiness and completion, compute timing with the slowdown under communication, and the run loop.
+#include "sim/replay_engine.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "engine/error.h"
+#include "engine/hash.h"
+
+namespace clustersim::sim {
+
+using engine::Time;
+using traces::OpId;
+using traces::OpKind;
+using traces::RankId;
+
+ReplayEngine::ReplayEngine(const traces::OpGraph& graph, const topo::Cluster& cluster, const ReplayOptions& options)
+    : g_(graph), cluster_(cluster), options_(options), net_(cluster, sim_, options.network) {
+    setup();
+}
+
+void ReplayEngine::setup() {
+    const auto& gpus = cluster_.gpus();
+    if (g_.rank_count > gpus.size())
+        throw engine::InputError(fmt::format("the trace has {} ranks but the topology '{}' has only {} GPUs",
+                                             g_.rank_count, cluster_.description, gpus.size()));
+    if (!options_.rank_to_gpu.empty() && options_.rank_to_gpu.size() != g_.rank_count)
+        throw engine::InputError(
+            fmt::format("rank mapping lists {} GPUs for {} ranks", options_.rank_to_gpu.size(), g_.rank_count));
+    std::vector<std::uint8_t> used(gpus.size(), 0);
+    for (std::uint32_t r = 0; r < g_.rank_count; ++r) {
+        const std::uint32_t gpu = options_.rank_to_gpu.empty() ? r : options_.rank_to_gpu[r];
+        if (gpu >= gpus.size())
+            throw engine::InputError(
+                fmt::format("rank {} mapped to GPU {}, but there are {} GPUs", r, gpu, gpus.size()));
+        if (used[gpu]++) throw engine::InputError(fmt::format("GPU {} is given to two ranks", gpu));
+        rank_gpu_.push_back(gpus[gpu]);
+        // The host of a rank: the CPU of its node nearest to its GPU (for host<->device copies).
+        topo::DeviceId host;
+        std::int64_t best = INT64_MAX;
+        const auto& dist = net_.router().distances_to(gpus[gpu]);
+        for (std::size_t d = 0; d < cluster_.devices().size(); ++d) {
+            const auto& dev = cluster_.devices()[d];
+            if (dev.kind == topo::DeviceKind::cpu && dev.node == cluster_.device(gpus[gpu]).node && dist[d] < best) {
+                best = dist[d];
+                host = topo::DeviceId::from_index(d);
+            }
+        }
+        rank_host_.push_back(host);
+    }
+    const std::size_t n = g_.ops.size();
+    timeline_.ops.assign(n, traces::OpTiming{});
+    next_on_stream_.assign(n, OpId::invalid());
+    waiting_.assign(n, 0);
+    trigger_.assign(n, OpId::invalid());
+    partner_.assign(n, UINT32_MAX);
+    std::vector<OpId> last_on_stream(g_.streams.size(), OpId::invalid());
+    std::vector<std::uint32_t> dependent_count(n + 1, 0);
+    for (std::size_t i = 0; i < n; ++i) {
+        const OpId id = OpId::from_index(i);
+        OpId& last = last_on_stream[g_.ops[i].stream.index()];
+        if (last.valid()) {
+            next_on_stream_[last.index()] = id;
+            ++waiting_[i];
+        }
+        last = id;
+        for (const OpId d : g_.deps(id)) {
+            ++dependent_count[d.index()];
+            ++waiting_[i];
+        }
+    }
+    dependent_offsets_.assign(n + 1, 0);
+    for (std::size_t i = 0; i < n; ++i) dependent_offsets_[i + 1] = dependent_offsets_[i] + dependent_count[i];
+    dependents_.resize(dependent_offsets_[n]);
+    std::vector<std::uint32_t> fill(dependent_offsets_.begin(), dependent_offsets_.end() - 1);
+    for (std::size_t i = 0; i < n; ++i) {
+        for (const OpId d : g_.deps(OpId::from_index(i))) dependents_[fill[d.index()]++] = OpId::from_index(i);
+    }
+    // Static matching: the k-th collective of each member of a communicator forms instance k of it; the k-th
+    // send from a to b on a communicator meets the k-th recv at b from a.
+    std::vector<std::vector<std::uint32_t>> comm_instances(g_.comms.size());
+    std::vector<std::vector<std::uint32_t>> member_issued(g_.comms.size());
+    for (std::size_t c = 0; c < g_.comms.size(); ++c) member_issued[c].assign(g_.comms[c].ranks.size(), 0);
+    std::vector<std::pair<std::uint64_t, std::uint32_t>> p2p_keys;  // (key, op) in op order
+    for (std::size_t i = 0; i < n; ++i) {
+        const traces::Op& op = g_.ops[i];
+        if (op.kind == OpKind::collective) {
+            const auto& ranks = g_.comms[op.comm.index()].ranks;
+            const auto member =
+                static_cast<std::size_t>(std::find(ranks.begin(), ranks.end(), op.rank) - ranks.begin());
+            const std::uint32_t k = member_issued[op.comm.index()][member]++;
+            auto& list = comm_instances[op.comm.index()];
+            if (k == list.size()) {
+                list.push_back(static_cast<std::uint32_t>(instances_.size()));
+                Instance inst;
+                inst.comm = op.comm;
+                inst.members.assign(ranks.size(), OpId::invalid());
+                instances_.push_back(std::move(inst));
+            }
+            partner_[i] = list[k];
+        } else if (op.kind == OpKind::send || op.kind == OpKind::recv) {
+            const std::uint32_t src = op.kind == OpKind::send ? op.rank.value : op.peer.value;
+            const std::uint32_t dst = op.kind == OpKind::send ? op.peer.value : op.rank.value;
+            const std::uint64_t key =
+                (static_cast<std::uint64_t>(src) << 40) ^ (static_cast<std::uint64_t>(dst) << 20) ^ op.comm.value;
+            p2p_keys.emplace_back(key * 2 + (op.kind == OpKind::recv ? 1 : 0), static_cast<std::uint32_t>(i));
+        }
+    }
+    std::stable_sort(p2p_keys.begin(), p2p_keys.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (std::size_t i = 0; i < p2p_keys.size();) {
+        std::size_t sends_end = i;
+        while (sends_end < p2p_keys.size() && p2p_keys[sends_end].first == p2p_keys[i].first) ++sends_end;
+        std::size_t recvs_end = sends_end;
+        const bool has_recvs = (p2p_keys[i].first & 1) == 0 && sends_end < p2p_keys.size() &&
+                               p2p_keys[sends_end].first == p2p_keys[i].first + 1;
+        if (has_recvs) {
+            while (recvs_end < p2p_keys.size() && p2p_keys[recvs_end].first == p2p_keys[i].first + 1) ++recvs_end;
+            for (std::size_t k = 0; k < std::min(sends_end - i, recvs_end - sends_end); ++k) {
+                partner_[p2p_keys[i + k].second] = p2p_keys[sends_end + k].second;
+                partner_[p2p_keys[sends_end + k].second] = p2p_keys[i + k].second;
+            }
+        }
+        i = recvs_end;
+    }
+    rank_stream_offsets_.assign(g_.rank_count + 1, 0);
+    for (const auto& s : g_.streams) ++rank_stream_offsets_[s.rank.index() + 1];
+    for (std::size_t r = 0; r < g_.rank_count; ++r) rank_stream_offsets_[r + 1] += rank_stream_offsets_[r];
+    rank_streams_.resize(g_.streams.size());
+    std::vector<std::uint32_t> at(rank_stream_offsets_.begin(), rank_stream_offsets_.end() - 1);
+    for (std::size_t s = 0; s < g_.streams.size(); ++s)
+        rank_streams_[at[g_.streams[s].rank.index()]++] = traces::StreamId::from_index(s);
+    stream_current_.assign(g_.streams.size(), OpId::invalid());
+    compute_remaining_ps_.assign(g_.streams.size(), 0);
+    compute_speed_.assign(g_.streams.size(), 1);
+    compute_since_.assign(g_.streams.size(), Time{0});
+    for (std::size_t s = 0; s < g_.streams.size(); ++s) {
+        stream_timer_.push_back(sim_.make_timer());
+        if (timer_stream_.size() <= stream_timer_.back()) timer_stream_.resize(stream_timer_.back() + 1, UINT32_MAX);
+        timer_stream_[stream_timer_.back()] = static_cast<std::uint32_t>(s);
+    }
+    comm_active_.assign(g_.rank_count, 0);
+}
+
+void ReplayEngine::make_ready(OpId id) {
+    const traces::Op& op = g_.ops[id.index()];
+    traces::OpTiming& t = timeline_.ops[id.index()];
+    t.ready = sim_.now();
+    stream_current_[op.stream.index()] = id;
+    switch (op.kind) {
+        case OpKind::compute:
+            start_compute(id);
+            break;
+        case OpKind::collective:
+            arrive_collective(id);
+            break;
+        case OpKind::send:
+        case OpKind::recv:
+            arrive_p2p(id);
+            break;
+        case OpKind::memcpy_h2d:
+        case OpKind::memcpy_d2h:
+            start_copy(id);
+            break;
+        case OpKind::alloc:
+        case OpKind::free:
+            t.start = sim_.now();
+            t.critical_pred = trigger_[id.index()];
+            done_queue_.push_back(id);
+            break;
+    }
+}
+
+void ReplayEngine::start_compute(OpId id) {
+    const traces::Op& op = g_.ops[id.index()];
+    traces::OpTiming& t = timeline_.ops[id.index()];
+    t.start = sim_.now();
+    t.critical_pred = trigger_[id.index()];
+    const std::size_t s = op.stream.index();
+    const Time work = compute_time(op, cluster_.gpu_spec(gpu_of(op.rank)), options_.compute);
+    compute_remaining_ps_[s] = static_cast<double>(work.count());
+    compute_speed_[s] = comm_active_[op.rank.index()] > 0 ? 1.0 / (1.0 + options_.compute.slowdown_during_comm) : 1.0;
+    compute_since_[s] = sim_.now();
+    const auto ps = static_cast<std::int64_t>(std::ceil(compute_remaining_ps_[s] / compute_speed_[s] - 1e-6));
+    sim_.arm(stream_timer_[s], sim_.now() + Time{ps}, to_u16(EventKind::compute_done));
+}
+
+void ReplayEngine::retime_computes(RankId rank) {
+    const double speed = comm_active_[rank.index()] > 0 ? 1.0 / (1.0 + options_.compute.slowdown_during_comm) : 1.0;
+    for (std::uint32_t k = rank_stream_offsets_[rank.index()]; k < rank_stream_offsets_[rank.index() + 1]; ++k) {
+        const std::size_t s = rank_streams_[k].index();
+        const OpId current = stream_current_[s];
+        if (!current.valid() || g_.ops[current.index()].kind != OpKind::compute || !sim_.armed(stream_timer_[s]))
+            continue;
+        if (speed == compute_speed_[s]) continue;
+        compute_remaining_ps_[s] -= static_cast<double>((sim_.now() - compute_since_[s]).count()) * compute_speed_[s];
+        compute_remaining_ps_[s] = std::max(0.0, compute_remaining_ps_[s]);
+        compute_speed_[s] = speed;
+        compute_since_[s] = sim_.now();
+        const auto ps = static_cast<std::int64_t>(std::ceil(compute_remaining_ps_[s] / speed - 1e-6));
+        sim_.arm(stream_timer_[s], sim_.now() + Time{ps}, to_u16(EventKind::compute_done));
+    }
+}
+
+void ReplayEngine::set_comm_active(RankId rank, int delta) {
+    const int before = comm_active_[rank.index()];
+    comm_active_[rank.index()] += delta;
+    if ((before > 0) != (comm_active_[rank.index()] > 0) && options_.compute.slowdown_during_comm != 0)
+        retime_computes(rank);
+}
+
+void ReplayEngine::complete(OpId id) {
+    const traces::Op& op = g_.ops[id.index()];
+    timeline_.ops[id.index()].end = sim_.now();
+    stream_current_[op.stream.index()] = OpId::invalid();
+    ++completed_;
+    if (op.is_communication()) set_comm_active(op.rank, -1);
+    auto release = [&](OpId next) {
+        if (--waiting_[next.index()] == 0) {
+            trigger_[next.index()] = id;
+            ready_queue_.push_back(next);
+        }
+    };
+    if (next_on_stream_[id.index()].valid()) release(next_on_stream_[id.index()]);
+    for (std::uint32_t k = dependent_offsets_[id.index()]; k < dependent_offsets_[id.index() + 1]; ++k)
+        release(dependents_[k]);
+}
+
+void ReplayEngine::drain_ready() {
+    // Work lists instead of recursion: a chain of zero-time ops never deepens the stack.
+    std::size_t r = 0, d = 0;
+    while (r < ready_queue_.size() || d < done_queue_.size()) {
+        if (d < done_queue_.size()) {
+            complete(done_queue_[d++]);
+        } else {
+            make_ready(ready_queue_[r++]);
+        }
+    }
+    ready_queue_.clear();
+    done_queue_.clear();
+}
+
+ReplayResult ReplayEngine::run() {
+    for (std::size_t i = 0; i < g_.ops.size(); ++i) {
+        if (waiting_[i] == 0) ready_queue_.push_back(OpId::from_index(i));
+    }
+    drain_ready();
+    auto handler = [this](const engine::Event& e) {
+        if (FlowNetwork::owns(e.kind)) {
+            const FlowId done = net_.handle(e);
+            if (done.valid()) on_flow(done);
+        } else {
+            CLUSTERSIM_CHECK(e.kind == to_u16(EventKind::compute_done), "unknown event kind {}", e.kind);
+            const std::uint32_t s = timer_stream_[e.target];
+            done_queue_.push_back(stream_current_[s]);
+        }
+        drain_ready();
+    };
+    sim_.run(handler);
+    if (completed_ != g_.ops.size()) throw engine::InputError(engine::SourceLocation{g_.source}, deadlock_report());
+
+    ReplayResult result;
+    for (const auto& t : timeline_.ops) timeline_.makespan = std::max(timeline_.makespan, t.end);
+    if (options_.link_counters && options_.network.record_link_utilization) {
+        for (std::size_t l = 0; l < cluster_.links().size(); ++l) {
+            const auto& steps = net_.utilization(topo::LinkId::from_index(l));
+            if (steps.empty()) continue;
+            const topo::Link& link = cluster_.links()[l];
+            traces::CounterSeries series{
+                fmt::format("{} -> {}", cluster_.device(link.src).name, cluster_.device(link.dst).name),
+                "GB/s",
+                link.bandwidth_bytes_per_s,
+                net_.contention_delay_s(topo::LinkId::from_index(l)),
+                {}};
+            for (const auto& step : steps) series.points.emplace_back(step.at, step.rate_bytes_per_s);
+            timeline_.counters.push_back(std::move(series));
+        }
+    }
+    result.events = sim_.events_processed();
+    result.flows = net_.flows_completed();
+    result.rate_updates = net_.rate_updates();
+    result.bytes_on_network = net_.delivered_bytes();
+    result.timeline = std::move(timeline_);
+    return result;
+}
+
+ReplayResult replay(const traces::OpGraph& graph, const topo::Cluster& cluster, const ReplayOptions& options) {
+    ReplayEngine engine(graph, cluster, options);
+    return engine.run();
+}
+
+}  // namespace clustersim::sim

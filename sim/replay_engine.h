@@ -1,0 +1,79 @@
+// The replay's state machine (private to sim/): op readiness, stream occupancy, compute re-timing under
+// communication, collective instances, point-to-point pairs, copies, and deadlock reporting.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "engine/simulator.h"
+#include "sim/replay.h"
+
+namespace clustersim::sim {
+
+class ReplayEngine {
+public:
+    ReplayEngine(const traces::OpGraph& graph, const topo::Cluster& cluster, const ReplayOptions& options);
+    ReplayResult run();
+
+private:
+    struct Instance {  // one collective call, across its members
+        traces::CommId comm;
+        std::vector<traces::OpId> members;  // by member index; invalid until that member arrives
+        std::uint32_t arrived = 0;
+        traces::OpId last_trigger;  // trigger of the member that arrived last
+        CollectivePlan plan;
+        std::size_t step = 0;
+        std::uint32_t outstanding = 0;
+        engine::Time start{};
+        engine::Time ideal{};  // sum over steps of the slowest transfer's empty-network time
+        engine::Time step_ideal{};
+    };
+    enum OwnerKind : std::uint32_t { owner_collective = 0, owner_p2p = 1, owner_copy = 2 };
+    static constexpr std::uint32_t owner_shift = 30;
+
+    void setup();
+    void make_ready(traces::OpId op);
+    void start_compute(traces::OpId op);
+    void arrive_collective(traces::OpId op);
+    void arrive_p2p(traces::OpId op);
+    void start_copy(traces::OpId op);
+    void start_step(std::uint32_t instance);
+    void on_flow(FlowId flow);
+    void complete(traces::OpId op);
+    void drain_ready();
+    void set_comm_active(traces::RankId rank, int delta);
+    void retime_computes(traces::RankId rank);
+    [[nodiscard]] topo::DeviceId gpu_of(traces::RankId rank) const { return rank_gpu_[rank.index()]; }
+    [[nodiscard]] std::string deadlock_report() const;
+
+    const traces::OpGraph& g_;
+    const topo::Cluster& cluster_;
+    const ReplayOptions& options_;
+    engine::Simulator sim_;
+    FlowNetwork net_;
+    traces::Timeline timeline_;
+
+    std::vector<topo::DeviceId> rank_gpu_;
+    std::vector<topo::DeviceId> rank_host_;
+    std::vector<traces::OpId> next_on_stream_;
+    std::vector<std::uint32_t> waiting_;  // unmet predecessors per op
+    std::vector<std::uint32_t> dependent_offsets_;
+    std::vector<traces::OpId> dependents_;
+    std::vector<traces::OpId> trigger_;
+    std::vector<std::uint32_t> partner_;  // send <-> recv; collective op -> instance
+    std::vector<Instance> instances_;
+    std::vector<std::uint32_t> rank_stream_offsets_;  // streams of each rank (CSR)
+    std::vector<traces::StreamId> rank_streams_;
+    std::vector<traces::OpId> stream_current_;  // op occupying each stream
+    std::vector<engine::TimerId> stream_timer_;
+    std::vector<std::uint32_t> timer_stream_;
+    std::vector<double> compute_remaining_ps_;  // by stream: full-speed work left in the current compute op
+    std::vector<double> compute_speed_;         // by stream
+    std::vector<engine::Time> compute_since_;   // by stream
+    std::vector<int> comm_active_;              // by rank
+    std::vector<traces::OpId> ready_queue_;
+    std::vector<traces::OpId> done_queue_;
+    std::uint64_t completed_ = 0;
+};
+
+}  // namespace clustersim::sim

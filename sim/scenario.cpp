@@ -1,0 +1,144 @@
+// Scenario loading (every key checked and located), the run, and its output files.
+#include "sim/scenario.h"
+
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "engine/atomic_file.h"
+#include "engine/params.h"
+#include "engine/yaml_reader.h"
+#include "sim/analysis.h"
+#include "topologies/topology_loader.h"
+#include "traces/native_trace.h"
+#include "traces/perfetto_writer.h"
+#include "traces/summary_writers.h"
+#include "workloads/workload_registry.h"
+
+namespace clustersim::sim {
+
+namespace {
+
+void read_system(const engine::YamlValue& system, ReplayOptions& options) {
+    system.expect_only_keys({"network", "compute_slowdown_during_comm", "collective_algorithm", "channels",
+                             "rank_to_gpu", "min_kernel_time"});
+    if (auto v = system.find("channels")) {
+        const auto channels = v->as_int();
+        if (channels < 1 || channels > 64) v->fail("expected a channel count from 1 to 64");
+        options.channels = static_cast<std::uint32_t>(channels);
+    }
+    if (auto v = system.find("network")) {
+        const std::string model = v->as_string();
+        if (model == "max-min")
+            options.network.sharing = SharingModel::max_min;
+        else if (model == "contention-free")
+            options.network.sharing = SharingModel::contention_free;
+        else
+            v->fail(fmt::format("unknown network model '{}' (known: max-min, contention-free)", model));
+    }
+    if (auto v = system.find("compute_slowdown_during_comm")) {
+        options.compute.slowdown_during_comm = v->as_double();
+        if (options.compute.slowdown_during_comm < 0 || options.compute.slowdown_during_comm > 10)
+            v->fail("expected a fraction from 0 to 10 (0.15 means 15% slower)");
+    }
+    if (auto v = system.find("collective_algorithm")) {
+        const auto algo = parse_collective_algorithm(v->as_string());
+        if (!algo) v->fail(fmt::format("unknown collective algorithm '{}' (known: ring, direct)", v->as_string()));
+        options.algorithm = *algo;
+    }
+    if (auto v = system.find("min_kernel_time")) options.compute.min_kernel_time = v->as_time();
+    if (auto v = system.find("rank_to_gpu")) {
+        for (const auto& e : v->elements()) {
+            const auto gpu = e.as_int();
+            if (gpu < 0) e.fail("expected a GPU index from 0");
+            options.rank_to_gpu.push_back(static_cast<std::uint32_t>(gpu));
+        }
+    }
+}
+
+traces::OpGraph read_workload(const engine::YamlValue& workload, const std::string& scenario_path,
+                              std::string& description) {
+    if (auto trace = workload.find("trace")) {
+        workload.expect_only_keys({"trace"});
+        std::filesystem::path file = trace->as_string();
+        if (file.is_relative()) file = std::filesystem::path(scenario_path).parent_path() / file;
+        description = fmt::format("trace {}", trace->as_string());
+        try {
+            return traces::read_native_trace(file.string());
+        } catch (const engine::InputError& e) {
+            if (!std::filesystem::exists(file)) trace->fail(fmt::format("trace file '{}' not found", file.string()));
+            throw;
+        }
+    }
+    const auto generator = workload.require("generator");
+    const auto& entry = workloads::find_workload_generator(generator.as_string(), generator.location());
+    const engine::Params params = engine::Params::from_yaml(workload, entry.params);
+    std::string args;
+    for (const auto& v : params.values()) {
+        if (v.spec->name != "generator" && v.where.file != "(default)")
+            args += fmt::format("{}{}={}", args.empty() ? "" : ", ", v.spec->name, v.text);
+    }
+    description = fmt::format("{} ({})", entry.name, args);
+    return entry.build(params);
+}
+
+}  // namespace
+
+Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
+    engine::YamlValue doc = engine::YamlValue::load_file(path);
+    for (const auto& o : overrides) doc.apply_override(o);
+    doc.expect_only_keys({"name", "description", "topology", "workload", "system", "outputs"});
+    Scenario s;
+    s.source = path;
+    s.name = doc.find("name") ? doc.require("name").as_string() : std::filesystem::path(path).stem().string();
+    s.cluster = topo::load_topology(doc.require("topology"));
+    s.graph = read_workload(doc.require("workload"), path, s.workload_description);
+    traces::validate(s.graph);
+    if (auto system = doc.find("system")) read_system(*system, s.options);
+    if (auto outputs = doc.find("outputs")) {
+        outputs->expect_only_keys({"perfetto", "link_counters"});
+        if (auto v = outputs->find("perfetto")) s.outputs.perfetto = v->as_bool();
+        if (auto v = outputs->find("link_counters"))
+            s.outputs.link_counters = static_cast<std::size_t>(std::max<std::int64_t>(0, v->as_int()));
+    }
+    s.resolved_yaml = doc.dump();
+    return s;
+}
+
+RunResult run_scenario(const Scenario& scenario) {
+    RunResult r;
+    r.replay = replay(scenario.graph, scenario.cluster, scenario.options);
+    r.summary = summarize_run(scenario.graph, r.replay.timeline);
+    r.summary.scenario = scenario.name;
+    r.summary.topology = scenario.cluster.description;
+    r.summary.workload = scenario.workload_description;
+    r.summary.events = r.replay.events;
+    r.summary.flows = r.replay.flows;
+    r.summary.bytes_on_network = r.replay.bytes_on_network;
+    return r;
+}
+
+void write_outputs(const Scenario& scenario, const RunResult& result, const std::string& dir) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec)
+        throw engine::InputError(engine::SourceLocation{dir},
+                                 fmt::format("cannot create the output folder: {}", ec.message()));
+    const std::filesystem::path out(dir);
+    if (scenario.outputs.perfetto) {
+        traces::PerfettoOptions options;
+        options.max_link_counters = scenario.outputs.link_counters;
+        const auto& gpus = scenario.cluster.gpus();
+        for (std::uint32_t r = 0; r < scenario.graph.rank_count; ++r) {
+            const std::uint32_t gpu = scenario.options.rank_to_gpu.empty() ? r : scenario.options.rank_to_gpu[r];
+            options.rank_labels.push_back(scenario.cluster.device(gpus[gpu]).name);
+        }
+        engine::write_file_atomically(out / "timeline.json",
+                                      traces::perfetto_json(scenario.graph, result.replay.timeline, options));
+    }
+    engine::write_file_atomically(out / "summary.json", traces::summary_json(result.summary, scenario.graph));
+    engine::write_file_atomically(out / "ranks.csv", traces::ranks_csv(result.summary));
+    if (!scenario.resolved_yaml.empty()) engine::write_file_atomically(out / "resolved.yaml", scenario.resolved_yaml);
+}
+
+}  // namespace clustersim::sim

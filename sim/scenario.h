@@ -1,0 +1,47 @@
+// Scenarios: a YAML file naming a topology, a workload (generator or trace file) and system options; loading
+// it, replaying it, and writing its outputs (Perfetto timeline, summary.json, ranks.csv, resolved.yaml).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/replay.h"
+#include "topologies/cluster.h"
+#include "traces/op_graph.h"
+#include "traces/run_summary.h"
+
+namespace clustersim::sim {
+
+struct OutputOptions {
+    bool perfetto = true;
+    std::size_t link_counters = 32;
+};
+
+struct Scenario {
+    std::string name;
+    std::string source;  // the file it came from
+    topo::Cluster cluster;
+    traces::OpGraph graph;
+    std::string workload_description;
+    ReplayOptions options;
+    OutputOptions outputs;
+    std::string resolved_yaml;  // the scenario with overrides applied
+};
+
+/// Loads a scenario file and applies "key=value" overrides (--set) before decoding.
+Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides);
+
+struct RunResult {
+    traces::RunSummary summary;
+    ReplayResult replay;
+};
+
+/// Replays a loaded scenario and computes its summary.
+RunResult run_scenario(const Scenario& scenario);
+
+/// Writes the outputs into `dir` (created if needed), each file atomically: timeline.json (unless disabled),
+/// summary.json, ranks.csv, and resolved.yaml when the scenario has one.
+void write_outputs(const Scenario& scenario, const RunResult& result, const std::string& dir);
+
+}  // namespace clustersim::sim

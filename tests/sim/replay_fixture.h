@@ -1,0 +1,68 @@
+// Builders of small OpGraphs for replay tests, with exact durations, and a replay on a switchless ring.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sim/replay.h"
+#include "topologies/topology_loader.h"
+#include "traces/op_graph.h"
+
+namespace clustersim::testing {
+
+struct GraphBuilder {
+    traces::OpGraph g;
+
+    explicit GraphBuilder(std::uint32_t ranks) {
+        g.rank_count = ranks;
+        g.source = "test graph";
+    }
+    traces::OpId compute(std::uint32_t rank, const std::string& stream, engine::Time duration,
+                         std::vector<traces::OpId> deps = {}) {
+        traces::Op op{traces::RankId{rank}, g.stream(traces::RankId{rank}, stream), g.intern("compute"),
+                      traces::OpKind::compute};
+        op.duration = duration;
+        return g.add(op, deps);
+    }
+    traces::OpId collective(std::uint32_t rank, const std::string& stream, const std::string& comm,
+                            std::vector<std::uint32_t> members, std::uint64_t bytes,
+                            traces::CollectiveKind kind = traces::CollectiveKind::all_reduce,
+                            std::vector<traces::OpId> deps = {}) {
+        std::vector<traces::RankId> ranks;
+        for (auto m : members) ranks.push_back(traces::RankId{m});
+        traces::Op op{traces::RankId{rank}, g.stream(traces::RankId{rank}, stream), g.intern(comm + " collective"),
+                      traces::OpKind::collective};
+        op.collective = kind;
+        op.bytes = bytes;
+        op.comm = g.communicator(comm, ranks);
+        return g.add(op, deps);
+    }
+    traces::OpId p2p(traces::OpKind kind, std::uint32_t rank, std::uint32_t peer, const std::string& stream,
+                     std::uint64_t bytes, std::vector<traces::OpId> deps = {}) {
+        const std::uint32_t lo = std::min(rank, peer), hi = std::max(rank, peer);
+        traces::Op op{traces::RankId{rank}, g.stream(traces::RankId{rank}, stream),
+                      g.intern(kind == traces::OpKind::send ? "send" : "recv"), kind};
+        op.bytes = bytes;
+        op.peer = traces::RankId{peer};
+        op.comm = g.communicator("p2p" + std::to_string(lo) + "-" + std::to_string(hi),
+                                 {traces::RankId{lo}, traces::RankId{hi}});
+        return g.add(op, deps);
+    }
+};
+
+/// A ring of `gpus` GPUs with the given link bandwidth and latency.
+inline topo::Cluster ring_cluster(int gpus, const std::string& bandwidth, const std::string& latency) {
+    return topo::load_topology("ring",
+                               {"gpus=" + std::to_string(gpus), "bandwidth=" + bandwidth, "latency=" + latency});
+}
+
+/// Exact options: no compute slowdown under communication, one channel per transfer.
+inline sim::ReplayOptions exact_options() {
+    sim::ReplayOptions o;
+    o.compute.slowdown_during_comm = 0;
+    o.compute.min_kernel_time = engine::Time{0};
+    o.channels = 1;
+    return o;
+}
+
+}  // namespace clustersim::testing

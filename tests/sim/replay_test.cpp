@@ -1,0 +1,154 @@
+// Replays of hand-built graphs against exact timelines: pipeline bubbles, overlap, straggler stalls, the ring
+// all-reduce closed form, deadlock reports, and byte-identical outputs.
+#include <catch2/catch.hpp>
+
+#include "sim/analysis.h"
+#include "tests/sim/replay_fixture.h"
+
+using namespace clustersim;
+using namespace std::chrono_literals;
+using Catch::Matchers::Contains;
+using engine::Time;
+using testing::GraphBuilder;
+using traces::OpKind;
+
+namespace {
+/// GPipe by hand: stage s runs forwards of micro-batches 0..m-1, then backwards 0..m-1; activations and
+/// gradients are 0-byte send/recv on their own streams.
+traces::OpGraph gpipe(std::uint32_t p, std::uint32_t m, Time fwd, Time bwd) {
+    GraphBuilder b(p);
+    for (std::uint32_t s = 0; s < p; ++s) {
+        for (std::uint32_t i = 0; i < m; ++i) {
+            std::vector<traces::OpId> deps;
+            if (s > 0) deps.push_back(b.p2p(OpKind::recv, s, s - 1, "recv", 0));
+            const auto f = b.compute(s, "compute", fwd, deps);
+            if (s + 1 < p) b.p2p(OpKind::send, s, s + 1, "send", 0, {f});
+        }
+        for (std::uint32_t i = 0; i < m; ++i) {
+            std::vector<traces::OpId> deps;
+            if (s + 1 < p) deps.push_back(b.p2p(OpKind::recv, s, s + 1, "recv", 0));
+            const auto bw = b.compute(s, "compute", bwd, deps);
+            if (s > 0) b.p2p(OpKind::send, s, s - 1, "send", 0, {bw});
+        }
+    }
+    return b.g;
+}
+}  // namespace
+
+TEST_CASE("a GPipe pipeline with free communication has bubble fraction (p-1)/(m+p-1)", "[sim][replay]") {
+    // p = 4, m = 6, forward 10 us, backward 20 us: makespan (m+p-1)(tf+tb) = 9 x 30 = 270 us; every stage
+    // computes m(tf+tb) = 180 us and waits (p-1)(tf+tb) = 90 us: 90/270 = 3/9 = (p-1)/(m+p-1).
+    const auto g = gpipe(4, 6, 10us, 20us);
+    traces::validate(g);
+    const auto cluster = testing::ring_cluster(4, "100 GB/s", "0 ns");
+    const auto result = sim::replay(g, cluster, testing::exact_options());
+    REQUIRE(result.timeline.makespan == 270us);
+    const auto summary = sim::summarize_run(g, result.timeline);
+    for (const auto& r : summary.ranks) {
+        INFO("rank " << r.rank);
+        REQUIRE(r.compute == 180us);
+        REQUIRE(r.dependency_wait + r.finished_early == 90us);
+        REQUIRE(r.idle_other == Time{0});
+        REQUIRE(r.peer_wait == Time{0});
+    }
+    // The last stage starts after (p-1) forwards and finishes (p-1) backwards before the end.
+    REQUIRE(summary.ranks[3].dependency_wait == 30us);
+    REQUIRE(summary.ranks[3].finished_early == 60us);
+    REQUIRE(summary.ranks[0].dependency_wait == 90us);
+}
+
+TEST_CASE("ring all-reduce on an uncontended ring takes 2(n-1)(alpha + S/(nB))", "[sim][replay][collectives]") {
+    // n = 4 GPUs on a ring of 50 GB/s links with 1 us latency; S = 4 MB: 6 steps of 1 us + 1e6 B / 50e9 B/s
+    // = 21 us each: 126 us.
+    GraphBuilder b(4);
+    for (std::uint32_t r = 0; r < 4; ++r) b.collective(r, "comm", "world", {0, 1, 2, 3}, 4'000'000);
+    const auto result = sim::replay(b.g, testing::ring_cluster(4, "50 GB/s", "1 us"), testing::exact_options());
+    REQUIRE(result.timeline.makespan == 126us);
+    // Bytes: 2(n-1) steps x n flows x S/n = 2 x 3 x 4 MB.
+    REQUIRE(result.bytes_on_network == 24'000'000);
+}
+
+TEST_CASE("compute overlapping an all-reduce counts as overlap and the rest as exposed communication",
+          "[sim][replay]") {
+    // 2 GPUs, one 50 GB/s cable, 1 us: all-reduce of 2 MB = 2 steps x (1 us + 1 MB / 50 GB/s) = 42 us, from 0.
+    // Compute of 30 us on another stream from 0: overlap 30 us, exposed communication 12 us.
+    GraphBuilder b(2);
+    for (std::uint32_t r = 0; r < 2; ++r) {
+        b.compute(r, "compute", 30us);
+        b.collective(r, "comm", "world", {0, 1}, 2'000'000);
+    }
+    const auto result = sim::replay(b.g, testing::ring_cluster(2, "50 GB/s", "1 us"), testing::exact_options());
+    const auto summary = sim::summarize_run(b.g, result.timeline);
+    REQUIRE(summary.makespan == 42us);
+    for (const auto& r : summary.ranks) {
+        REQUIRE(r.compute == 30us);
+        REQUIRE(r.communication == 42us);
+        REQUIRE(r.overlap == 30us);
+        REQUIRE(r.exposed_communication == 12us);
+        REQUIRE(r.network_wait == Time{0});
+    }
+}
+
+TEST_CASE("compute slows down while a communication kernel is resident", "[sim][replay]") {
+    // Same as above with a 25% slowdown: 30 us of work at speed 1/1.25 while the all-reduce runs (42 us):
+    // it finishes at 37.5 us.
+    GraphBuilder b(2);
+    for (std::uint32_t r = 0; r < 2; ++r) {
+        b.compute(r, "compute", 30us);
+        b.collective(r, "comm", "world", {0, 1}, 2'000'000);
+    }
+    auto options = testing::exact_options();
+    options.compute.slowdown_during_comm = 0.25;
+    const auto result = sim::replay(b.g, testing::ring_cluster(2, "50 GB/s", "1 us"), options);
+    REQUIRE(result.timeline.ops[0].end == Time{37'500'000});
+}
+
+TEST_CASE("a straggler's delay shows as peer wait on the other ranks", "[sim][replay]") {
+    // 4 ranks compute 10 us, rank 2 computes 50 us, then all-reduce: the others wait 40 us inside it.
+    GraphBuilder b(4);
+    for (std::uint32_t r = 0; r < 4; ++r) {
+        const auto c = b.compute(r, "compute", r == 2 ? 50us : 10us);
+        b.collective(r, "compute", "world", {0, 1, 2, 3}, 4'000'000, traces::CollectiveKind::all_reduce, {c});
+    }
+    const auto result = sim::replay(b.g, testing::ring_cluster(4, "50 GB/s", "1 us"), testing::exact_options());
+    const auto summary = sim::summarize_run(b.g, result.timeline);
+    REQUIRE(summary.ranks[0].peer_wait == 40us);
+    REQUIRE(summary.ranks[1].peer_wait == 40us);
+    REQUIRE(summary.ranks[2].peer_wait == Time{0});
+    REQUIRE(summary.ranks[3].peer_wait == 40us);
+    // The critical path runs through the straggler's compute, then the all-reduce.
+    REQUIRE(summary.critical_path.compute == 50us);
+    REQUIRE(summary.critical_path.communication == 126us);
+    REQUIRE(b.g.ops[summary.critical_path.steps.front().op.index()].rank.value == 2);
+}
+
+TEST_CASE("a deadlock names what each blocked rank waits for", "[sim][replay][input]") {
+    SECTION("two ranks that both receive first") {
+        GraphBuilder b(2);
+        b.p2p(OpKind::recv, 0, 1, "s", 8);
+        b.p2p(OpKind::send, 0, 1, "s", 8);
+        b.p2p(OpKind::recv, 1, 0, "s", 8);
+        b.p2p(OpKind::send, 1, 0, "s", 8);
+        REQUIRE_THROWS_WITH(sim::replay(b.g, testing::ring_cluster(2, "50 GB/s", "1 us"), testing::exact_options()),
+                            Contains("deadlock: 4 of 4 ops never ran: rank 0 waits in recv from rank 1 ('recv'); rank "
+                                     "1 waits in recv from rank 0"));
+    }
+    SECTION("collectives issued in different orders") {
+        GraphBuilder b(2);
+        b.collective(0, "s", "A", {0, 1}, 8);
+        b.collective(0, "s", "B", {0, 1}, 8);
+        b.collective(1, "s", "B", {0, 1}, 8);
+        b.collective(1, "s", "A", {0, 1}, 8);
+        REQUIRE_THROWS_WITH(
+            sim::replay(b.g, testing::ring_cluster(2, "50 GB/s", "1 us"), testing::exact_options()),
+            Contains(
+                "rank 0 waits in all_reduce #0 on 'A' for rank 1; rank 1 waits in all_reduce #0 on 'B' for rank 0"));
+    }
+}
+
+TEST_CASE("a trace with more ranks than the topology has GPUs is rejected", "[sim][replay][input]") {
+    GraphBuilder b(3);
+    for (std::uint32_t r = 0; r < 3; ++r) b.compute(r, "compute", 1us);
+    REQUIRE_THROWS_WITH(sim::replay(b.g, testing::ring_cluster(2, "50 GB/s", "1 us"), testing::exact_options()),
+                        Contains("the trace has 3 ranks but the topology") && Contains("has only 2 GPUs"));
+}

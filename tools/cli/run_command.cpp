@@ -1,0 +1,53 @@
+// `clustersim run SCENARIO`: load a scenario, replay it, print the summary table, write the outputs.
+#include <cstdio>
+
+#include <CLI/CLI.hpp>
+
+#include "engine/log.h"
+#include "engine/time.h"
+#include "sim/scenario.h"
+#include "tools/cli/commands.h"
+#include "traces/summary_writers.h"
+
+#include <spdlog/spdlog.h>
+
+namespace clustersim::cli {
+
+namespace {
+struct RunOptions {
+    std::string scenario;
+    std::vector<std::string> overrides;
+    std::string out_dir;
+};
+
+void run(const RunOptions& o) {
+    auto& log = engine::layer_log("cli");
+    const sim::Scenario scenario = sim::load_scenario(o.scenario, o.overrides);
+    log.info("scenario '{}': {} ranks, {} ops on {}", scenario.name, scenario.graph.rank_count,
+             scenario.graph.ops.size(), scenario.cluster.description);
+    const sim::RunResult result = sim::run_scenario(scenario);
+    const std::string dir = o.out_dir.empty() ? "out/" + scenario.name : o.out_dir;
+    sim::write_outputs(scenario, result, dir);
+    const std::string table = traces::summary_table(result.summary, scenario.graph);
+    std::fwrite(table.data(), 1, table.size(), stdout);
+    std::printf("\noutputs in %s/: %ssummary.json, ranks.csv, resolved.yaml\n", dir.c_str(),
+                scenario.outputs.perfetto ? "timeline.json (open in ui.perfetto.dev), " : "");
+}
+}  // namespace
+
+void add_run_command(CLI::App& app) {
+    auto options = std::make_shared<RunOptions>();
+    auto* cmd = app.add_subcommand(
+        "run",
+        "Replay a scenario (topology + workload + system options) and report where the time goes.\n"
+        "Example: clustersim run docs/examples/01-dgx-h100-pipeline-dp/scenario.yaml --set workload.microbatches=16");
+    cmd->add_option("scenario", options->scenario, "Scenario YAML file (see docs/scenarios.md)")
+        ->required()
+        ->check(CLI::ExistingFile);
+    cmd->add_option("--set", options->overrides,
+                    "Override a scenario value before decoding, key.path=value (repeatable)");
+    cmd->add_option("-o,--out", options->out_dir, "Output folder (default: out/<scenario name>)");
+    cmd->callback([options] { run(*options); });
+}
+
+}  // namespace clustersim::cli

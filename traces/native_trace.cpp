@@ -1,0 +1,214 @@
+// Native trace reading (nlohmann-json DOM, every field checked) and writing (streamed text).
+#include "traces/native_trace.h"
+
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "engine/atomic_file.h"
+#include "engine/error.h"
+#include "traces/json_text.h"
+
+namespace clustersim::traces {
+
+namespace {
+
+using nlohmann::json;
+
+class Reader {
+public:
+    explicit Reader(std::string file) : file_(std::move(file)) {}
+
+    [[noreturn]] void fail(const std::string& path, const std::string& message) const {
+        throw engine::InputError(engine::SourceLocation{file_, 0, 0, path}, message);
+    }
+    const json& member(const json& object, const std::string& path, const char* key) const {
+        if (!object.is_object()) fail(path, "expected an object");
+        const auto it = object.find(key);
+        if (it == object.end()) fail(path, fmt::format("missing key '{}'", key));
+        return *it;
+    }
+    std::uint64_t unsigned_at(const json& v, const std::string& path) const {
+        if (!v.is_number_unsigned()) fail(path, fmt::format("expected a non-negative integer, got {}", v.dump()));
+        return v.get<std::uint64_t>();
+    }
+    std::string string_at(const json& v, const std::string& path) const {
+        if (!v.is_string()) fail(path, fmt::format("expected a string, got {}", v.dump()));
+        return v.get<std::string>();
+    }
+    double number_at(const json& v, const std::string& path) const {
+        if (!v.is_number()) fail(path, fmt::format("expected a number, got {}", v.dump()));
+        return v.get<double>();
+    }
+    template <class Enum>
+    Enum enum_at(const json& v, const std::string& path, std::optional<Enum> (*parse)(std::string_view),
+                 const char* what) const {
+        const std::string text = string_at(v, path);
+        const auto value = parse(text);
+        if (!value) fail(path, fmt::format("unknown {} '{}'", what, text));
+        return *value;
+    }
+    const std::string& file() const { return file_; }
+
+private:
+    std::string file_;
+};
+
+void read_op(const Reader& r, const json& j, const std::string& path, OpGraph& g, std::vector<OpId>& deps) {
+    static const std::vector<std::string> allowed = {"id",    "rank",  "stream", "name",        "kind", "class",
+                                                     "dtype", "flops", "bytes",  "duration_ps", "deps", "collective",
+                                                     "comm",  "peer",  "tag",    "algorithm"};
+    if (!j.is_object()) r.fail(path, "expected an op object");
+    for (const auto& [key, value] : j.items()) {
+        if (std::find(allowed.begin(), allowed.end(), key) == allowed.end())
+            r.fail(path + "." + key, fmt::format("unknown key '{}'", key));
+    }
+    Op op;
+    if (j.contains("id") && r.unsigned_at(j["id"], path + ".id") != g.ops.size())
+        r.fail(path + ".id", fmt::format("ops must be listed in id order: expected id {}", g.ops.size()));
+    op.rank = RankId{static_cast<std::uint32_t>(r.unsigned_at(r.member(j, path, "rank"), path + ".rank"))};
+    op.stream = StreamId{static_cast<std::uint32_t>(r.unsigned_at(r.member(j, path, "stream"), path + ".stream"))};
+    op.name = g.intern(j.contains("name") ? r.string_at(j["name"], path + ".name") : "");
+    op.kind = r.enum_at(r.member(j, path, "kind"), path + ".kind", &parse_op_kind, "op kind");
+    if (j.contains("class"))
+        op.kernel_class = r.enum_at(j["class"], path + ".class", &parse_kernel_class, "kernel class");
+    if (j.contains("dtype")) op.dtype = r.enum_at(j["dtype"], path + ".dtype", &parse_data_type, "data type");
+    if (j.contains("flops")) op.flops = r.number_at(j["flops"], path + ".flops");
+    if (j.contains("bytes")) op.bytes = r.unsigned_at(j["bytes"], path + ".bytes");
+    if (j.contains("duration_ps"))
+        op.duration = engine::Time{static_cast<std::int64_t>(r.unsigned_at(j["duration_ps"], path + ".duration_ps"))};
+    if (op.is_communication())
+        op.comm = CommId{static_cast<std::uint32_t>(r.unsigned_at(r.member(j, path, "comm"), path + ".comm"))};
+    if (op.kind == OpKind::collective)
+        op.collective =
+            r.enum_at(r.member(j, path, "collective"), path + ".collective", &parse_collective_kind, "collective");
+    if (op.kind == OpKind::send || op.kind == OpKind::recv) {
+        op.peer = RankId{static_cast<std::uint32_t>(r.unsigned_at(r.member(j, path, "peer"), path + ".peer"))};
+        if (j.contains("tag")) op.tag = static_cast<std::uint32_t>(r.unsigned_at(j["tag"], path + ".tag"));
+    }
+    if (j.contains("algorithm")) op.algorithm = g.intern(r.string_at(j["algorithm"], path + ".algorithm"));
+    deps.clear();
+    if (j.contains("deps")) {
+        const json& d = j["deps"];
+        if (!d.is_array()) r.fail(path + ".deps", "expected a list of op ids");
+        for (std::size_t k = 0; k < d.size(); ++k) {
+            const auto dep = r.unsigned_at(d[k], fmt::format("{}.deps[{}]", path, k));
+            if (dep >= g.ops.size())
+                r.fail(fmt::format("{}.deps[{}]", path, k),
+                       fmt::format("op {} depends on op {}, which is not listed before it", g.ops.size(), dep));
+            deps.push_back(OpId{static_cast<std::uint32_t>(dep)});
+        }
+    }
+    g.add(op, deps);
+}
+
+}  // namespace
+
+OpGraph parse_native_trace(const std::string& text, const std::string& name) {
+    json doc;
+    try {
+        doc = json::parse(text);
+    } catch (const json::parse_error& e) {
+        throw engine::InputError(engine::SourceLocation{name},
+                                 fmt::format("not valid JSON at byte {}: {}", e.byte, e.what()));
+    }
+    const Reader r(name);
+    if (!doc.is_object()) r.fail("", "expected a JSON object (a clustersim native trace)");
+    const std::string format = r.string_at(r.member(doc, "", "format"), "format");
+    if (format != "clustersim-trace")
+        r.fail("format", fmt::format("expected \"clustersim-trace\", got \"{}\"", format));
+    const auto version = r.unsigned_at(r.member(doc, "", "version"), "version");
+    if (version != native_trace_version)
+        r.fail("version",
+               fmt::format("this clustersim reads version {}, the file is version {}", native_trace_version, version));
+    OpGraph g;
+    g.source = name;
+    g.rank_count = static_cast<std::uint32_t>(r.unsigned_at(r.member(doc, "", "ranks"), "ranks"));
+    const json& comms = r.member(doc, "", "communicators");
+    if (!comms.is_array()) r.fail("communicators", "expected a list");
+    for (std::size_t i = 0; i < comms.size(); ++i) {
+        const std::string path = fmt::format("communicators[{}]", i);
+        Communicator c;
+        c.name = r.string_at(r.member(comms[i], path, "name"), path + ".name");
+        const json& ranks = r.member(comms[i], path, "ranks");
+        if (!ranks.is_array()) r.fail(path + ".ranks", "expected a list of ranks");
+        for (std::size_t k = 0; k < ranks.size(); ++k)
+            c.ranks.push_back(
+                RankId{static_cast<std::uint32_t>(r.unsigned_at(ranks[k], fmt::format("{}.ranks[{}]", path, k)))});
+        g.comms.push_back(std::move(c));
+    }
+    const json& streams = r.member(doc, "", "streams");
+    if (!streams.is_array()) r.fail("streams", "expected a list");
+    for (std::size_t i = 0; i < streams.size(); ++i) {
+        const std::string path = fmt::format("streams[{}]", i);
+        g.streams.push_back(Stream{
+            RankId{static_cast<std::uint32_t>(r.unsigned_at(r.member(streams[i], path, "rank"), path + ".rank"))},
+            r.string_at(r.member(streams[i], path, "name"), path + ".name")});
+    }
+    const json& ops = r.member(doc, "", "ops");
+    if (!ops.is_array()) r.fail("ops", "expected a list");
+    g.ops.reserve(ops.size());
+    std::vector<OpId> deps;
+    for (std::size_t i = 0; i < ops.size(); ++i) read_op(r, ops[i], fmt::format("ops[{}]", i), g, deps);
+    validate(g);
+    return g;
+}
+
+OpGraph read_native_trace(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw engine::InputError(engine::SourceLocation{path}, "cannot open file");
+    std::stringstream buffer;
+    buffer << in.rdbuf();
+    return parse_native_trace(buffer.str(), path);
+}
+
+std::string native_trace_text(const OpGraph& g) {
+    std::string out =
+        fmt::format("{{\"format\": \"clustersim-trace\", \"version\": {}, \"ranks\": {},\n\"communicators\": [",
+                    native_trace_version, g.rank_count);
+    for (std::size_t i = 0; i < g.comms.size(); ++i) {
+        out += fmt::format("{}\n  {{\"name\": {}, \"ranks\": [", i ? "," : "", json_string(g.comms[i].name));
+        for (std::size_t k = 0; k < g.comms[i].ranks.size(); ++k)
+            out += fmt::format("{}{}", k ? ", " : "", g.comms[i].ranks[k].value);
+        out += "]}";
+    }
+    out += "],\n\"streams\": [";
+    for (std::size_t i = 0; i < g.streams.size(); ++i)
+        out += fmt::format("{}\n  {{\"rank\": {}, \"name\": {}}}", i ? "," : "", g.streams[i].rank.value,
+                           json_string(g.streams[i].name));
+    out += "],\n\"ops\": [";
+    for (std::size_t i = 0; i < g.ops.size(); ++i) {
+        const Op& op = g.ops[i];
+        out += fmt::format("{}\n  {{\"id\": {}, \"rank\": {}, \"stream\": {}, \"name\": {}, \"kind\": \"{}\"",
+                           i ? "," : "", i, op.rank.value, op.stream.value, json_string(g.names[op.name]),
+                           op_kind_name(op.kind));
+        if (op.kind == OpKind::compute)
+            out += fmt::format(", \"class\": \"{}\", \"flops\": {}", kernel_class_name(op.kernel_class),
+                               json_number(op.flops));
+        out += fmt::format(", \"dtype\": \"{}\", \"bytes\": {}", data_type_name(op.dtype), op.bytes);
+        if (op.has_duration()) out += fmt::format(", \"duration_ps\": {}", op.duration.count());
+        if (op.is_communication()) out += fmt::format(", \"comm\": {}", op.comm.value);
+        if (op.kind == OpKind::collective)
+            out += fmt::format(", \"collective\": \"{}\"", collective_kind_name(op.collective));
+        if (op.kind == OpKind::send || op.kind == OpKind::recv)
+            out += fmt::format(", \"peer\": {}, \"tag\": {}", op.peer.value, op.tag);
+        if (op.algorithm != no_algorithm) out += fmt::format(", \"algorithm\": {}", json_string(g.names[op.algorithm]));
+        const auto deps = g.deps(OpId::from_index(i));
+        if (!deps.empty()) {
+            out += ", \"deps\": [";
+            for (std::size_t k = 0; k < deps.size(); ++k) out += fmt::format("{}{}", k ? ", " : "", deps[k].value);
+            out += "]";
+        }
+        out += "}";
+    }
+    out += "]}\n";
+    return out;
+}
+
+void write_native_trace(const OpGraph& graph, const std::string& path) {
+    engine::write_file_atomically(path, native_trace_text(graph));
+}
+
+}  // namespace clustersim::traces

@@ -1,0 +1,141 @@
+// OpGraph construction helpers and the name tables of its enumerations.
+#include "traces/op_graph.h"
+
+#include <algorithm>
+#include <array>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "engine/error.h"
+
+namespace clustersim::traces {
+
+namespace {
+template <class Enum, std::size_t N>
+const char* name_of(const std::array<std::pair<Enum, const char*>, N>& table, Enum value) {
+    for (const auto& [v, name] : table) {
+        if (v == value) return name;
+    }
+    return "?";
+}
+template <class Enum, std::size_t N>
+std::optional<Enum> parse(const std::array<std::pair<Enum, const char*>, N>& table, std::string_view text) {
+    for (const auto& [v, name] : table) {
+        if (text == name) return v;
+    }
+    return std::nullopt;
+}
+
+constexpr std::array<std::pair<OpKind, const char*>, 8> op_kinds = {{{OpKind::compute, "compute"},
+                                                                     {OpKind::collective, "collective"},
+                                                                     {OpKind::send, "send"},
+                                                                     {OpKind::recv, "recv"},
+                                                                     {OpKind::memcpy_h2d, "memcpy_h2d"},
+                                                                     {OpKind::memcpy_d2h, "memcpy_d2h"},
+                                                                     {OpKind::alloc, "alloc"},
+                                                                     {OpKind::free, "free"}}};
+constexpr std::array<std::pair<CollectiveKind, const char*>, 7> collective_kinds = {
+    {{CollectiveKind::all_reduce, "all_reduce"},
+     {CollectiveKind::reduce_scatter, "reduce_scatter"},
+     {CollectiveKind::all_gather, "all_gather"},
+     {CollectiveKind::broadcast, "broadcast"},
+     {CollectiveKind::reduce, "reduce"},
+     {CollectiveKind::all_to_all, "all_to_all"},
+     {CollectiveKind::barrier, "barrier"}}};
+constexpr std::array<std::pair<KernelClass, const char*>, 7> kernel_classes = {
+    {{KernelClass::gemm, "gemm"},
+     {KernelClass::attention, "attention"},
+     {KernelClass::elementwise, "elementwise"},
+     {KernelClass::embedding, "embedding"},
+     {KernelClass::optimizer, "optimizer"},
+     {KernelClass::communication, "communication"},
+     {KernelClass::other, "other"}}};
+constexpr std::array<std::pair<DataType, const char*>, 8> data_types = {{{DataType::fp32, "fp32"},
+                                                                         {DataType::tf32, "tf32"},
+                                                                         {DataType::fp16, "fp16"},
+                                                                         {DataType::bf16, "bf16"},
+                                                                         {DataType::fp8, "fp8"},
+                                                                         {DataType::int8, "int8"},
+                                                                         {DataType::int32, "int32"},
+                                                                         {DataType::int64, "int64"}}};
+}  // namespace
+
+const char* op_kind_name(OpKind kind) { return name_of(op_kinds, kind); }
+const char* collective_kind_name(CollectiveKind kind) { return name_of(collective_kinds, kind); }
+const char* kernel_class_name(KernelClass kind) { return name_of(kernel_classes, kind); }
+const char* data_type_name(DataType type) { return name_of(data_types, type); }
+std::optional<OpKind> parse_op_kind(std::string_view name) { return parse(op_kinds, name); }
+std::optional<CollectiveKind> parse_collective_kind(std::string_view name) { return parse(collective_kinds, name); }
+std::optional<KernelClass> parse_kernel_class(std::string_view name) { return parse(kernel_classes, name); }
+std::optional<DataType> parse_data_type(std::string_view name) { return parse(data_types, name); }
+
+int data_type_size(DataType type) {
+    switch (type) {
+        case DataType::fp32:
+        case DataType::tf32:
+        case DataType::int32:
+            return 4;
+        case DataType::fp16:
+        case DataType::bf16:
+            return 2;
+        case DataType::fp8:
+        case DataType::int8:
+            return 1;
+        case DataType::int64:
+            return 8;
+    }
+    return 4;
+}
+
+StreamId OpGraph::stream(RankId rank, std::string_view name) {
+    for (std::size_t i = 0; i < streams.size(); ++i) {
+        if (streams[i].rank == rank && streams[i].name == name) return StreamId::from_index(i);
+    }
+    streams.push_back(Stream{rank, std::string(name)});
+    return StreamId::from_index(streams.size() - 1);
+}
+
+CommId OpGraph::communicator(std::string_view name, std::vector<RankId> ranks) {
+    for (std::size_t i = 0; i < comms.size(); ++i) {
+        if (comms[i].name == name) {
+            CLUSTERSIM_CHECK(comms[i].ranks == ranks, "communicator '{}' redefined with other ranks", name);
+            return CommId::from_index(i);
+        }
+    }
+    comms.push_back(Communicator{std::string(name), std::move(ranks)});
+    return CommId::from_index(comms.size() - 1);
+}
+
+std::uint32_t OpGraph::intern(std::string_view name) {
+    const auto it = std::lower_bound(name_index_.begin(), name_index_.end(), name,
+                                     [](const auto& entry, std::string_view n) { return entry.first < n; });
+    if (it != name_index_.end() && it->first == name) return it->second;
+    const auto id = static_cast<std::uint32_t>(names.size());
+    names.emplace_back(name);
+    name_index_.insert(it, {std::string(name), id});
+    return id;
+}
+
+OpId OpGraph::add(const Op& op, std::span<const OpId> deps) {
+    ops.push_back(op);
+    dep_ids.insert(dep_ids.end(), deps.begin(), deps.end());
+    dep_offsets.push_back(static_cast<std::uint32_t>(dep_ids.size()));
+    return OpId::from_index(ops.size() - 1);
+}
+
+std::string OpGraph::describe(OpId id) const {
+    const Op& op = ops[id.index()];
+    std::string what = op_kind_name(op.kind);
+    if (op.kind == OpKind::collective)
+        what = fmt::format("{} on '{}'", collective_kind_name(op.collective),
+                           op.comm.index() < comms.size() ? comms[op.comm.index()].name : "?");
+    else if (op.kind == OpKind::send)
+        what = fmt::format("send to rank {}", op.peer.value);
+    else if (op.kind == OpKind::recv)
+        what = fmt::format("recv from rank {}", op.peer.value);
+    return fmt::format("rank {} op {} '{}' ({})", op.rank.value, id.value,
+                       op.name < names.size() ? names[op.name] : "?", what);
+}
+
+}  // namespace clustersim::traces

@@ -1,0 +1,125 @@
+// The OpGraph: what every rank of a distributed training job executes. Ops live in flat arrays with integer ids;
+// each op runs on one stream of one rank; ops on a stream run in order; `deps` add edges between ops of a rank.
+// Collectives match across ranks by communicator and issue order; send/recv by (src, dst, communicator, order).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/ids.h"
+#include "engine/time.h"
+
+namespace clustersim::traces {
+
+struct OpTag {};
+using OpId = engine::StrongId<OpTag>;
+struct RankTag {};
+using RankId = engine::StrongId<RankTag>;
+struct StreamTag {};
+using StreamId = engine::StrongId<StreamTag>;  // global: streams of all ranks in one array
+struct CommTag {};
+using CommId = engine::StrongId<CommTag>;
+
+enum class OpKind : std::uint8_t { compute, collective, send, recv, memcpy_h2d, memcpy_d2h, alloc, free };
+enum class CollectiveKind : std::uint8_t {
+    all_reduce,
+    reduce_scatter,
+    all_gather,
+    broadcast,
+    reduce,
+    all_to_all,
+    barrier
+};
+enum class KernelClass : std::uint8_t { gemm, attention, elementwise, embedding, optimizer, communication, other };
+enum class DataType : std::uint8_t { fp32, tf32, fp16, bf16, fp8, int8, int32, int64 };
+
+const char* op_kind_name(OpKind kind);
+const char* collective_kind_name(CollectiveKind kind);
+const char* kernel_class_name(KernelClass kind);
+const char* data_type_name(DataType type);
+std::optional<OpKind> parse_op_kind(std::string_view name);
+std::optional<CollectiveKind> parse_collective_kind(std::string_view name);
+std::optional<KernelClass> parse_kernel_class(std::string_view name);
+std::optional<DataType> parse_data_type(std::string_view name);
+/// Bytes per element.
+int data_type_size(DataType type);
+
+inline constexpr std::uint32_t no_algorithm = UINT32_MAX;
+
+/// One op, 56 bytes; names are interned in OpGraph::names.
+struct Op {
+    RankId rank;
+    StreamId stream;
+    std::uint32_t name = 0;  // index into OpGraph::names
+    OpKind kind = OpKind::compute;
+    KernelClass kernel_class = KernelClass::other;
+    DataType dtype = DataType::fp16;
+    CollectiveKind collective = CollectiveKind::all_reduce;
+    std::uint64_t bytes = 0;    // compute: bytes touched; collective: per-rank buffer; send/recv/copy: message
+    double flops = 0;           // compute only
+    engine::Time duration{-1};  // measured duration, or -1 when the trace has none
+    CommId comm;                // collectives and send/recv
+    RankId peer;                // send: destination; recv: source
+    std::uint32_t tag = 0;      // send/recv
+    std::uint32_t algorithm = no_algorithm;  // collective algorithm hint: an index into OpGraph::names
+
+    [[nodiscard]] bool has_duration() const { return duration.count() >= 0; }
+    [[nodiscard]] bool is_communication() const {
+        return kind == OpKind::collective || kind == OpKind::send || kind == OpKind::recv;
+    }
+    bool operator==(const Op&) const = default;
+};
+
+struct Stream {
+    RankId rank;
+    std::string name;
+    bool operator==(const Stream&) const = default;
+};
+
+struct Communicator {
+    std::string name;
+    std::vector<RankId> ranks;  // in communicator order (ring order for ring algorithms)
+    bool operator==(const Communicator&) const = default;
+};
+
+class OpGraph {
+public:
+    std::uint32_t rank_count = 0;
+    std::vector<Stream> streams;
+    std::vector<Communicator> comms;
+    std::vector<Op> ops;
+    std::vector<std::string> names;                // interned op names (and algorithm hints)
+    std::vector<std::uint32_t> dep_offsets = {0};  // CSR: deps of op i are dep_ids[dep_offsets[i] .. [i+1])
+    std::vector<OpId> dep_ids;
+    std::string source;  // file or generator it came from, for messages
+
+    /// Adds a stream named `name` to `rank` (or returns the existing one).
+    StreamId stream(RankId rank, std::string_view name);
+    /// Adds a communicator (or returns the existing one of that name, which must have the same ranks).
+    CommId communicator(std::string_view name, std::vector<RankId> ranks);
+    /// Interns a name.
+    std::uint32_t intern(std::string_view name);
+    /// Appends an op with its dependencies (ops of the same rank added earlier).
+    OpId add(const Op& op, std::span<const OpId> deps = {});
+
+    [[nodiscard]] std::span<const OpId> deps(OpId op) const {
+        return {dep_ids.data() + dep_offsets[op.index()], dep_ids.data() + dep_offsets[op.index() + 1]};
+    }
+    [[nodiscard]] const std::string& name(OpId op) const { return names[ops[op.index()].name]; }
+    /// "rank 3 op 17 'fwd.layer2' (all_reduce on 'dp0')" for messages.
+    [[nodiscard]] std::string describe(OpId op) const;
+    bool operator==(const OpGraph&) const = default;
+
+private:
+    std::vector<std::pair<std::string, std::uint32_t>> name_index_;  // sorted, for interning
+};
+
+/// Checks what the replay relies on; throws InputError naming the source, rank and op: unknown ids, dependency
+/// cycles, a collective not issued by every member, mismatched sizes or kinds across members, unmatched send/recv.
+void validate(const OpGraph& graph);
+
+}  // namespace clustersim::traces

@@ -1,0 +1,71 @@
+// The summary of a replay, as plain data: per-rank time breakdown, the most contended links and the critical
+// path. Computed by sim/ (analysis), written by the summary writers here.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "engine/time.h"
+#include "traces/op_graph.h"
+
+namespace clustersim::traces {
+
+/// Where one rank's iteration time went. compute + exposed_communication + peer_wait + dependency_wait +
+/// finished_early + idle_other == iteration (each instant is counted once, in that order of precedence).
+struct RankBreakdown {
+    std::uint32_t rank = 0;
+    engine::Time iteration{};              // makespan of the whole job
+    engine::Time compute{};                // some compute kernel running
+    engine::Time communication{};          // some transfer of this rank in progress (overlapped or not)
+    engine::Time overlap{};                // compute and a transfer at once
+    engine::Time exposed_communication{};  // a transfer and no compute
+    engine::Time network_wait{};           // part of exposed communication lost to contention
+    engine::Time peer_wait{};              // inside a collective, waiting for its members to arrive
+    engine::Time dependency_wait{};        // in a send/recv waiting for the peer rank (pipeline bubble)
+    engine::Time finished_early{};         // after this rank's last op, while others still run
+    engine::Time idle_other{};             // nothing running or waited on (host gaps, local dependencies)
+    bool operator==(const RankBreakdown&) const = default;
+};
+
+struct LinkReport {
+    std::string name;
+    double capacity_bytes_per_s = 0;
+    double bytes = 0;
+    double mean_utilization = 0;  // bytes / (capacity * makespan)
+    double peak_utilization = 0;
+    double contention_delay_s = 0;
+    bool operator==(const LinkReport&) const = default;
+};
+
+struct CriticalStep {
+    OpId op;
+    engine::Time start{};
+    engine::Time end{};
+    bool operator==(const CriticalStep&) const = default;
+};
+
+struct CriticalPath {
+    engine::Time compute{};
+    engine::Time communication{};
+    engine::Time copies{};
+    engine::Time waiting{};           // gaps between an op's critical predecessor's end and its start
+    std::vector<CriticalStep> steps;  // first to last
+    bool operator==(const CriticalPath&) const = default;
+};
+
+struct RunSummary {
+    std::string scenario;
+    std::string topology;
+    std::string workload;
+    engine::Time makespan{};
+    std::uint64_t ops = 0;
+    std::uint64_t events = 0;
+    std::uint64_t flows = 0;
+    std::uint64_t bytes_on_network = 0;
+    std::vector<RankBreakdown> ranks;
+    std::vector<LinkReport> top_links;  // most contended first, at most 10
+    CriticalPath critical_path;
+    bool operator==(const RunSummary&) const = default;
+};
+
+}  // namespace clustersim::traces

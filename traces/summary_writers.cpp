@@ -1,0 +1,121 @@
+// Summary output formats. Times in JSON and CSV are microseconds with six decimals (exact picoseconds).
+#include "traces/summary_writers.h"
+
+#include <fmt/format.h>
+
+#include "engine/units.h"
+#include "traces/json_text.h"
+#include "traces/perfetto_writer.h"
+
+namespace clustersim::traces {
+
+namespace {
+using engine::Time;
+
+struct Field {
+    const char* name;
+    Time RankBreakdown::*member;
+};
+constexpr Field rank_fields[] = {
+    {"iteration", &RankBreakdown::iteration},
+    {"compute", &RankBreakdown::compute},
+    {"communication", &RankBreakdown::communication},
+    {"overlap", &RankBreakdown::overlap},
+    {"exposed_communication", &RankBreakdown::exposed_communication},
+    {"network_wait", &RankBreakdown::network_wait},
+    {"peer_wait", &RankBreakdown::peer_wait},
+    {"dependency_wait", &RankBreakdown::dependency_wait},
+    {"finished_early", &RankBreakdown::finished_early},
+    {"idle_other", &RankBreakdown::idle_other},
+};
+
+double percent(Time part, Time whole) {
+    return whole > Time{0} ? 100.0 * static_cast<double>(part.count()) / static_cast<double>(whole.count()) : 0.0;
+}
+}  // namespace
+
+std::string summary_json(const RunSummary& s, const OpGraph& g) {
+    std::string out = "{\n";
+    out += fmt::format("  \"scenario\": {},\n  \"topology\": {},\n  \"workload\": {},\n", json_string(s.scenario),
+                       json_string(s.topology), json_string(s.workload));
+    out += fmt::format(
+        "  \"makespan_us\": {},\n  \"ranks\": {},\n  \"ops\": {},\n  \"events\": {},\n  \"flows\": {},\n  "
+        "\"bytes_on_network\": {},\n",
+        microseconds_text(s.makespan), s.ranks.size(), s.ops, s.events, s.flows, s.bytes_on_network);
+    out += "  \"per_rank_us\": [";
+    for (std::size_t r = 0; r < s.ranks.size(); ++r) {
+        out += fmt::format("{}\n    {{\"rank\": {}", r ? "," : "", s.ranks[r].rank);
+        for (const Field& f : rank_fields)
+            out += fmt::format(", \"{}\": {}", f.name, microseconds_text(s.ranks[r].*f.member));
+        out += "}";
+    }
+    out += "\n  ],\n  \"most_contended_links\": [";
+    for (std::size_t k = 0; k < s.top_links.size(); ++k) {
+        const LinkReport& l = s.top_links[k];
+        out += fmt::format(
+            "{}\n    {{\"link\": {}, \"capacity_GBps\": {}, \"bytes\": {}, \"mean_utilization\": {}, "
+            "\"peak_utilization\": {}, "
+            "\"contention_delay_us\": {}}}",
+            k ? "," : "", json_string(l.name), json_number(l.capacity_bytes_per_s / 1e9), json_number(l.bytes),
+            json_number(l.mean_utilization), json_number(l.peak_utilization), json_number(l.contention_delay_s * 1e6));
+    }
+    const CriticalPath& cp = s.critical_path;
+    out += fmt::format(
+        "\n  ],\n  \"critical_path\": {{\"compute_us\": {}, \"communication_us\": {}, \"copies_us\": {}, "
+        "\"waiting_us\": {}, \"ops\": [",
+        microseconds_text(cp.compute), microseconds_text(cp.communication), microseconds_text(cp.copies),
+        microseconds_text(cp.waiting));
+    for (std::size_t k = 0; k < cp.steps.size(); ++k) {
+        const Op& op = g.ops[cp.steps[k].op.index()];
+        out += fmt::format(
+            "{}\n    {{\"op\": {}, \"rank\": {}, \"name\": {}, \"kind\": \"{}\", \"start_us\": {}, \"end_us\": {}}}",
+            k ? "," : "", cp.steps[k].op.value, op.rank.value, json_string(g.names[op.name]), op_kind_name(op.kind),
+            microseconds_text(cp.steps[k].start), microseconds_text(cp.steps[k].end));
+    }
+    out += "\n  ]}\n}\n";
+    return out;
+}
+
+std::string ranks_csv(const RunSummary& s) {
+    std::string out = "rank";
+    for (const Field& f : rank_fields) out += fmt::format(",{}_us", f.name);
+    out += "\n";
+    for (const RankBreakdown& r : s.ranks) {
+        out += fmt::format("{}", r.rank);
+        for (const Field& f : rank_fields) out += "," + microseconds_text(r.*f.member);
+        out += "\n";
+    }
+    return out;
+}
+
+std::string summary_table(const RunSummary& s, const OpGraph& g) {
+    std::string out = fmt::format("scenario   {}\ntopology   {}\nworkload   {}\n", s.scenario, s.topology, s.workload);
+    out += fmt::format("iteration  {}   ({} ranks, {} ops, {} flows, {} on the network, {} events)\n\n",
+                       engine::format_time(s.makespan), s.ranks.size(), s.ops, s.flows,
+                       engine::format_bytes(static_cast<double>(s.bytes_on_network)), s.events);
+    out += fmt::format("{:>5} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}\n", "rank", "compute%", "comm%",
+                       "overlap%", "exposed%", "network%", "peer%", "bubble%", "early%", "other%");
+    for (const RankBreakdown& r : s.ranks) {
+        out += fmt::format("{:>5} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f}\n",
+                           r.rank, percent(r.compute, r.iteration), percent(r.communication, r.iteration),
+                           percent(r.overlap, r.iteration), percent(r.exposed_communication, r.iteration),
+                           percent(r.network_wait, r.iteration), percent(r.peer_wait, r.iteration),
+                           percent(r.dependency_wait, r.iteration), percent(r.finished_early, r.iteration),
+                           percent(r.idle_other, r.iteration));
+    }
+    if (!s.top_links.empty()) {
+        out += "\nmost contended links (contention delay attributed, bytes, mean / peak utilization):\n";
+        for (const LinkReport& l : s.top_links)
+            out += fmt::format("  {:<40} {:>12}  {:>12}  {:5.1f}% / {:5.1f}%\n", l.name,
+                               engine::format_time(engine::from_seconds(l.contention_delay_s)),
+                               engine::format_bytes(l.bytes), 100 * l.mean_utilization, 100 * l.peak_utilization);
+    }
+    const CriticalPath& cp = s.critical_path;
+    out += fmt::format("\ncritical path: {} ops; compute {}, communication {}, copies {}, waiting {}\n",
+                       cp.steps.size(), engine::format_time(cp.compute), engine::format_time(cp.communication),
+                       engine::format_time(cp.copies), engine::format_time(cp.waiting));
+    (void)g;
+    return out;
+}
+
+}  // namespace clustersim::traces

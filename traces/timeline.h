@@ -1,0 +1,54 @@
+// The Timeline: what happened in a replay, as plain data. Per op: when it was ready (launched on its stream with
+// its dependencies met), when it started working (for communication: when its peers had arrived), when it ended,
+// and which op's end put it on the critical path. Plus transfers between ranks and counter series (links).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/time.h"
+#include "traces/op_graph.h"
+
+namespace clustersim::traces {
+
+struct OpTiming {
+    engine::Time ready{-1};
+    engine::Time start{-1};
+    engine::Time end{-1};
+    /// For communication: part of [start, end] beyond the time on an empty network (contention).
+    engine::Time contention{0};
+    /// The op whose end determined this op's start: its own trigger, or for communication the trigger of the
+    /// peer that arrived last. Invalid when it started at time zero.
+    OpId critical_pred;
+    bool operator==(const OpTiming&) const = default;
+};
+
+/// A point-to-point transfer between ranks: drawn as a flow arrow from send to recv.
+struct Transfer {
+    OpId send;
+    OpId recv;
+    engine::Time start{};
+    engine::Time end{};
+    bool operator==(const Transfer&) const = default;
+};
+
+/// A piecewise-constant series: value from points[i].first until points[i+1].first.
+struct CounterSeries {
+    std::string name;
+    std::string unit;               // "GB/s"
+    double capacity = 0;            // for utilization fractions; 0 when not applicable
+    double contention_delay_s = 0;  // total contention delay attributed to this counter's link
+    std::vector<std::pair<engine::Time, double>> points;
+    bool operator==(const CounterSeries&) const = default;
+};
+
+struct Timeline {
+    std::vector<OpTiming> ops;  // by OpId
+    std::vector<Transfer> transfers;
+    std::vector<CounterSeries> counters;
+    engine::Time makespan{};
+    bool operator==(const Timeline&) const = default;
+};
+
+}  // namespace clustersim::traces

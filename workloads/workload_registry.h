@@ -1,0 +1,29 @@
+// The table of workload generators: name, summary, parameters and builder. It drives lookup, `--list`,
+// rejection of unknown parameters and docs.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/error.h"
+#include "engine/params.h"
+#include "traces/op_graph.h"
+
+namespace clustersim::workloads {
+
+struct GeneratorEntry {
+    std::string name;
+    std::string summary;
+    std::vector<engine::ParamSpec> params;
+    traces::OpGraph (*build)(const engine::Params& params);
+};
+
+/// All generators, in alphabetical order.
+const std::vector<GeneratorEntry>& workload_generators();
+const GeneratorEntry& find_workload_generator(std::string_view name, const engine::SourceLocation& where);
+
+// Builders, one per file under workloads/generators/.
+traces::OpGraph build_pipeline_data_parallel(const engine::Params& params);
+
+}  // namespace clustersim::workloads
