@@ -55,14 +55,31 @@ void ReplayEngine::start_step(std::uint32_t index) {
     inst.step_ideal = Time{0};
     for (std::uint32_t k = inst.plan.step_offsets[inst.step]; k < inst.plan.step_offsets[inst.step + 1]; ++k) {
         const PlannedTransfer& t = inst.plan.transfers[k];
-        // One flow per channel, with consecutive flow keys from a hashed base: ECMP spreads the channels of a
-        // transfer over distinct equal-cost paths. The first channels take the remainder bytes.
+        // One flow per channel, with consecutive flow keys from a hashed base, so that ECMP spreads the channels
+        // of a transfer over the equal-cost paths. Channels that land on the same path travel as one flow of
+        // that many shares (same contention, fewer events). The first channels take the remainder bytes.
         const std::uint64_t key = engine::hash_combine(index, k);
         const std::uint32_t channels = t.bytes == 0 ? 1 : std::max<std::uint32_t>(1, options_.channels);
+        const topo::DeviceId src = gpu_of(ranks[t.src]), dst = gpu_of(ranks[t.dst]);
+        channel_routes_.resize(channels);
         for (std::uint32_t c = 0; c < channels; ++c) {
-            const std::uint64_t bytes = t.bytes / channels + (c < t.bytes % channels ? 1 : 0);
-            const FlowId f = net_.start_flow(gpu_of(ranks[t.src]), gpu_of(ranks[t.dst]), bytes, key + c,
-                                             (owner_collective << owner_shift) | index);
+            channel_routes_[c].clear();
+            net_.router().route(src, dst, key + c, channel_routes_[c]);
+        }
+        for (std::uint32_t c = 0; c < channels; ++c) {
+            bool merged_before = false;
+            for (std::uint32_t e = 0; e < c && !merged_before; ++e)
+                merged_before = channel_routes_[e] == channel_routes_[c];
+            if (merged_before) continue;
+            std::uint64_t bytes = 0;
+            std::uint32_t weight = 0;
+            for (std::uint32_t e = c; e < channels; ++e) {
+                if (channel_routes_[e] != channel_routes_[c]) continue;
+                bytes += t.bytes / channels + (e < t.bytes % channels ? 1 : 0);
+                ++weight;
+            }
+            const FlowId f = net_.start_flow_on_route(src, dst, channel_routes_[c], bytes,
+                                                      (owner_collective << owner_shift) | index, weight);
             inst.step_ideal = std::max(inst.step_ideal, net_.ideal_duration(f));
             ++inst.outstanding;
         }

@@ -71,6 +71,7 @@ private:
     std::vector<double> compute_speed_;         // by stream
     std::vector<engine::Time> compute_since_;   // by stream
     std::vector<int> comm_active_;              // by rank
+    std::vector<std::vector<topo::LinkId>> channel_routes_;  // scratch of start_step
     std::vector<traces::OpId> ready_queue_;
     std::vector<traces::OpId> done_queue_;
     std::uint64_t completed_ = 0;

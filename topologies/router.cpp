@@ -10,7 +10,8 @@
 
 namespace clustersim::topo {
 
-Router::Router(const Cluster& cluster) : cluster_(cluster), distance_cache_(cluster.devices().size()) {}
+Router::Router(const Cluster& cluster)
+    : cluster_(cluster), distance_cache_(cluster.devices().size()), next_hop_cache_(cluster.devices().size()) {}
 
 const std::vector<std::int64_t>& Router::distances_to(DeviceId dst) {
     auto& dist = distance_cache_[dst.index()];
@@ -39,39 +40,43 @@ const std::vector<std::int64_t>& Router::distances_to(DeviceId dst) {
     return dist;
 }
 
+const Router::NextHops& Router::next_hops_to(DeviceId dst) {
+    NextHops& hops = next_hop_cache_[dst.index()];
+    if (!hops.offsets.empty()) return hops;
+    const auto& dist = distances_to(dst);
+    const std::size_t n = cluster_.devices().size();
+    hops.offsets.assign(n + 1, 0);
+    for (std::size_t u = 0; u < n; ++u) {
+        hops.offsets[u] = static_cast<std::uint32_t>(hops.links.size());
+        if (dist[u] == unreachable || u == dst.index()) continue;
+        for (const LinkId l : cluster_.out_links(DeviceId::from_index(u))) {
+            const Link& link = cluster_.link(l);
+            const bool relays = link.dst == dst || forwards_traffic(cluster_.device(link.dst));
+            if (relays && dist[link.dst.index()] != unreachable && dist[link.dst.index()] + link_cost(link) == dist[u])
+                hops.links.push_back(l);
+        }
+    }
+    hops.offsets[n] = static_cast<std::uint32_t>(hops.links.size());
+    return hops;
+}
+
 void Router::route(DeviceId src, DeviceId dst, std::uint64_t flow_key, std::vector<LinkId>& out) {
     if (src == dst) return;
-    const auto& dist = distances_to(dst);
-    if (dist[src.index()] == unreachable) {
+    if (distances_to(dst)[src.index()] == unreachable) {
         throw engine::InputError(fmt::format("no route from '{}' to '{}' in the topology", cluster_.device(src).name,
                                              cluster_.device(dst).name));
     }
+    const NextHops& hops = next_hops_to(dst);
     DeviceId at = src;
     while (at != dst) {
-        // Equal-cost next hops, in LinkId order: (first, count) scanned twice to avoid a temporary vector.
-        std::uint32_t count = 0;
-        for (const LinkId l : cluster_.out_links(at)) {
-            const Link& link = cluster_.link(l);
-            const bool relays = link.dst == dst || forwards_traffic(cluster_.device(link.dst));
-            if (relays && dist[link.dst.index()] != unreachable &&
-                dist[link.dst.index()] + link_cost(link) == dist[at.index()])
-                ++count;
-        }
+        const std::uint32_t first = hops.offsets[at.index()];
+        const std::uint32_t count = hops.offsets[at.index() + 1] - first;
         CLUSTERSIM_CHECK(count > 0, "routing table broken at '{}'", cluster_.device(at).name);
-        std::uint32_t pick =
+        const std::uint32_t pick =
             count == 1 ? 0 : static_cast<std::uint32_t>((flow_key + engine::splitmix64(at.value)) % count);
-        for (const LinkId l : cluster_.out_links(at)) {
-            const Link& link = cluster_.link(l);
-            const bool relays = link.dst == dst || forwards_traffic(cluster_.device(link.dst));
-            if (!relays || dist[link.dst.index()] == unreachable ||
-                dist[link.dst.index()] + link_cost(link) != dist[at.index()])
-                continue;
-            if (pick-- == 0) {
-                out.push_back(l);
-                at = link.dst;
-                break;
-            }
-        }
+        const LinkId l = hops.links[first + pick];
+        out.push_back(l);
+        at = cluster_.link(l).dst;
     }
 }
 

@@ -35,8 +35,16 @@ public:
 private:
     static std::int64_t link_cost(const Link& link) { return link.latency.count() * 65536 + 1; }
 
+    /// Equal-cost next hops towards one destination, for every device (CSR, links in id order).
+    struct NextHops {
+        std::vector<std::uint32_t> offsets;
+        std::vector<LinkId> links;
+    };
+    const NextHops& next_hops_to(DeviceId dst);
+
     const Cluster& cluster_;
     std::vector<std::vector<std::int64_t>> distance_cache_;  // by destination; empty until needed
+    std::vector<NextHops> next_hop_cache_;                   // by destination; empty until needed
 };
 
 }  // namespace clustersim::topo

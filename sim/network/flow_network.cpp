@@ -22,6 +22,7 @@ FlowNetwork::FlowNetwork(const topo::Cluster& cluster, engine::Simulator& sim, N
     utilization_mark_.assign(links, 0);
     residual_.assign(links, 0);
     unfixed_.assign(links, 0);
+    link_weight_.assign(links, 0);
     if (options_.record_link_utilization) utilization_.resize(links);
 }
 
@@ -45,14 +46,22 @@ std::uint32_t FlowNetwork::allocate_slot() {
 
 FlowId FlowNetwork::start_flow(topo::DeviceId src, topo::DeviceId dst, std::uint64_t bytes, std::uint64_t flow_key,
                                std::uint32_t owner) {
+    route_scratch_.clear();
+    router_.route(src, dst, flow_key, route_scratch_);
+    return start_flow_on_route(src, dst, route_scratch_, bytes, owner, 1);
+}
+
+FlowId FlowNetwork::start_flow_on_route(topo::DeviceId src, topo::DeviceId dst, std::span<const topo::LinkId> route,
+                                        std::uint64_t bytes, std::uint32_t owner, std::uint32_t weight) {
+    CLUSTERSIM_CHECK(weight >= 1, "flow of weight 0");
     const std::uint32_t slot = allocate_slot();
     FlowState& f = flows_[slot];
-    f.route.clear();
-    router_.route(src, dst, flow_key, f.route);
+    f.route.assign(route.begin(), route.end());
     f.bytes = bytes;
     f.remaining = static_cast<double>(bytes);
     f.rate = 0;
     f.owner = owner;
+    f.weight = weight;
     f.last_update = sim_.now();
     f.draining = false;
     Time latency{0};
@@ -63,7 +72,8 @@ FlowId FlowNetwork::start_flow(topo::DeviceId src, topo::DeviceId dst, std::uint
         bottleneck = bottleneck == 0 ? bw : std::min(bottleneck, bw);
     }
     f.latency = latency;
-    f.cap = bottleneck;
+    // One share's cap: the bottleneck split over the weight, so that the flow alone gets the bottleneck.
+    f.cap = bottleneck / weight;
     f.start = sim_.now();
     f.limiting_link = UINT32_MAX;
     ++active_;
@@ -97,7 +107,8 @@ void FlowNetwork::attach(std::uint32_t flow) {
         auto& on_link = link_flows_[f.route[i].index()];
         f.link_pos[i] = static_cast<std::uint32_t>(on_link.size());
         on_link.push_back(flow);
-        demand_bound_[f.route[i].index()] += f.cap;
+        demand_bound_[f.route[i].index()] += f.cap * f.weight;
+        link_weight_[f.route[i].index()] += f.weight;
         mark_dirty(f.route[i].value);
     }
 }
@@ -114,8 +125,9 @@ void FlowNetwork::detach(std::uint32_t flow) {
         on_link.pop_back();
         // Recomputed from the flows left rather than decremented, so rounding never accumulates.
         double bound = 0;
-        for (const std::uint32_t other : on_link) bound += flows_[other].cap;
+        for (const std::uint32_t other : on_link) bound += flows_[other].cap * flows_[other].weight;
         demand_bound_[link] = bound;
+        link_weight_[link] -= f.weight;
         if (moved != flow) {
             // The flow moved into `pos` records its new position for this link.
             FlowState& m = flows_[moved];
@@ -144,8 +156,9 @@ void FlowNetwork::account_progress(FlowState& f, engine::Time now) {
     // Bytes sent since the last update at the old rate; rate * ps / 1e12 is exact for round figures.
     f.remaining -= f.rate * dt_ps / 1e12;
     if (f.remaining < 1e-6) f.remaining = 0;  // rounding residue of a flow that is done now
-    if (f.limiting_link != UINT32_MAX && f.rate < f.cap)
-        link_delay_s_[f.limiting_link] += (f.cap - f.rate) / f.cap * dt_ps * 1e-12;
+    const double full = f.cap * f.weight;
+    if (f.limiting_link != UINT32_MAX && f.rate < full)
+        link_delay_s_[f.limiting_link] += (full - f.rate) / full * dt_ps * 1e-12;
     f.last_update = now;
 }
 

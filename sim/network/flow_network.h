@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "engine/simulator.h"
@@ -50,6 +51,11 @@ public:
     /// `owner` is the caller's tag, returned with the arrival.
     FlowId start_flow(topo::DeviceId src, topo::DeviceId dst, std::uint64_t bytes, std::uint64_t flow_key,
                       std::uint32_t owner);
+    /// Starts a flow on a given route (links from src to dst) standing for `weight` flows that share it: it
+    /// gets `weight` shares wherever it competes (NCCL channels that take the same path), and `bytes` is their
+    /// total. Alone on its path it moves at the bottleneck bandwidth, like one flow.
+    FlowId start_flow_on_route(topo::DeviceId src, topo::DeviceId dst, std::span<const topo::LinkId> route,
+                               std::uint64_t bytes, std::uint32_t owner, std::uint32_t weight);
 
     /// Handles an event of one of the network's kinds. Returns the flow whose last byte arrived, if any; its id
     /// and owner stay readable until the next call.
@@ -76,6 +82,8 @@ public:
     [[nodiscard]] std::uint64_t rate_updates() const { return rate_updates_; }
     /// Flows whose rates were recomputed, summed over all updates (the cost of contention-awareness).
     [[nodiscard]] std::uint64_t flows_reassigned() const { return flows_reassigned_; }
+    /// Flows whose rate actually changed, summed over all updates.
+    [[nodiscard]] std::uint64_t flows_rerated() const { return flows_rerated_; }
 
     [[nodiscard]] const std::vector<FlowRecord>& records() const { return records_; }
     [[nodiscard]] const std::vector<UtilizationStep>& utilization(topo::LinkId link) const {
@@ -90,7 +98,8 @@ private:
         std::vector<std::uint32_t> link_pos;  // index of this flow in link_flows_ of route[i]
         double remaining = 0;                 // bytes not yet sent as of last_update
         double rate = 0;
-        double cap = 0;                            // bottleneck bandwidth of the route: the most the flow can ever get
+        double cap = 0;            // bottleneck bandwidth of the route over the weight: the most one share can get
+        std::uint32_t weight = 1;  // shares it stands for (channels on one path)
         std::uint32_t limiting_link = UINT32_MAX;  // the link that holds it below cap, if any
         engine::Time start{};
         engine::Time ideal{};
@@ -119,12 +128,13 @@ private:
     topo::Router router_;
     std::vector<double> capacity_;                        // by link
     std::vector<std::vector<std::uint32_t>> link_flows_;  // by link: draining flows on it
-    std::vector<double> demand_bound_;                    // by link: sum of the caps of its draining flows
+    std::vector<double> demand_bound_;                    // by link: sum of cap x weight of its draining flows
     std::vector<double> link_delay_s_;                    // by link: contention delay attributed to it
     void account_progress(FlowState& flow, engine::Time now);
     [[nodiscard]] bool can_bind(std::uint32_t link) const { return demand_bound_[link] > capacity_[link]; }
     std::vector<FlowState> flows_;
     std::vector<std::uint32_t> free_slots_;
+    std::vector<topo::LinkId> route_scratch_;
     std::vector<std::uint32_t> timer_flow_;  // by timer id: flow slot
 
     // Dirty links since the last recompute, and scratch space of the solver (kept to avoid reallocation).
@@ -135,12 +145,13 @@ private:
     bool update_pending_ = false;
     std::vector<std::uint32_t> component_links_;
     std::vector<std::uint32_t> component_flows_;
-    std::vector<double> residual_;          // by link
-    std::vector<std::uint32_t> unfixed_;    // by link
-    std::vector<double> new_rate_;          // by flow slot
-    std::vector<std::uint8_t> fixed_;       // by flow slot
-    std::vector<std::uint32_t> new_limit_;  // by flow slot: link that fixed it, or none (its own cap)
-    std::vector<std::uint32_t> by_cap_;     // component flows by cap
+    std::vector<double> residual_;            // by link
+    std::vector<std::uint32_t> unfixed_;      // by link: weight of its flows not yet fixed
+    std::vector<std::uint32_t> link_weight_;  // by link: weight of its draining flows
+    std::vector<double> new_rate_;            // by flow slot
+    std::vector<std::uint8_t> fixed_;         // by flow slot
+    std::vector<std::uint32_t> new_limit_;    // by flow slot: link that fixed it, or none (its own cap)
+    std::vector<std::uint32_t> by_cap_;       // component flows by cap
     std::vector<std::uint32_t> touched_links_;
     std::vector<std::uint32_t> utilization_mark_;  // epoch stamps, by link
 
@@ -152,6 +163,7 @@ private:
     std::uint64_t completed_ = 0;
     std::uint64_t rate_updates_ = 0;
     std::uint64_t flows_reassigned_ = 0;
+    std::uint64_t flows_rerated_ = 0;
 };
 
 }  // namespace clustersim::sim

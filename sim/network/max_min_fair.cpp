@@ -50,7 +50,7 @@ void FlowNetwork::recompute_rates() {
     std::priority_queue<Share, std::vector<Share>, std::greater<>> shares;
     for (const std::uint32_t l : component_links_) {
         residual_[l] = capacity_[l];
-        unfixed_[l] = static_cast<std::uint32_t>(link_flows_[l].size());
+        unfixed_[l] = link_weight_[l];
         if (unfixed_[l] > 0) shares.emplace(residual_[l] / unfixed_[l], l);
     }
     for (const std::uint32_t f : component_flows_) fixed_[f] = 0;
@@ -58,7 +58,10 @@ void FlowNetwork::recompute_rates() {
     std::sort(by_cap_.begin(), by_cap_.end(), [this](std::uint32_t a, std::uint32_t b) {
         return flows_[a].cap != flows_[b].cap ? flows_[a].cap < flows_[b].cap : a < b;
     });
-    auto fix = [&](std::uint32_t f, double rate, std::uint32_t at_link) {
+    // Fixes flow f at water level `level` per share: its rate is level x weight.
+    auto fix = [&](std::uint32_t f, double level, std::uint32_t at_link) {
+        const std::uint32_t weight = flows_[f].weight;
+        const double rate = level * weight;
         fixed_[f] = 1;
         new_rate_[f] = rate;
         new_limit_[f] = at_link;
@@ -66,16 +69,24 @@ void FlowNetwork::recompute_rates() {
             const std::uint32_t o = other.value;
             if (link_mark_[o] != epoch_) continue;  // outside the component: cannot bind
             residual_[o] = std::max(0.0, residual_[o] - rate);
-            --unfixed_[o];
-            if (o != at_link && unfixed_[o] > 0) shares.emplace(residual_[o] / unfixed_[o], o);
+            unfixed_[o] -= weight;
         }
     };
     std::size_t next_cap = 0;
+    // Lazy keys: fixing a flow at the lowest level only raises the fair share of its other links, so every key
+    // in the heap is a lower bound of its link's share. A popped key below the current share is pushed back with
+    // the current one; a key equal to it is the true minimum. Each link is in the heap once.
     while (true) {
         while (!shares.empty()) {
             const auto [share, link] = shares.top();
-            if (unfixed_[link] != 0 && share == residual_[link] / unfixed_[link]) break;
-            shares.pop();  // stale entry
+            if (unfixed_[link] == 0) {
+                shares.pop();  // all its flows fixed through other links
+                continue;
+            }
+            const double current = residual_[link] / unfixed_[link];
+            if (share == current) break;
+            shares.pop();
+            shares.emplace(current, link);
         }
         while (next_cap < by_cap_.size() && fixed_[by_cap_[next_cap]]) ++next_cap;
         if (next_cap == by_cap_.size()) break;  // every flow fixed
@@ -97,6 +108,7 @@ void FlowNetwork::recompute_rates() {
         const double rate = new_rate_[f];
         if (rate == flow.rate && sim_.armed(flow.timer)) continue;  // same rate: its finish time still holds
         account_progress(flow, now);
+        ++flows_rerated_;
         flow.rate = rate;
         flow.limiting_link = new_limit_[f];
         sim_.arm(flow.timer, now + engine::transfer_time(flow.remaining, rate), to_u16(EventKind::flow_drained));

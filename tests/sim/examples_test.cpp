@@ -21,7 +21,8 @@ std::string read_text(const std::filesystem::path& p) {
 }
 std::vector<std::filesystem::path> example_scenarios() {
     std::vector<std::filesystem::path> out;
-    for (const auto& entry : std::filesystem::directory_iterator(std::string(CLUSTERSIM_SOURCE_DIR) + "/docs/examples")) {
+    for (const auto& entry :
+         std::filesystem::directory_iterator(std::string(CLUSTERSIM_SOURCE_DIR) + "/docs/examples")) {
         if (std::filesystem::exists(entry.path() / "scenario.yaml")) out.push_back(entry.path());
     }
     std::sort(out.begin(), out.end());
@@ -42,7 +43,8 @@ TEST_CASE("every example scenario reproduces its expected summary", "[examples]"
 }
 
 TEST_CASE("two runs of the default scenario give byte-identical outputs", "[examples][determinism]") {
-    const std::string path = std::string(CLUSTERSIM_SOURCE_DIR) + "/docs/examples/01-dgx-h100-pipeline-dp/scenario.yaml";
+    const std::string path =
+        std::string(CLUSTERSIM_SOURCE_DIR) + "/docs/examples/01-dgx-h100-pipeline-dp/scenario.yaml";
     std::vector<std::string> outputs[2];
     for (auto& out : outputs) {
         const auto scenario = sim::load_scenario(path, {});

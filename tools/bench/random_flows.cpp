@@ -46,6 +46,7 @@ RandomFlowsResult run_random_flows(const RandomFlowsConfig& config) {
     result.events = sim.events_processed();
     result.rate_updates = net.rate_updates();
     result.flows_reassigned = net.flows_reassigned();
+    result.flows_rerated = net.flows_rerated();
     result.simulated = sim.now();
     return result;
 }

@@ -27,6 +27,7 @@ struct RandomFlowsResult {
     std::uint64_t events = 0;
     std::uint64_t rate_updates = 0;
     std::uint64_t flows_reassigned = 0;
+    std::uint64_t flows_rerated = 0;
     engine::Time simulated{};
     std::uint64_t bytes = 0;
 };

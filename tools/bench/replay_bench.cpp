@@ -28,10 +28,13 @@ int main(int argc, char** argv) {
     const auto cluster = topo::load_topology("dgx-h100", {"nodes=" + std::to_string(config.nodes)});
     const auto graph = bench::replay_workload(config);
     const long rss_graph = peak_rss_kib();
-    std::printf("replay benchmark: %u ranks, %zu ops (1 in %u a collective, 1 in %u of those data-parallel), dgx-h100 x%u "
-                "rail-optimized\n\n",
-                graph.rank_count, graph.ops.size(), config.collective_every, config.dp_every, config.nodes);
-    std::printf("| network | wall s | ops/s | events | events/s | flows | simulated | peak RSS MiB | bytes/op (replay) |\n|---|---|---|---|---|---|---|---|---|\n");
+    std::printf(
+        "replay benchmark: %u ranks, %zu ops (1 in %u a collective, 1 in %u of those data-parallel), dgx-h100 x%u "
+        "rail-optimized\n\n",
+        graph.rank_count, graph.ops.size(), config.collective_every, config.dp_every, config.nodes);
+    std::printf(
+        "| network | wall s | ops/s | events | events/s | flows | simulated | peak RSS MiB | bytes/op (replay) "
+        "|\n|---|---|---|---|---|---|---|---|---|\n");
     for (const auto sharing : {sim::SharingModel::contention_free, sim::SharingModel::max_min}) {
         sim::ReplayOptions options;
         options.network.sharing = sharing;

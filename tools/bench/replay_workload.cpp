@@ -24,7 +24,8 @@ traces::OpGraph replay_workload(const ReplayWorkloadConfig& c) {
         dp[k] = g.communicator(fmt::format("dp{}", k), members);
     }
     g.ops.reserve(static_cast<std::size_t>(ranks) * c.ops_per_rank);
-    const std::uint32_t compute_name = g.intern("layer"), tp_name = g.intern("tp all-reduce"), dp_name = g.intern("dp all-reduce");
+    const std::uint32_t compute_name = g.intern("layer"), tp_name = g.intern("tp all-reduce"),
+                        dp_name = g.intern("dp all-reduce");
     for (std::uint32_t r = 0; r < ranks; ++r) {
         const auto stream = g.stream(traces::RankId{r}, "main");
         std::uint32_t collectives = 0;

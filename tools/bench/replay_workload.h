@@ -9,12 +9,12 @@
 namespace clustersim::bench {
 
 struct ReplayWorkloadConfig {
-    std::uint32_t nodes = 128;             // 8 ranks per node
+    std::uint32_t nodes = 128;  // 8 ranks per node
     std::uint32_t ops_per_rank = 1000;
-    std::uint32_t collective_every = 10;   // one op in this many is a collective
-    std::uint32_t dp_every = 10;           // one collective in this many is data-parallel (across nodes)
-    std::uint64_t tp_bytes = 8 << 20;      // tensor-parallel all-reduce inside a node
-    std::uint64_t dp_bytes = 64 << 20;     // data-parallel all-reduce along a rail
+    std::uint32_t collective_every = 10;  // one op in this many is a collective
+    std::uint32_t dp_every = 10;          // one collective in this many is data-parallel (across nodes)
+    std::uint64_t tp_bytes = 8 << 20;     // tensor-parallel all-reduce inside a node
+    std::uint64_t dp_bytes = 64 << 20;    // data-parallel all-reduce along a rail
 };
 
 /// Ranks r = 8 n + k (node n, GPU k): compute kernels of 50 to 500 us (measured durations), tensor-parallel

@@ -131,3 +131,22 @@ TEST_CASE("bytes are conserved: every link carries exactly the bytes of the flow
         REQUIRE(carried == Approx(expected[l]).epsilon(1e-6).margin(1.0));
     }
 }
+
+TEST_CASE("a flow standing for several channels gets that many shares", "[sim][network]") {
+    // One 120 GB/s link: a flow of weight 3 and one of weight 1 share it 3:1, 90 and 30 GB/s. Alone, the weight-3
+    // flow gets the whole link, like a single flow.
+    NetworkFixture f;
+    const auto a = f.gpu("a"), b = f.gpu("b");
+    f.cluster.add_cable(a, b, 120e9, 0ns, topo::LinkKind::nvlink);
+    f.start();
+    const auto route = f.net->router().route(a, b);
+    const auto heavy = f.net->start_flow_on_route(a, b, route, 9'000'000, 1, 3);
+    const auto light = f.net->start_flow(a, b, 3'000'000, 0, 2);
+    f.run(Time{0});
+    REQUIRE(f.net->rate(heavy) == 90e9);
+    REQUIRE(f.net->rate(light) == 30e9);
+    f.run();
+    // Both drain at 100 us (9 MB / 90 GB/s = 3 MB / 30 GB/s).
+    REQUIRE(f.arrival_of(1) == 100us);
+    REQUIRE(f.arrival_of(2) == 100us);
+}
