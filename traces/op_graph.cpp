@@ -2,73 +2,59 @@
 #include "traces/op_graph.h"
 
 #include <algorithm>
-#include <array>
-#include <utility>
 
 #include <fmt/format.h>
 
+#include "engine/enum_names.h"
 #include "engine/error.h"
 
 namespace clustersim::traces {
 
 namespace {
-template <class Enum, std::size_t N>
-const char* name_of(const std::array<std::pair<Enum, const char*>, N>& table, Enum value) {
-    for (const auto& [v, name] : table) {
-        if (v == value) return name;
-    }
-    return "?";
-}
-template <class Enum, std::size_t N>
-std::optional<Enum> parse(const std::array<std::pair<Enum, const char*>, N>& table, std::string_view text) {
-    for (const auto& [v, name] : table) {
-        if (text == name) return v;
-    }
-    return std::nullopt;
-}
-
-constexpr std::array<std::pair<OpKind, const char*>, 8> op_kinds = {{{OpKind::compute, "compute"},
-                                                                     {OpKind::collective, "collective"},
-                                                                     {OpKind::send, "send"},
-                                                                     {OpKind::recv, "recv"},
-                                                                     {OpKind::memcpy_h2d, "memcpy_h2d"},
-                                                                     {OpKind::memcpy_d2h, "memcpy_d2h"},
-                                                                     {OpKind::alloc, "alloc"},
-                                                                     {OpKind::free, "free"}}};
-constexpr std::array<std::pair<CollectiveKind, const char*>, 7> collective_kinds = {
-    {{CollectiveKind::all_reduce, "all_reduce"},
-     {CollectiveKind::reduce_scatter, "reduce_scatter"},
-     {CollectiveKind::all_gather, "all_gather"},
-     {CollectiveKind::broadcast, "broadcast"},
-     {CollectiveKind::reduce, "reduce"},
-     {CollectiveKind::all_to_all, "all_to_all"},
-     {CollectiveKind::barrier, "barrier"}}};
-constexpr std::array<std::pair<KernelClass, const char*>, 7> kernel_classes = {
-    {{KernelClass::gemm, "gemm"},
-     {KernelClass::attention, "attention"},
-     {KernelClass::elementwise, "elementwise"},
-     {KernelClass::embedding, "embedding"},
-     {KernelClass::optimizer, "optimizer"},
-     {KernelClass::communication, "communication"},
-     {KernelClass::other, "other"}}};
-constexpr std::array<std::pair<DataType, const char*>, 8> data_types = {{{DataType::fp32, "fp32"},
-                                                                         {DataType::tf32, "tf32"},
-                                                                         {DataType::fp16, "fp16"},
-                                                                         {DataType::bf16, "bf16"},
-                                                                         {DataType::fp8, "fp8"},
-                                                                         {DataType::int8, "int8"},
-                                                                         {DataType::int32, "int32"},
-                                                                         {DataType::int64, "int64"}}};
+constexpr engine::NameTable<OpKind, 8> op_kinds = {{{OpKind::compute, "compute"},
+                                                    {OpKind::collective, "collective"},
+                                                    {OpKind::send, "send"},
+                                                    {OpKind::recv, "recv"},
+                                                    {OpKind::memcpy_h2d, "memcpy_h2d"},
+                                                    {OpKind::memcpy_d2h, "memcpy_d2h"},
+                                                    {OpKind::alloc, "alloc"},
+                                                    {OpKind::free, "free"}}};
+constexpr engine::NameTable<CollectiveKind, 7> collective_kinds = {{{CollectiveKind::all_reduce, "all_reduce"},
+                                                                    {CollectiveKind::reduce_scatter, "reduce_scatter"},
+                                                                    {CollectiveKind::all_gather, "all_gather"},
+                                                                    {CollectiveKind::broadcast, "broadcast"},
+                                                                    {CollectiveKind::reduce, "reduce"},
+                                                                    {CollectiveKind::all_to_all, "all_to_all"},
+                                                                    {CollectiveKind::barrier, "barrier"}}};
+constexpr engine::NameTable<KernelClass, 7> kernel_classes = {{{KernelClass::gemm, "gemm"},
+                                                               {KernelClass::attention, "attention"},
+                                                               {KernelClass::elementwise, "elementwise"},
+                                                               {KernelClass::embedding, "embedding"},
+                                                               {KernelClass::optimizer, "optimizer"},
+                                                               {KernelClass::communication, "communication"},
+                                                               {KernelClass::other, "other"}}};
+constexpr engine::NameTable<DataType, 8> data_types = {{{DataType::fp32, "fp32"},
+                                                        {DataType::tf32, "tf32"},
+                                                        {DataType::fp16, "fp16"},
+                                                        {DataType::bf16, "bf16"},
+                                                        {DataType::fp8, "fp8"},
+                                                        {DataType::int8, "int8"},
+                                                        {DataType::int32, "int32"},
+                                                        {DataType::int64, "int64"}}};
 }  // namespace
 
-const char* op_kind_name(OpKind kind) { return name_of(op_kinds, kind); }
-const char* collective_kind_name(CollectiveKind kind) { return name_of(collective_kinds, kind); }
-const char* kernel_class_name(KernelClass kind) { return name_of(kernel_classes, kind); }
-const char* data_type_name(DataType type) { return name_of(data_types, type); }
-std::optional<OpKind> parse_op_kind(std::string_view name) { return parse(op_kinds, name); }
-std::optional<CollectiveKind> parse_collective_kind(std::string_view name) { return parse(collective_kinds, name); }
-std::optional<KernelClass> parse_kernel_class(std::string_view name) { return parse(kernel_classes, name); }
-std::optional<DataType> parse_data_type(std::string_view name) { return parse(data_types, name); }
+const char* op_kind_name(OpKind kind) { return engine::enum_name(op_kinds, kind); }
+const char* collective_kind_name(CollectiveKind kind) { return engine::enum_name(collective_kinds, kind); }
+const char* kernel_class_name(KernelClass kind) { return engine::enum_name(kernel_classes, kind); }
+const char* data_type_name(DataType type) { return engine::enum_name(data_types, type); }
+std::optional<OpKind> parse_op_kind(std::string_view name) { return engine::enum_from_name(op_kinds, name); }
+std::optional<CollectiveKind> parse_collective_kind(std::string_view name) {
+    return engine::enum_from_name(collective_kinds, name);
+}
+std::optional<KernelClass> parse_kernel_class(std::string_view name) {
+    return engine::enum_from_name(kernel_classes, name);
+}
+std::optional<DataType> parse_data_type(std::string_view name) { return engine::enum_from_name(data_types, name); }
 
 int data_type_size(DataType type) {
     switch (type) {
