@@ -6,7 +6,7 @@
 #include <optional>
 #include <vector>
 
-#include "sim/collectives/collective_plan.h"
+#include "sim/collectives/collective_algorithm.h"
 #include "sim/compute_model.h"
 #include "sim/network/flow_network.h"
 #include "topologies/cluster.h"
@@ -20,8 +20,11 @@ struct ReplayOptions {
     ComputeModel compute;
     /// GPU (index into Cluster::gpus()) of each rank; empty: rank i on GPU i.
     std::vector<std::uint32_t> rank_to_gpu;
-    /// Forces one algorithm for every collective that has a form in it; nullopt: the op's hint or the default.
-    std::optional<CollectiveAlgorithm> algorithm;
+    /// Forces one algorithm (index in collective_algorithms()) for every collective that has a form in it;
+    /// nullopt: the op's hint or the kind's default.
+    std::optional<std::size_t> algorithm;
+    /// Pipelining chunks of tree and chain algorithms.
+    std::uint32_t tree_chunks = 8;
     /// Each collective transfer is split over this many parallel flows (NCCL channels), each with its own ECMP
     /// path, as NCCL spreads a ring over several channels and queue pairs.
     std::uint32_t channels = 8;

@@ -20,70 +20,159 @@ void ReplayEngine::arrive_collective(OpId id) {
     set_comm_active(op.rank, +1);  // the NCCL kernel is resident (and spinning) from its launch
     const std::uint32_t index = partner_[id.index()];
     Instance& inst = instances_[index];
+    if (!inst.planned) plan_instance(index, op);
     const auto& ranks = g_.comms[inst.comm.index()].ranks;
-    const auto member = static_cast<std::size_t>(std::find(ranks.begin(), ranks.end(), op.rank) - ranks.begin());
+    const auto member = static_cast<std::uint32_t>(std::find(ranks.begin(), ranks.end(), op.rank) - ranks.begin());
     inst.members[member] = id;
     inst.last_trigger = trigger_[id.index()];
-    if (++inst.arrived < ranks.size()) return;
-    inst.start = sim_.now();
-    CollectiveAlgorithm algorithm = default_algorithm(op.collective);
-    if (op.algorithm != traces::no_algorithm) {
-        if (const auto hinted = parse_collective_algorithm(g_.names[op.algorithm])) algorithm = *hinted;
-    }
-    if (options_.algorithm) algorithm = *options_.algorithm;
-    inst.plan = plan_collective(op.collective, algorithm, static_cast<std::uint32_t>(ranks.size()), op.bytes);
-    for (const OpId m : inst.members) {
-        timeline_.ops[m.index()].start = sim_.now();
-        timeline_.ops[m.index()].critical_pred = inst.last_trigger;
-    }
-    start_step(index);
-}
-
-void ReplayEngine::start_step(std::uint32_t index) {
-    Instance& inst = instances_[index];
-    while (inst.step < inst.plan.steps() && inst.plan.step_offsets[inst.step] == inst.plan.step_offsets[inst.step + 1])
-        ++inst.step;
-    if (inst.step == inst.plan.steps()) {
-        const Time took = sim_.now() - inst.start;
-        for (const OpId m : inst.members) {
-            timeline_.ops[m.index()].contention = std::max(Time{0}, took - inst.ideal);
-            done_queue_.push_back(m);
-        }
+    ++inst.arrived;
+    if (inst.member_left[member] == 0) {  // nothing to send or receive (a one-member communicator)
+        timeline_.ops[id.index()].start = sim_.now();
+        timeline_.ops[id.index()].critical_pred = trigger_[id.index()];
+        done_queue_.push_back(id);
         return;
     }
-    const auto& ranks = g_.comms[inst.comm.index()].ranks;
-    inst.step_ideal = Time{0};
-    for (std::uint32_t k = inst.plan.step_offsets[inst.step]; k < inst.plan.step_offsets[inst.step + 1]; ++k) {
-        const PlannedTransfer& t = inst.plan.transfers[k];
-        // One flow per channel, with consecutive flow keys from a hashed base, so that ECMP spreads the channels
-        // of a transfer over the equal-cost paths. Channels that land on the same path travel as one flow of
-        // that many shares (same contention, fewer events). The first channels take the remainder bytes.
-        const std::uint64_t key = engine::hash_combine(index, k);
-        const std::uint32_t channels = t.bytes == 0 ? 1 : std::max<std::uint32_t>(1, options_.channels);
-        const topo::DeviceId src = gpu_of(ranks[t.src]), dst = gpu_of(ranks[t.dst]);
-        channel_routes_.resize(channels);
-        for (std::uint32_t c = 0; c < channels; ++c) {
-            channel_routes_[c].clear();
-            net_.router().route(src, dst, key + c, channel_routes_[c]);
-        }
-        for (std::uint32_t c = 0; c < channels; ++c) {
-            bool merged_before = false;
-            for (std::uint32_t e = 0; e < c && !merged_before; ++e)
-                merged_before = channel_routes_[e] == channel_routes_[c];
-            if (merged_before) continue;
-            std::uint64_t bytes = 0;
-            std::uint32_t weight = 0;
-            for (std::uint32_t e = c; e < channels; ++e) {
-                if (channel_routes_[e] != channel_routes_[c]) continue;
-                bytes += t.bytes / channels + (e < t.bytes % channels ? 1 : 0);
-                ++weight;
-            }
-            const FlowId f = net_.start_flow_on_route(src, dst, channel_routes_[c], bytes,
-                                                      (owner_collective << owner_shift) | index, weight);
-            inst.step_ideal = std::max(inst.step_ideal, net_.ideal_duration(f));
-            ++inst.outstanding;
-        }
+    // Transfers that waited only for this member's arrival can start now, in plan order.
+    for (std::uint32_t k = inst.member_offsets[member]; k < inst.member_offsets[member + 1]; ++k) {
+        const std::uint32_t t = inst.member_transfers[k];
+        if (--inst.pending[t] == 0) start_transfer(index, t);
     }
+}
+
+void ReplayEngine::plan_instance(std::uint32_t index, const traces::Op& op) {
+    Instance& inst = instances_[index];
+    const auto& ranks = g_.comms[inst.comm.index()].ranks;
+    PlanRequest request{op.collective, static_cast<std::uint32_t>(ranks.size()), op.bytes, {}, options_.tree_chunks};
+    for (const traces::RankId r : ranks)
+        request.node_of.push_back(static_cast<std::uint32_t>(cluster_.device(gpu_of(r)).node));
+    std::size_t algorithm = default_algorithm(op.collective);
+    if (op.algorithm != traces::no_algorithm) {
+        if (const auto hinted = find_collective_algorithm(g_.names[op.algorithm])) algorithm = *hinted;
+    }
+    if (options_.algorithm) algorithm = *options_.algorithm;
+    inst.plan = plan_collective(algorithm, request);
+    inst.planned = true;
+    const std::size_t transfers = inst.plan.size(), members = ranks.size();
+    inst.transfers_left = static_cast<std::uint32_t>(transfers);
+    inst.pending.assign(transfers, 0);
+    inst.flows_left.assign(transfers, 0);
+    inst.ideal_done.assign(transfers, Time{0});
+    inst.dependent_offsets.assign(transfers + 1, 0);
+    inst.member_offsets.assign(members + 1, 0);
+    inst.member_left.assign(members, 0);
+    inst.member_active.assign(members, 0);
+    inst.member_busy_since.assign(members, Time{0});
+    inst.member_busy.assign(members, Time{0});
+    for (std::uint32_t t = 0; t < transfers; ++t) {
+        const PlannedTransfer& x = inst.plan.transfers()[t];
+        inst.pending[t] = static_cast<std::uint32_t>(inst.plan.after(t).size()) + 2;  // deps + both endpoints
+        for (const std::uint32_t a : inst.plan.after(t)) ++inst.dependent_offsets[a + 1];
+        ++inst.member_offsets[x.src + 1];
+        ++inst.member_offsets[x.dst + 1];
+        ++inst.member_left[x.src];
+        ++inst.member_left[x.dst];
+    }
+    for (std::size_t t = 0; t < transfers; ++t) inst.dependent_offsets[t + 1] += inst.dependent_offsets[t];
+    for (std::size_t m = 0; m < members; ++m) inst.member_offsets[m + 1] += inst.member_offsets[m];
+    inst.dependents.resize(inst.dependent_offsets[transfers]);
+    inst.member_transfers.resize(inst.member_offsets[members]);
+    std::vector<std::uint32_t> fill_dep(inst.dependent_offsets.begin(), inst.dependent_offsets.end() - 1);
+    std::vector<std::uint32_t> fill_member(inst.member_offsets.begin(), inst.member_offsets.end() - 1);
+    for (std::uint32_t t = 0; t < transfers; ++t) {
+        const PlannedTransfer& x = inst.plan.transfers()[t];
+        for (const std::uint32_t a : inst.plan.after(t)) inst.dependents[fill_dep[a]++] = t;
+        inst.member_transfers[fill_member[x.src]++] = t;
+        inst.member_transfers[fill_member[x.dst]++] = t;
+    }
+}
+
+void ReplayEngine::start_transfer(std::uint32_t index, std::uint32_t t) {
+    Instance& inst = instances_[index];
+    const PlannedTransfer& x = inst.plan.transfers()[t];
+    const auto& ranks = g_.comms[inst.comm.index()].ranks;
+    if (inst.first_start.count() < 0) inst.first_start = sim_.now();
+    for (const std::uint32_t m : {x.src, x.dst}) {
+        if (inst.member_active[m]++ == 0) inst.member_busy_since[m] = sim_.now();
+    }
+    // One flow per channel, with consecutive flow keys from a hashed base, so that ECMP spreads the channels of a
+    // transfer over the equal-cost paths. Channels that land on the same path travel as one flow of that many
+    // shares (same contention, fewer events). The first channels take the remainder bytes.
+    const std::uint64_t key = engine::hash_combine(index, t);
+    const std::uint32_t channels = x.bytes == 0 ? 1 : std::max<std::uint32_t>(1, options_.channels);
+    const topo::DeviceId src = gpu_of(ranks[x.src]), dst = gpu_of(ranks[x.dst]);
+    channel_routes_.resize(channels);
+    for (std::uint32_t c = 0; c < channels; ++c) {
+        channel_routes_[c].clear();
+        net_.router().route(src, dst, key + c, channel_routes_[c]);
+    }
+    std::uint32_t slot;
+    if (!free_live_.empty()) {
+        slot = free_live_.back();
+        free_live_.pop_back();
+        live_transfers_[slot] = {index, t};
+    } else {
+        slot = static_cast<std::uint32_t>(live_transfers_.size());
+        live_transfers_.emplace_back(index, t);
+        CLUSTERSIM_CHECK(slot < (1U << owner_shift), "too many transfers in flight");
+    }
+    Time ideal{0};
+    for (std::uint32_t c = 0; c < channels; ++c) {
+        bool merged_before = false;
+        for (std::uint32_t e = 0; e < c && !merged_before; ++e)
+            merged_before = channel_routes_[e] == channel_routes_[c];
+        if (merged_before) continue;
+        std::uint64_t bytes = 0;
+        std::uint32_t weight = 0;
+        for (std::uint32_t e = c; e < channels; ++e) {
+            if (channel_routes_[e] != channel_routes_[c]) continue;
+            bytes += share_of(x.bytes, channels, e);
+            ++weight;
+        }
+        const FlowId f = net_.start_flow_on_route(src, dst, channel_routes_[c], bytes,
+                                                  (owner_collective << owner_shift) | slot, weight);
+        ideal = std::max(ideal, net_.ideal_duration(f));
+        ++inst.flows_left[t];
+    }
+    Time ready_ideal{0};
+    for (const std::uint32_t a : inst.plan.after(t)) ready_ideal = std::max(ready_ideal, inst.ideal_done[a]);
+    inst.ideal_done[t] = ready_ideal + ideal;
+    inst.ideal = std::max(inst.ideal, inst.ideal_done[t]);
+}
+
+void ReplayEngine::finish_transfer(std::uint32_t index, std::uint32_t t) {
+    Instance& inst = instances_[index];
+    const PlannedTransfer x = inst.plan.transfers()[t];
+    for (std::uint32_t k = inst.dependent_offsets[t]; k < inst.dependent_offsets[t + 1]; ++k) {
+        const std::uint32_t d = inst.dependents[k];
+        if (--inst.pending[d] == 0) start_transfer(index, d);
+    }
+    for (const std::uint32_t m : {x.src, x.dst}) {
+        if (--inst.member_active[m] == 0) inst.member_busy[m] += sim_.now() - inst.member_busy_since[m];
+        if (--inst.member_left[m] == 0) finish_member(index, m);
+    }
+    if (--inst.transfers_left == 0) {
+        // Done: release the plan's memory; the instance record stays for the deadlock report.
+        inst.plan = CollectivePlan{};
+        for (auto* v : {&inst.pending, &inst.dependent_offsets, &inst.dependents, &inst.member_offsets,
+                        &inst.member_transfers, &inst.flows_left, &inst.member_active})
+            std::vector<std::uint32_t>().swap(*v);
+        for (auto* v : {&inst.ideal_done, &inst.member_busy_since, &inst.member_busy}) std::vector<Time>().swap(*v);
+    }
+}
+
+void ReplayEngine::finish_member(std::uint32_t index, std::uint32_t member) {
+    Instance& inst = instances_[index];
+    const OpId op = inst.members[member];
+    traces::OpTiming& t = timeline_.ops[op.index()];
+    // Shown as one wait followed by one transfer: the member's time inside the call with none of its own
+    // transfers in flight (waiting for peers, directly or through the algorithm's dependencies) comes first.
+    t.start = sim_.now() - inst.member_busy[member];
+    t.critical_pred = inst.last_trigger;
+    // Contention: how much later than on an empty network this member finished, counted from the collective's
+    // first transfer.
+    t.contention = std::max(Time{0}, (sim_.now() - inst.first_start) - inst.ideal);
+    t.contention = std::min(t.contention, sim_.now() - t.start);
+    done_queue_.push_back(op);
 }
 
 void ReplayEngine::arrive_p2p(OpId id) {
@@ -123,11 +212,11 @@ void ReplayEngine::on_flow(FlowId flow) {
     const std::uint32_t id = owner & ((1U << owner_shift) - 1);
     switch (owner >> owner_shift) {
         case owner_collective: {
-            Instance& inst = instances_[id];
-            if (--inst.outstanding > 0) return;
-            inst.ideal += inst.step_ideal;
-            ++inst.step;
-            start_step(id);
+            const auto [index, t] = live_transfers_[id];
+            Instance& inst = instances_[index];
+            if (--inst.flows_left[t] > 0) return;
+            free_live_.push_back(id);
+            finish_transfer(index, t);
             return;
         }
         case owner_p2p: {

@@ -20,13 +20,23 @@ private:
         traces::CommId comm;
         std::vector<traces::OpId> members;  // by member index; invalid until that member arrives
         std::uint32_t arrived = 0;
-        traces::OpId last_trigger;  // trigger of the member that arrived last
+        traces::OpId last_trigger;  // trigger of the member that arrived last so far
+        bool planned = false;
         CollectivePlan plan;
-        std::size_t step = 0;
-        std::uint32_t outstanding = 0;
-        engine::Time start{};
-        engine::Time ideal{};  // sum over steps of the slowest transfer's empty-network time
-        engine::Time step_ideal{};
+        std::vector<std::uint32_t> pending;            // by transfer: unmet dependencies and absent endpoints
+        std::vector<std::uint32_t> dependent_offsets;  // by transfer (CSR): transfers waiting for it
+        std::vector<std::uint32_t> dependents;
+        std::vector<std::uint32_t> member_offsets;  // by member (CSR): transfers it sends or receives
+        std::vector<std::uint32_t> member_transfers;
+        std::vector<std::uint32_t> member_left;       // by member: its transfers not yet done
+        std::vector<std::uint32_t> member_active;     // by member: its transfers in flight
+        std::vector<engine::Time> member_busy_since;  // by member
+        std::vector<engine::Time> member_busy;        // by member: time with a transfer of its own in flight
+        std::vector<std::uint32_t> flows_left;        // by transfer
+        std::vector<engine::Time> ideal_done;         // by transfer: finish on an empty network
+        engine::Time first_start{-1};
+        engine::Time ideal{};  // longest chain of empty-network transfer times
+        std::uint32_t transfers_left = 0;
     };
     enum OwnerKind : std::uint32_t { owner_collective = 0, owner_p2p = 1, owner_copy = 2 };
     static constexpr std::uint32_t owner_shift = 30;
@@ -37,7 +47,10 @@ private:
     void arrive_collective(traces::OpId op);
     void arrive_p2p(traces::OpId op);
     void start_copy(traces::OpId op);
-    void start_step(std::uint32_t instance);
+    void plan_instance(std::uint32_t instance, const traces::Op& op);
+    void start_transfer(std::uint32_t instance, std::uint32_t transfer);
+    void finish_transfer(std::uint32_t instance, std::uint32_t transfer);
+    void finish_member(std::uint32_t instance, std::uint32_t member);
     void on_flow(FlowId flow);
     void complete(traces::OpId op);
     void drain_ready();
@@ -71,7 +84,9 @@ private:
     std::vector<double> compute_speed_;         // by stream
     std::vector<engine::Time> compute_since_;   // by stream
     std::vector<int> comm_active_;              // by rank
-    std::vector<std::vector<topo::LinkId>> channel_routes_;  // scratch of start_step
+    std::vector<std::vector<topo::LinkId>> channel_routes_;                // scratch of start_transfer
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> live_transfers_;  // flow owner slot -> (instance, transfer)
+    std::vector<std::uint32_t> free_live_;
     std::vector<traces::OpId> ready_queue_;
     std::vector<traces::OpId> done_queue_;
     std::uint64_t completed_ = 0;

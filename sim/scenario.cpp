@@ -42,8 +42,10 @@ void read_system(const engine::YamlValue& system, ReplayOptions& options) {
             v->fail("expected a fraction from 0 to 10 (0.15 means 15% slower)");
     }
     if (auto v = system.find("collective_algorithm")) {
-        const auto algo = parse_collective_algorithm(v->as_string());
-        if (!algo) v->fail(fmt::format("unknown collective algorithm '{}' (known: ring, direct)", v->as_string()));
+        const auto algo = find_collective_algorithm(v->as_string());
+        if (!algo)
+            v->fail(fmt::format("unknown collective algorithm '{}' (known: {})", v->as_string(),
+                                collective_algorithm_names()));
         options.algorithm = *algo;
     }
     if (auto v = system.find("min_kernel_time")) options.compute.min_kernel_time = v->as_time();

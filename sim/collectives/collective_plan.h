@@ -1,9 +1,14 @@
-// A collective expanded into steps of transfers between members of its communicator. Steps run one after the
-// other; the transfers of a step run at once as flows on the network, so contention between them (and with
-// anything else on the network) is simulated, not assumed.
+// A collective expanded into transfers between members of its communicator, each with the transfers it must
+// wait for (data dependencies). A transfer starts when its sender and receiver have both entered the
+// collective and its dependencies have arrived; so a late rank delays the others exactly as far as the
+// algorithm's dependencies carry it, as in NCCL. Transfers run as flows on the network, so contention between
+// them and with other traffic is simulated, not assumed.
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -15,29 +20,44 @@ struct PlannedTransfer {
     std::uint32_t src = 0;  // member index in the communicator
     std::uint32_t dst = 0;
     std::uint64_t bytes = 0;
+    std::uint32_t step = 0;  // algorithm step, for latency accounting and display
 };
 
-struct CollectivePlan {
-    std::vector<std::uint32_t> step_offsets = {0};  // transfers of step s: [step_offsets[s], step_offsets[s+1])
-    std::vector<PlannedTransfer> transfers;
-    [[nodiscard]] std::size_t steps() const { return step_offsets.size() - 1; }
-    void end_step() { step_offsets.push_back(static_cast<std::uint32_t>(transfers.size())); }
+class CollectivePlan {
+public:
+    /// Adds a transfer that waits for the transfers `after` (indices returned by earlier calls).
+    std::uint32_t add(PlannedTransfer t, std::span<const std::uint32_t> after = {});
+    std::uint32_t add(PlannedTransfer t, std::initializer_list<std::uint32_t> after) {
+        return add(t, std::span<const std::uint32_t>(after.begin(), after.size()));
+    }
+    [[nodiscard]] const std::vector<PlannedTransfer>& transfers() const { return transfers_; }
+    [[nodiscard]] std::span<const std::uint32_t> after(std::uint32_t t) const {
+        return {deps_.data() + offsets_[t], deps_.data() + offsets_[t + 1]};
+    }
+    [[nodiscard]] std::size_t size() const { return transfers_.size(); }
+    /// Bytes all transfers move together.
+    [[nodiscard]] std::uint64_t total_bytes() const;
+    /// Number of sequential steps (1 + the largest step index), 0 for an empty plan.
+    [[nodiscard]] std::uint32_t steps() const;
+
+private:
+    std::vector<PlannedTransfer> transfers_;
+    std::vector<std::uint32_t> offsets_ = {0};
+    std::vector<std::uint32_t> deps_;
 };
 
-enum class CollectiveAlgorithm : std::uint8_t { ring, direct };
+/// What an algorithm needs to know to expand a collective.
+struct PlanRequest {
+    traces::CollectiveKind kind = traces::CollectiveKind::all_reduce;
+    std::uint32_t members = 1;
+    std::uint64_t bytes = 0;             // per rank; all_gather: each rank's contribution; others: the buffer
+    std::vector<std::uint32_t> node_of;  // node (server) of each member, for hierarchical algorithms
+    std::uint32_t chunks = 1;            // pipelining chunks (tree)
+};
 
-/// "ring" or "direct"; nullopt otherwise.
-std::optional<CollectiveAlgorithm> parse_collective_algorithm(std::string_view name);
-/// The default for a collective kind: ring for all_reduce / reduce_scatter / all_gather / barrier, direct for
-/// all_to_all / broadcast / reduce.
-CollectiveAlgorithm default_algorithm(traces::CollectiveKind kind);
-
-/// Expands a collective of `bytes` per rank (the op's buffer size) over `ranks` members. Ring: all_reduce is
-/// n-1 reduce-scatter steps then n-1 all-gather steps, each moving bytes/n from every member to the next;
-/// reduce_scatter and all_gather are n-1 such steps. Direct: every transfer in one step (all_to_all: bytes/n to
-/// each peer; broadcast/reduce: bytes between the root, member 0, and each other member; all_reduce: a
-/// reduce-scatter then an all-gather of bytes/n between all pairs).
-CollectivePlan plan_collective(traces::CollectiveKind kind, CollectiveAlgorithm algorithm, std::uint32_t ranks,
-                               std::uint64_t bytes);
+/// The share of `bytes` that chunk `chunk` of `parts` carries: the first ones take the remainder.
+constexpr std::uint64_t share_of(std::uint64_t bytes, std::uint64_t parts, std::uint64_t chunk) {
+    return bytes / parts + (chunk < bytes % parts ? 1 : 0);
+}
 
 }  // namespace clustersim::sim

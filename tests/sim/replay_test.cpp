@@ -104,7 +104,32 @@ TEST_CASE("compute slows down while a communication kernel is resident", "[sim][
 }
 
 TEST_CASE("a straggler's delay shows as peer wait on the other ranks", "[sim][replay]") {
-    // 4 ranks compute 10 us, rank 2 computes 50 us, then all-reduce: the others wait 40 us inside it.
+    // 2 ranks: rank 1 computes 50 us, rank 0 10 us, then a ring all-reduce of 2 MB (2 steps of 1 us + 1 MB /
+    // 50 GB/s = 21 us). Both transfers of step 0 need both ranks, so rank 0 waits 40 us inside the call.
+    GraphBuilder b(2);
+    for (std::uint32_t r = 0; r < 2; ++r) {
+        const auto c = b.compute(r, "compute", r == 1 ? 50us : 10us);
+        b.collective(r, "compute", "world", {0, 1}, 2'000'000, traces::CollectiveKind::all_reduce, {c});
+    }
+    const auto result = sim::replay(b.g, testing::ring_cluster(2, "50 GB/s", "1 us"), testing::exact_options());
+    const auto summary = sim::summarize_run(b.g, result.timeline);
+    REQUIRE(summary.makespan == 92us);
+    REQUIRE(summary.ranks[0].peer_wait == 40us);
+    REQUIRE(summary.ranks[1].peer_wait == Time{0});
+    REQUIRE(summary.ranks[0].exposed_communication == 42us);
+    // The critical path runs through the straggler's compute, then the all-reduce.
+    REQUIRE(summary.critical_path.compute == 50us);
+    REQUIRE(summary.critical_path.communication == 42us);
+    REQUIRE(b.g.ops[summary.critical_path.steps.front().op.index()].rank.value == 1);
+}
+
+TEST_CASE("in a ring, a late rank delays the others only as far as the ring's dependencies carry it", "[sim][replay]") {
+    // 4 ranks on a 4-GPU ring, rank 2 arrives at 50 us, the others at 10 us; all-reduce of 4 MB: 6 steps of
+    // 21 us. A send waits for the piece it forwards and for its previous send on the same edge. Rank 2's first
+    // send starts the chain that ends the call: 50 + 6 x 21 = 176 us. Meanwhile the transfers between ranks that
+    // have arrived run: rank 0 sends (10-31, 31-52) and receives from 3 (10-31), then idles until 3 forwards
+    // rank 2's piece (71): 19 us. Rank 3 sends to 0 (10-31) and idles until rank 2 sends (50): 19 us. Rank 1
+    // receives from 0 (10-31, 31-52) and sends to 2 from 50: never idle.
     GraphBuilder b(4);
     for (std::uint32_t r = 0; r < 4; ++r) {
         const auto c = b.compute(r, "compute", r == 2 ? 50us : 10us);
@@ -112,14 +137,16 @@ TEST_CASE("a straggler's delay shows as peer wait on the other ranks", "[sim][re
     }
     const auto result = sim::replay(b.g, testing::ring_cluster(4, "50 GB/s", "1 us"), testing::exact_options());
     const auto summary = sim::summarize_run(b.g, result.timeline);
-    REQUIRE(summary.ranks[0].peer_wait == 40us);
-    REQUIRE(summary.ranks[1].peer_wait == 40us);
+    REQUIRE(summary.makespan == 176us);
     REQUIRE(summary.ranks[2].peer_wait == Time{0});
-    REQUIRE(summary.ranks[3].peer_wait == 40us);
-    // The critical path runs through the straggler's compute, then the all-reduce.
-    REQUIRE(summary.critical_path.compute == 50us);
-    REQUIRE(summary.critical_path.communication == 126us);
-    REQUIRE(b.g.ops[summary.critical_path.steps.front().op.index()].rank.value == 2);
+    REQUIRE(summary.ranks[2].exposed_communication == 126us);
+    REQUIRE(summary.ranks[0].peer_wait == 19us);
+    REQUIRE(summary.ranks[1].peer_wait == Time{0});
+    REQUIRE(summary.ranks[3].peer_wait == 19us);
+    for (const std::uint32_t r : {0U, 1U, 3U}) {
+        // Every instant after its compute is either waiting or transferring.
+        REQUIRE(summary.ranks[r].peer_wait + summary.ranks[r].exposed_communication == 166us);
+    }
 }
 
 TEST_CASE("a deadlock names what each blocked rank waits for", "[sim][replay][input]") {

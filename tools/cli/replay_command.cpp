@@ -31,7 +31,7 @@ void run_replay(const ReplayCliOptions& o) {
     s.workload_description = "trace " + o.trace;
     s.options.network.sharing =
         o.network == "contention-free" ? sim::SharingModel::contention_free : sim::SharingModel::max_min;
-    if (!o.algorithm.empty()) s.options.algorithm = sim::parse_collective_algorithm(o.algorithm);
+    if (!o.algorithm.empty()) s.options.algorithm = sim::find_collective_algorithm(o.algorithm);
     const sim::RunResult result = sim::run_scenario(s);
     const std::string dir = o.out_dir.empty() ? "out/" + s.name : o.out_dir;
     sim::write_outputs(s, result, dir);
@@ -56,7 +56,7 @@ void add_replay_command(CLI::App& app) {
         ->capture_default_str()
         ->check(CLI::IsMember({"max-min", "contention-free"}));
     cmd->add_option("--collective-algo", options->algorithm, "Force a collective algorithm")
-        ->check(CLI::IsMember({"ring", "direct"}));
+        ->check(CLI::IsMember({"direct", "double_tree", "halving_doubling", "hierarchical", "ring"}));
     cmd->add_option("-o,--out", options->out_dir, "Output folder (default: out/<trace name>)");
     cmd->callback([options] { run_replay(*options); });
 }
