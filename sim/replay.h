@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "sim/collectives/collective_algorithm.h"
+#include "sim/collectives/nccl_tuner.h"
 #include "sim/compute_model.h"
 #include "sim/network/flow_network.h"
 #include "topologies/cluster.h"
@@ -25,11 +26,29 @@ struct ReplayOptions {
     std::optional<std::size_t> algorithm;
     /// Pipelining chunks of tree and chain algorithms.
     std::uint32_t tree_chunks = 8;
+    /// Model NCCL's protocols: pick (algorithm, protocol) with NCCL's tuner when no algorithm is forced, add
+    /// the protocol's base and per-hop latencies, and its wire overhead (LL x2, LL128 x128/120). Off: transfers
+    /// cost only the network's latency and bandwidth (the alpha-beta closed forms).
+    bool protocols = true;
+    /// Forces a protocol (with protocols on); nullopt: NCCL's choice.
+    std::optional<NcclProtocol> protocol;
     /// Each collective transfer is split over this many parallel flows (NCCL channels), each with its own ECMP
     /// path, as NCCL spreads a ring over several channels and queue pairs.
     std::uint32_t channels = 8;
     /// Link counters in the timeline: only links that carried traffic.
     bool link_counters = true;
+};
+
+/// How one collective call ran.
+struct CollectiveRecord {
+    traces::CommId comm;
+    std::size_t algorithm = 0;  // index in collective_algorithms()
+    bool modelled_protocol = false;
+    NcclProtocol protocol = NcclProtocol::simple;
+    double nccl_predicted_us = 0;  // NCCL's own cost model, for comparison
+    engine::Time first_arrival{};
+    engine::Time last_arrival{};
+    engine::Time end{};
 };
 
 struct ReplayResult {
@@ -38,6 +57,7 @@ struct ReplayResult {
     std::uint64_t flows = 0;
     std::uint64_t rate_updates = 0;
     std::uint64_t bytes_on_network = 0;
+    std::vector<CollectiveRecord> collectives;  // in order of creation (per communicator, in issue order)
 };
 
 /// Runs the replay. Throws InputError when the graph deadlocks (naming what each blocked rank waits for) or

@@ -2,6 +2,7 @@
 // step by step as flows), point-to-point pairs (a rendezvous: the transfer starts when both sides are posted),
 // host<->device copies over PCIe, and the deadlock report.
 #include <algorithm>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -25,6 +26,8 @@ void ReplayEngine::arrive_collective(OpId id) {
     const auto member = static_cast<std::uint32_t>(std::find(ranks.begin(), ranks.end(), op.rank) - ranks.begin());
     inst.members[member] = id;
     inst.last_trigger = trigger_[id.index()];
+    if (inst.first_arrival.count() < 0) inst.first_arrival = sim_.now();
+    inst.last_arrival = sim_.now();
     ++inst.arrived;
     if (inst.member_left[member] == 0) {  // nothing to send or receive (a one-member communicator)
         timeline_.ops[id.index()].start = sim_.now();
@@ -42,20 +45,39 @@ void ReplayEngine::arrive_collective(OpId id) {
 void ReplayEngine::plan_instance(std::uint32_t index, const traces::Op& op) {
     Instance& inst = instances_[index];
     const auto& ranks = g_.comms[inst.comm.index()].ranks;
-    PlanRequest request{op.collective, static_cast<std::uint32_t>(ranks.size()), op.bytes, {}, options_.tree_chunks};
+    // Pipelining chunks of trees and chains: one per 64 KiB, at most tree_chunks (small messages go whole).
+    const auto chunks = static_cast<std::uint32_t>(
+        std::clamp<std::uint64_t>((op.bytes + 65535) / 65536, 1, std::max<std::uint32_t>(1, options_.tree_chunks)));
+    PlanRequest request{op.collective, static_cast<std::uint32_t>(ranks.size()), op.bytes, {}, chunks};
     for (const traces::RankId r : ranks)
         request.node_of.push_back(static_cast<std::uint32_t>(cluster_.device(gpu_of(r)).node));
-    std::size_t algorithm = default_algorithm(op.collective);
-    if (op.algorithm != traces::no_algorithm) {
-        if (const auto hinted = find_collective_algorithm(g_.names[op.algorithm])) algorithm = *hinted;
+    // The algorithm: forced by the run, else hinted by the op, else NCCL's choice (or the kind's default).
+    std::optional<std::size_t> algorithm = options_.algorithm;
+    if (!algorithm && op.algorithm != traces::no_algorithm)
+        algorithm = find_collective_algorithm(g_.names[op.algorithm]);
+    const std::size_t tree = tree_algorithm_, ring = *find_collective_algorithm("ring");
+    if (options_.protocols && op.collective != traces::CollectiveKind::all_to_all) {
+        const NcclTopologyInfo info = nccl_info(g_.comms[inst.comm.index()]);
+        std::optional<NcclAlgorithm> nccl_algorithm;
+        if (algorithm == tree)
+            nccl_algorithm = NcclAlgorithm::tree;
+        else if (algorithm)
+            nccl_algorithm = NcclAlgorithm::ring;
+        const NcclEstimate choice = nccl_choose(op.collective, op.bytes, info, nccl_algorithm, options_.protocol);
+        if (!algorithm) algorithm = choice.algorithm == NcclAlgorithm::tree ? tree : ring;
+        inst.protocol = choice.protocol;
+        inst.predicted_us = choice.time_us;
+        inst.modelled_protocol = true;
     }
-    if (options_.algorithm) algorithm = *options_.algorithm;
-    inst.plan = plan_collective(algorithm, request);
+    inst.algorithm = algorithm.value_or(default_algorithm(op.collective));
+    inst.plan = plan_collective(inst.algorithm, request);
     inst.planned = true;
     const std::size_t transfers = inst.plan.size(), members = ranks.size();
     inst.transfers_left = static_cast<std::uint32_t>(transfers);
     inst.pending.assign(transfers, 0);
     inst.flows_left.assign(transfers, 0);
+    inst.flows_unsent.assign(transfers, 0);
+    inst.fifo_next.assign(transfers, no_transfer);
     inst.ideal_done.assign(transfers, Time{0});
     inst.dependent_offsets.assign(transfers + 1, 0);
     inst.member_offsets.assign(members + 1, 0);
@@ -65,7 +87,10 @@ void ReplayEngine::plan_instance(std::uint32_t index, const traces::Op& op) {
     inst.member_busy.assign(members, Time{0});
     for (std::uint32_t t = 0; t < transfers; ++t) {
         const PlannedTransfer& x = inst.plan.transfers()[t];
-        inst.pending[t] = static_cast<std::uint32_t>(inst.plan.after(t).size()) + 2;  // deps + both endpoints
+        // Dependencies, the FIFO predecessor's send, and both endpoints' arrival.
+        inst.pending[t] =
+            static_cast<std::uint32_t>(inst.plan.after(t).size()) + 2 + (x.after_sent != no_transfer ? 1 : 0);
+        if (x.after_sent != no_transfer) inst.fifo_next[x.after_sent] = t;
         for (const std::uint32_t a : inst.plan.after(t)) ++inst.dependent_offsets[a + 1];
         ++inst.member_offsets[x.src + 1];
         ++inst.member_offsets[x.dst + 1];
@@ -84,6 +109,43 @@ void ReplayEngine::plan_instance(std::uint32_t index, const traces::Op& op) {
         inst.member_transfers[fill_member[x.src]++] = t;
         inst.member_transfers[fill_member[x.dst]++] = t;
     }
+}
+
+NcclTopologyInfo ReplayEngine::nccl_info(const traces::Communicator& comm) {
+    NcclTopologyInfo info;
+    info.ranks = static_cast<std::uint32_t>(comm.ranks.size());
+    std::vector<std::int32_t> nodes;
+    for (const traces::RankId r : comm.ranks) nodes.push_back(cluster_.device(gpu_of(r)).node);
+    std::sort(nodes.begin(), nodes.end());
+    info.nodes = static_cast<std::uint32_t>(std::unique(nodes.begin(), nodes.end()) - nodes.begin());
+    const topo::DeviceId first = gpu_of(comm.ranks.front());
+    const topo::GpuSpec& spec = cluster_.gpu_spec(first);
+    info.arch = spec.name.rfind("V100", 0) == 0 ? GpuArch::volta
+                : spec.name.rfind("H", 0) == 0  ? GpuArch::hopper
+                                                : GpuArch::ampere;
+    info.nvlink = false;
+    for (const topo::LinkId l : cluster_.out_links(first))
+        info.nvlink = info.nvlink || cluster_.link(l).kind == topo::LinkKind::nvlink;
+    info.channels = std::max<std::uint32_t>(1, options_.channels);
+    // Bus bandwidths: the GPU's NVLink bandwidth inside a node (its fastest link without NVLink), and the
+    // bottleneck of the path to a member on another node across nodes.
+    double fastest = 0;
+    for (const topo::LinkId l : cluster_.out_links(first))
+        fastest = std::max(fastest, cluster_.link(l).bandwidth_bytes_per_s);
+    info.intra_bw_gbps = (info.nvlink ? spec.nvlink_bandwidth_bytes_per_s : fastest) / 1e9;
+    info.inter_bw_gbps = info.intra_bw_gbps;
+    for (const traces::RankId r : comm.ranks) {
+        const topo::DeviceId other = gpu_of(r);
+        if (cluster_.device(other).node == cluster_.device(first).node) continue;
+        route_scratch_.clear();
+        net_.router().route(first, other, 0, route_scratch_);
+        double bottleneck = INFINITY;
+        for (const topo::LinkId l : route_scratch_)
+            bottleneck = std::min(bottleneck, cluster_.link(l).bandwidth_bytes_per_s);
+        info.inter_bw_gbps = bottleneck / 1e9;
+        break;
+    }
+    return info;
 }
 
 void ReplayEngine::start_transfer(std::uint32_t index, std::uint32_t t) {
@@ -128,10 +190,24 @@ void ReplayEngine::start_transfer(std::uint32_t index, std::uint32_t t) {
             bytes += share_of(x.bytes, channels, e);
             ++weight;
         }
+        Time extra{0};
+        if (inst.modelled_protocol) {
+            // The protocol's line format inflates the bytes; its per-hop latency (and, for the first transfers,
+            // the call's base latency) delays the arrival.
+            bytes = static_cast<std::uint64_t>(std::ceil(static_cast<double>(bytes) * nccl_wire_factor(inst.protocol)));
+            const bool network = cluster_.device(src).node != cluster_.device(dst).node;
+            const bool nvlink =
+                !channel_routes_[c].empty() && cluster_.link(channel_routes_[c].front()).kind == topo::LinkKind::nvlink;
+            const NcclAlgorithm family = inst.algorithm == tree_algorithm_ ? NcclAlgorithm::tree : NcclAlgorithm::ring;
+            double us = nccl_hop_latency_us(network, nvlink, family, inst.protocol);
+            if (inst.plan.after(t).empty()) us += nccl_base_latency_us(family, inst.protocol);
+            extra = engine::from_seconds(us * 1e-6);
+        }
         const FlowId f = net_.start_flow_on_route(src, dst, channel_routes_[c], bytes,
-                                                  (owner_collective << owner_shift) | slot, weight);
+                                                  (owner_collective << owner_shift) | slot, weight, extra);
         ideal = std::max(ideal, net_.ideal_duration(f));
         ++inst.flows_left[t];
+        ++inst.flows_unsent[t];
     }
     Time ready_ideal{0};
     for (const std::uint32_t a : inst.plan.after(t)) ready_ideal = std::max(ready_ideal, inst.ideal_done[a]);
@@ -151,10 +227,12 @@ void ReplayEngine::finish_transfer(std::uint32_t index, std::uint32_t t) {
         if (--inst.member_left[m] == 0) finish_member(index, m);
     }
     if (--inst.transfers_left == 0) {
+        inst.end = sim_.now();
         // Done: release the plan's memory; the instance record stays for the deadlock report.
         inst.plan = CollectivePlan{};
-        for (auto* v : {&inst.pending, &inst.dependent_offsets, &inst.dependents, &inst.member_offsets,
-                        &inst.member_transfers, &inst.flows_left, &inst.member_active})
+        for (auto* v :
+             {&inst.pending, &inst.dependent_offsets, &inst.dependents, &inst.member_offsets, &inst.member_transfers,
+              &inst.flows_left, &inst.member_active, &inst.flows_unsent, &inst.fifo_next})
             std::vector<std::uint32_t>().swap(*v);
         for (auto* v : {&inst.ideal_done, &inst.member_busy_since, &inst.member_busy}) std::vector<Time>().swap(*v);
     }
@@ -205,6 +283,16 @@ void ReplayEngine::start_copy(OpId id) {
     const bool to_device = op.kind == OpKind::memcpy_h2d;
     net_.start_flow(to_device ? host : gpu, to_device ? gpu : host, op.bytes, engine::hash_combine(id.value, 2),
                     (owner_copy << owner_shift) | id.value);
+}
+
+void ReplayEngine::on_drained(FlowId flow) {
+    const std::uint32_t owner = net_.owner(flow);
+    if ((owner >> owner_shift) != owner_collective) return;
+    const auto [index, t] = live_transfers_[owner & ((1U << owner_shift) - 1)];
+    Instance& inst = instances_[index];
+    if (--inst.flows_unsent[t] > 0) return;
+    const std::uint32_t next = inst.fifo_next[t];
+    if (next != no_transfer && --inst.pending[next] == 0) start_transfer(index, next);
 }
 
 void ReplayEngine::on_flow(FlowId flow) {

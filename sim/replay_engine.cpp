@@ -248,8 +248,11 @@ ReplayResult ReplayEngine::run() {
     drain_ready();
     auto handler = [this](const engine::Event& e) {
         if (FlowNetwork::owns(e.kind)) {
-            const FlowId done = net_.handle(e);
-            if (done.valid()) on_flow(done);
+            const auto event = net_.handle(e);
+            if (event.arrived)
+                on_flow(event.flow);
+            else if (event.flow.valid())
+                on_drained(event.flow);
         } else {
             CLUSTERSIM_CHECK(e.kind == to_u16(EventKind::compute_done), "unknown event kind {}", e.kind);
             const std::uint32_t s = timer_stream_[e.target];
@@ -276,6 +279,11 @@ ReplayResult ReplayEngine::run() {
             for (const auto& step : steps) series.points.emplace_back(step.at, step.rate_bytes_per_s);
             timeline_.counters.push_back(std::move(series));
         }
+    }
+    for (const Instance& inst : instances_) {
+        result.collectives.push_back(CollectiveRecord{
+            inst.comm, inst.algorithm, inst.modelled_protocol, inst.protocol, inst.predicted_us, inst.first_arrival,
+            inst.last_arrival, inst.transfers_left == 0 && inst.planned ? inst.end : inst.last_arrival});
     }
     result.events = sim_.events_processed();
     result.flows = net_.flows_completed();

@@ -32,11 +32,20 @@ private:
         std::vector<std::uint32_t> member_active;     // by member: its transfers in flight
         std::vector<engine::Time> member_busy_since;  // by member
         std::vector<engine::Time> member_busy;        // by member: time with a transfer of its own in flight
-        std::vector<std::uint32_t> flows_left;        // by transfer
+        std::vector<std::uint32_t> flows_left;        // by transfer: flows not yet arrived
+        std::vector<std::uint32_t> flows_unsent;      // by transfer: flows not yet drained
+        std::vector<std::uint32_t> fifo_next;         // by transfer: the transfer waiting for it to be sent
         std::vector<engine::Time> ideal_done;         // by transfer: finish on an empty network
         engine::Time first_start{-1};
         engine::Time ideal{};  // longest chain of empty-network transfer times
         std::uint32_t transfers_left = 0;
+        std::size_t algorithm = 0;
+        NcclProtocol protocol = NcclProtocol::simple;
+        bool modelled_protocol = false;
+        double predicted_us = 0;  // NCCL's own estimate of the call
+        engine::Time first_arrival{-1};
+        engine::Time last_arrival{};
+        engine::Time end{};
     };
     enum OwnerKind : std::uint32_t { owner_collective = 0, owner_p2p = 1, owner_copy = 2 };
     static constexpr std::uint32_t owner_shift = 30;
@@ -48,10 +57,12 @@ private:
     void arrive_p2p(traces::OpId op);
     void start_copy(traces::OpId op);
     void plan_instance(std::uint32_t instance, const traces::Op& op);
+    [[nodiscard]] NcclTopologyInfo nccl_info(const traces::Communicator& comm);
     void start_transfer(std::uint32_t instance, std::uint32_t transfer);
     void finish_transfer(std::uint32_t instance, std::uint32_t transfer);
     void finish_member(std::uint32_t instance, std::uint32_t member);
     void on_flow(FlowId flow);
+    void on_drained(FlowId flow);
     void complete(traces::OpId op);
     void drain_ready();
     void set_comm_active(traces::RankId rank, int delta);
@@ -84,7 +95,9 @@ private:
     std::vector<double> compute_speed_;         // by stream
     std::vector<engine::Time> compute_since_;   // by stream
     std::vector<int> comm_active_;              // by rank
-    std::vector<std::vector<topo::LinkId>> channel_routes_;                // scratch of start_transfer
+    std::vector<std::vector<topo::LinkId>> channel_routes_;  // scratch of start_transfer
+    std::vector<topo::LinkId> route_scratch_;
+    const std::size_t tree_algorithm_ = *find_collective_algorithm("double_tree");
     std::vector<std::pair<std::uint32_t, std::uint32_t>> live_transfers_;  // flow owner slot -> (instance, transfer)
     std::vector<std::uint32_t> free_live_;
     std::vector<traces::OpId> ready_queue_;

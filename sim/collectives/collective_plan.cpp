@@ -12,6 +12,8 @@ std::uint32_t CollectivePlan::add(PlannedTransfer t, std::span<const std::uint32
     for (const std::uint32_t a : after)
         CLUSTERSIM_CHECK(a < index, "transfer {} waits for later transfer {}", index, a);
     CLUSTERSIM_CHECK(t.src != t.dst, "transfer from member {} to itself", t.src);
+    CLUSTERSIM_CHECK(t.after_sent == UINT32_MAX || t.after_sent < index, "transfer {} waits for later transfer {}",
+                     index, t.after_sent);
     transfers_.push_back(t);
     deps_.insert(deps_.end(), after.begin(), after.end());
     offsets_.push_back(static_cast<std::uint32_t>(deps_.size()));

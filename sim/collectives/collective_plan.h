@@ -21,6 +21,9 @@ struct PlannedTransfer {
     std::uint32_t dst = 0;
     std::uint64_t bytes = 0;
     std::uint32_t step = 0;  // algorithm step, for latency accounting and display
+    /// A transfer on the same edge whose last byte must have left the sender first (the channel's FIFO: sends
+    /// on one connection go one after the other, but a send's latency overlaps the next one).
+    std::uint32_t after_sent = UINT32_MAX;
 };
 
 class CollectivePlan {

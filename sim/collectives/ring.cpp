@@ -21,11 +21,11 @@ std::vector<std::uint32_t> append_ring(CollectivePlan& plan, std::span<const std
             const std::uint32_t piece = (i + 2 * n - k % n - offset % n) % n;
             const std::uint64_t size = whole ? bytes : share_of(bytes, n, piece);
             // A send waits for the piece it forwards (received in the previous step) and, as in NCCL's channel
-            // FIFO, for its own previous send on the same edge.
+            // FIFO, for its own previous send on the same edge to have left.
             after.clear();
             if (last_into[i] != no_transfer) after.push_back(last_into[i]);
-            if (last_from[i] != no_transfer) after.push_back(last_from[i]);
-            last_from[i] = next[(i + 1) % n] = plan.add({ring[i], ring[(i + 1) % n], size, first_step + k}, after);
+            last_from[i] = next[(i + 1) % n] =
+                plan.add({ring[i], ring[(i + 1) % n], size, first_step + k, last_from[i]}, after);
         }
         last_into = next;
     }
@@ -44,8 +44,8 @@ CollectivePlan chain(std::uint32_t n, std::uint64_t bytes, std::uint32_t chunks,
         for (std::uint32_t c = 0; c < chunks; ++c) {
             std::vector<std::uint32_t> after;
             if (previous_hop[c] != no_transfer) after.push_back(previous_hop[c]);
-            if (previous_chunk != no_transfer) after.push_back(previous_chunk);
-            previous_chunk = previous_hop[c] = plan.add({src, dst, share_of(bytes, chunks, c), h + c}, after);
+            previous_chunk = previous_hop[c] =
+                plan.add({src, dst, share_of(bytes, chunks, c), h + c, previous_chunk}, after);
         }
     }
     return plan;

@@ -52,7 +52,8 @@ FlowId FlowNetwork::start_flow(topo::DeviceId src, topo::DeviceId dst, std::uint
 }
 
 FlowId FlowNetwork::start_flow_on_route(topo::DeviceId src, topo::DeviceId dst, std::span<const topo::LinkId> route,
-                                        std::uint64_t bytes, std::uint32_t owner, std::uint32_t weight) {
+                                        std::uint64_t bytes, std::uint32_t owner, std::uint32_t weight,
+                                        Time extra_latency) {
     CLUSTERSIM_CHECK(weight >= 1, "flow of weight 0");
     const std::uint32_t slot = allocate_slot();
     FlowState& f = flows_[slot];
@@ -64,7 +65,7 @@ FlowId FlowNetwork::start_flow_on_route(topo::DeviceId src, topo::DeviceId dst, 
     f.weight = weight;
     f.last_update = sim_.now();
     f.draining = false;
-    Time latency{0};
+    Time latency = extra_latency;
     double bottleneck = 0;
     for (const topo::LinkId l : f.route) {
         latency += cluster_.link(l).latency;
@@ -88,11 +89,12 @@ FlowId FlowNetwork::start_flow_on_route(topo::DeviceId src, topo::DeviceId dst, 
         records_.push_back(FlowRecord{src, dst, bytes, owner, sim_.now(), Time{0}, ideal});
     }
     if (bytes == 0 || f.route.empty()) {
-        // Nothing to share: a local copy or an empty message costs only the latency.
-        sim_.schedule_at(sim_.now() + latency, to_u16(EventKind::flow_arrived), slot);
+        // Nothing to share: a local copy or an empty message drains at once and costs only the latency.
+        sim_.arm(f.timer, sim_.now(), to_u16(EventKind::flow_drained));
     } else if (options_.sharing == SharingModel::contention_free) {
         f.rate = bottleneck;
-        sim_.schedule_at(sim_.now() + ideal, to_u16(EventKind::flow_arrived), slot);
+        sim_.arm(f.timer, sim_.now() + engine::transfer_time(static_cast<double>(bytes), bottleneck),
+                 to_u16(EventKind::flow_drained));
     } else {
         attach(slot);
     }
@@ -164,21 +166,25 @@ void FlowNetwork::account_progress(FlowState& f, engine::Time now) {
 
 void FlowNetwork::on_drained(std::uint32_t flow) {
     FlowState& f = flows_[flow];
-    account_progress(f, sim_.now());
-    detach(flow);
+    if (f.draining) {
+        account_progress(f, sim_.now());
+        detach(flow);
+    }
     f.remaining = 0;
     f.rate = 0;
     sim_.schedule_at(sim_.now() + f.latency, to_u16(EventKind::flow_arrived), flow);
 }
 
-FlowId FlowNetwork::handle(const engine::Event& event) {
+FlowNetwork::FlowEvent FlowNetwork::handle(const engine::Event& event) {
     switch (static_cast<EventKind>(event.kind)) {
-        case EventKind::flow_drained:
-            on_drained(timer_flow_[event.target]);
-            return FlowId::invalid();
+        case EventKind::flow_drained: {
+            const std::uint32_t slot = timer_flow_[event.target];
+            on_drained(slot);
+            return {FlowId{slot}, false};
+        }
         case EventKind::network_rate_update:
             recompute_rates();
-            return FlowId::invalid();
+            return {};
         case EventKind::flow_arrived: {
             const std::uint32_t slot = event.target;
             FlowState& f = flows_[slot];
@@ -187,12 +193,12 @@ FlowId FlowNetwork::handle(const engine::Event& event) {
             ++completed_;
             --active_;
             free_slots_.push_back(slot);
-            return FlowId{slot};
+            return {FlowId{slot}, true};
         }
         default:
             CLUSTERSIM_CHECK(false, "network given an event of kind {}", event.kind);
     }
-    return FlowId::invalid();
+    return {};
 }
 
 }  // namespace clustersim::sim

@@ -54,12 +54,19 @@ public:
     /// Starts a flow on a given route (links from src to dst) standing for `weight` flows that share it: it
     /// gets `weight` shares wherever it competes (NCCL channels that take the same path), and `bytes` is their
     /// total. Alone on its path it moves at the bottleneck bandwidth, like one flow.
+    /// `extra_latency` (software or protocol latency) is added to the route's latency.
     FlowId start_flow_on_route(topo::DeviceId src, topo::DeviceId dst, std::span<const topo::LinkId> route,
-                               std::uint64_t bytes, std::uint32_t owner, std::uint32_t weight);
+                               std::uint64_t bytes, std::uint32_t owner, std::uint32_t weight,
+                               engine::Time extra_latency = engine::Time{0});
 
-    /// Handles an event of one of the network's kinds. Returns the flow whose last byte arrived, if any; its id
-    /// and owner stay readable until the next call.
-    FlowId handle(const engine::Event& event);
+    /// What an event did to a flow: its last byte left the source (drained) or reached the destination.
+    struct FlowEvent {
+        FlowId flow;  // invalid when the event concerned no single flow (a rate update)
+        bool arrived = false;
+    };
+    /// Handles an event of one of the network's kinds. The flow's id and owner stay readable until the next
+    /// call after its arrival.
+    FlowEvent handle(const engine::Event& event);
     [[nodiscard]] static bool owns(std::uint16_t kind) {
         return kind == to_u16(EventKind::flow_drained) || kind == to_u16(EventKind::flow_arrived) ||
                kind == to_u16(EventKind::network_rate_update);

@@ -56,12 +56,13 @@ inline topo::Cluster ring_cluster(int gpus, const std::string& bandwidth, const 
                                {"gpus=" + std::to_string(gpus), "bandwidth=" + bandwidth, "latency=" + latency});
 }
 
-/// Exact options: no compute slowdown under communication, one channel per transfer.
+/// Exact options: no compute slowdown under communication, one channel per transfer, no protocol latencies.
 inline sim::ReplayOptions exact_options() {
     sim::ReplayOptions o;
     o.compute.slowdown_during_comm = 0;
     o.compute.min_kernel_time = engine::Time{0};
     o.channels = 1;
+    o.protocols = false;
     return o;
 }
 

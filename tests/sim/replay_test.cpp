@@ -125,7 +125,8 @@ TEST_CASE("a straggler's delay shows as peer wait on the other ranks", "[sim][re
 
 TEST_CASE("in a ring, a late rank delays the others only as far as the ring's dependencies carry it", "[sim][replay]") {
     // 4 ranks on a 4-GPU ring, rank 2 arrives at 50 us, the others at 10 us; all-reduce of 4 MB: 6 steps of
-    // 21 us. A send waits for the piece it forwards and for its previous send on the same edge. Rank 2's first
+    // 21 us. A send waits for the piece it forwards and for its previous send on the same edge to have left
+    // (1 us before it arrives: sends on an edge overlap their latency, as in NCCL). Rank 2's first
     // send starts the chain that ends the call: 50 + 6 x 21 = 176 us. Meanwhile the transfers between ranks that
     // have arrived run: rank 0 sends (10-31, 31-52) and receives from 3 (10-31), then idles until 3 forwards
     // rank 2's piece (71): 19 us. Rank 3 sends to 0 (10-31) and idles until rank 2 sends (50): 19 us. Rank 1
@@ -142,10 +143,13 @@ TEST_CASE("in a ring, a late rank delays the others only as far as the ring's de
     REQUIRE(summary.ranks[2].exposed_communication == 126us);
     REQUIRE(summary.ranks[0].peer_wait == 19us);
     REQUIRE(summary.ranks[1].peer_wait == Time{0});
+    // Rank 1's last transfers end at 175 us: its sends to 2 ran one latency ahead of the chain above.
+    REQUIRE(summary.ranks[1].finished_early == 1us);
     REQUIRE(summary.ranks[3].peer_wait == 19us);
     for (const std::uint32_t r : {0U, 1U, 3U}) {
-        // Every instant after its compute is either waiting or transferring.
-        REQUIRE(summary.ranks[r].peer_wait + summary.ranks[r].exposed_communication == 166us);
+        // Every instant after its compute is waiting, transferring, or done.
+        REQUIRE(summary.ranks[r].peer_wait + summary.ranks[r].exposed_communication + summary.ranks[r].finished_early ==
+                166us);
     }
 }
 

@@ -36,7 +36,7 @@ RandomFlowsResult run_random_flows(const RandomFlowsConfig& config) {
     const auto t1 = clock::now();
     for (std::uint64_t i = 0; i < config.concurrent && started < config.total_flows; ++i) start_one();
     auto handler = [&](const engine::Event& e) {
-        if (net.handle(e).valid() && started < config.total_flows) start_one();
+        if (net.handle(e).arrived && started < config.total_flows) start_one();
     };
     sim.run(handler);
     const auto t2 = clock::now();

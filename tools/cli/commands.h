@@ -15,5 +15,6 @@ void add_bench_command(CLI::App& app);
 void add_topo_command(CLI::App& app);
 void add_run_command(CLI::App& app);
 void add_replay_command(CLI::App& app);
+void add_collective_command(CLI::App& app);
 
 }  // namespace clustersim::cli

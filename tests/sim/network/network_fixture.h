@@ -29,8 +29,8 @@ struct NetworkFixture {
     /// Runs until `until` (default: until no event is left), recording arrivals.
     void run(engine::Time until = engine::max_time) {
         auto handler = [this](const engine::Event& e) {
-            const sim::FlowId done = net->handle(e);
-            if (done.valid()) arrivals.emplace_back(net->owner(done), sim.now());
+            const auto event = net->handle(e);
+            if (event.arrived) arrivals.emplace_back(net->owner(event.flow), sim.now());
         };
         sim.run(handler, engine::RunLimits{until});
     }

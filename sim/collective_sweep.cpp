@@ -1,0 +1,136 @@
+// nccl-tests-like sweeps built as small OpGraphs and replayed.
+#include "sim/collective_sweep.h"
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "engine/error.h"
+
+namespace clustersim::sim {
+
+using traces::CollectiveKind;
+
+double bus_bandwidth_factor(CollectiveKind kind, std::uint32_t n) {
+    const double ranks = n;
+    switch (kind) {
+        case CollectiveKind::all_reduce:
+            return 2 * (ranks - 1) / ranks;
+        case CollectiveKind::reduce_scatter:
+        case CollectiveKind::all_gather:
+        case CollectiveKind::all_to_all:
+            return (ranks - 1) / ranks;
+        case CollectiveKind::broadcast:
+        case CollectiveKind::reduce:
+            return 1;
+        case CollectiveKind::barrier:
+            return 0;
+    }
+    return 1;
+}
+
+namespace {
+
+std::vector<std::uint64_t> sizes(const CollectiveSweepOptions& o) {
+    if (o.min_bytes == 0 || o.max_bytes < o.min_bytes || !(o.factor > 1))
+        throw engine::InputError("expected 0 < --min <= --max and --factor > 1");
+    std::vector<std::uint64_t> out;
+    for (double s = static_cast<double>(o.min_bytes); s <= static_cast<double>(o.max_bytes) * (1 + 1e-9); s *= o.factor)
+        out.push_back(static_cast<std::uint64_t>(s));
+    return out;
+}
+
+/// One collective per member of each group, all issued at time zero.
+traces::OpGraph graph_of(std::uint32_t ranks, const std::vector<std::vector<traces::RankId>>& groups,
+                         CollectiveKind kind, std::uint64_t bytes) {
+    traces::OpGraph g;
+    g.rank_count = ranks;
+    g.source = "collective sweep";
+    for (std::size_t k = 0; k < groups.size(); ++k) {
+        const auto comm = g.communicator(fmt::format("group{}", k), groups[k]);
+        for (const traces::RankId r : groups[k]) {
+            traces::Op op{r, g.stream(r, fmt::format("comm{}", k)), g.intern(traces::collective_kind_name(kind)),
+                          traces::OpKind::collective};
+            op.collective = kind;
+            op.bytes = bytes;
+            op.comm = comm;
+            g.add(op);
+        }
+    }
+    return g;
+}
+
+engine::Time group_time(const ReplayResult& r, std::size_t group) {
+    for (const auto& c : r.collectives) {
+        if (c.comm.index() == group) return c.end - c.first_arrival;
+    }
+    return engine::Time{0};
+}
+
+}  // namespace
+
+std::vector<CollectiveRow> run_collective_sweep(const topo::Cluster& cluster, const CollectiveSweepOptions& o) {
+    const auto n = static_cast<std::uint32_t>(cluster.gpus().size());
+    std::vector<traces::RankId> world;
+    for (std::uint32_t r = 0; r < n; ++r) world.push_back(traces::RankId{r});
+    std::vector<CollectiveRow> rows;
+    for (const std::uint64_t size : sizes(o)) {
+        // nccl-tests sizes all_gather by its output; the op carries each rank's contribution.
+        const std::uint64_t op_bytes =
+            o.kind == CollectiveKind::all_gather ? std::max<std::uint64_t>(1, size / n) : size;
+        const auto graph = graph_of(n, {world}, o.kind, op_bytes);
+        const ReplayResult r = replay(graph, cluster, o.replay);
+        CollectiveRow row;
+        row.bytes = o.kind == CollectiveKind::all_gather ? op_bytes * n : size;
+        row.time = r.timeline.makespan;
+        const double seconds = engine::to_seconds(row.time);
+        row.algbw_gbps = seconds > 0 ? static_cast<double>(row.bytes) / seconds / 1e9 : 0;
+        row.busbw_gbps = row.algbw_gbps * bus_bandwidth_factor(o.kind, n);
+        const CollectiveRecord& c = r.collectives.front();
+        row.algorithm = collective_algorithms()[c.algorithm].name;
+        row.protocol = c.modelled_protocol ? nccl_protocol_name(c.protocol) : "-";
+        row.nccl_predicted_us = c.nccl_predicted_us;
+        rows.push_back(row);
+    }
+    return rows;
+}
+
+std::vector<ConcurrentRow> run_concurrent_sweep(const topo::Cluster& cluster, const CollectiveSweepOptions& o) {
+    const auto n = static_cast<std::uint32_t>(cluster.gpus().size());
+    std::map<std::int32_t, std::vector<traces::RankId>> by_node;
+    for (std::uint32_t r = 0; r < n; ++r) by_node[cluster.device(cluster.gpus()[r]).node].push_back(traces::RankId{r});
+    if (by_node.size() < 2)
+        throw engine::InputError("--concurrent needs a topology of at least two nodes (try --set nodes=2)");
+    std::vector<std::vector<traces::RankId>> tp, dp;
+    for (const auto& [node, ranks] : by_node) tp.push_back(ranks);
+    const std::size_t ppn = tp.front().size();
+    for (std::size_t l = 0; l < ppn; ++l) {
+        std::vector<traces::RankId> group;
+        for (const auto& node : tp) {
+            if (l < node.size()) group.push_back(node[l]);
+        }
+        dp.push_back(group);
+    }
+    std::vector<ConcurrentRow> rows;
+    for (const std::uint64_t size : sizes(o)) {
+        ConcurrentRow row;
+        row.bytes = size;
+        auto slowest = [&](const ReplayResult& r, std::size_t first, std::size_t count) {
+            engine::Time t{0};
+            for (std::size_t k = first; k < first + count; ++k) t = std::max(t, group_time(r, k));
+            return t;
+        };
+        row.tp_alone = slowest(replay(graph_of(n, tp, o.kind, size), cluster, o.replay), 0, tp.size());
+        row.dp_alone = slowest(replay(graph_of(n, dp, o.kind, size), cluster, o.replay), 0, dp.size());
+        std::vector<std::vector<traces::RankId>> both = tp;
+        both.insert(both.end(), dp.begin(), dp.end());
+        const ReplayResult together = replay(graph_of(n, both, o.kind, size), cluster, o.replay);
+        row.tp_together = slowest(together, 0, tp.size());
+        row.dp_together = slowest(together, tp.size(), dp.size());
+        rows.push_back(row);
+    }
+    return rows;
+}
+
+}  // namespace clustersim::sim

@@ -1,0 +1,50 @@
+// A simulated nccl-tests: one collective over a communicator, swept over message sizes, reporting time,
+// algorithm bandwidth and bus bandwidth as nccl-tests does, with the algorithm and protocol chosen and NCCL's
+// own predicted time; and a concurrent mode (tensor-parallel all-reduces in every node while data-parallel
+// all-reduces cross the fabric) that shows what contention does to each.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/replay.h"
+#include "topologies/cluster.h"
+
+namespace clustersim::sim {
+
+struct CollectiveSweepOptions {
+    traces::CollectiveKind kind = traces::CollectiveKind::all_reduce;
+    std::uint64_t min_bytes = 8;
+    std::uint64_t max_bytes = 1ULL << 30;
+    double factor = 2;
+    ReplayOptions replay;  // algorithm, protocol, channels, network model
+};
+
+struct CollectiveRow {
+    std::uint64_t bytes = 0;  // nccl-tests "size": the output for all_gather, the buffer otherwise
+    engine::Time time{};
+    double algbw_gbps = 0;
+    double busbw_gbps = 0;
+    std::string algorithm;
+    std::string protocol;
+    double nccl_predicted_us = 0;
+};
+
+/// nccl-tests' bus bandwidth factor: all_reduce 2(n-1)/n; reduce_scatter, all_gather, all_to_all (n-1)/n;
+/// broadcast, reduce 1.
+double bus_bandwidth_factor(traces::CollectiveKind kind, std::uint32_t ranks);
+
+/// One call per size on a communicator of every GPU of the cluster.
+std::vector<CollectiveRow> run_collective_sweep(const topo::Cluster& cluster, const CollectiveSweepOptions& options);
+
+struct ConcurrentRow {
+    std::uint64_t bytes = 0;
+    engine::Time tp_alone{}, dp_alone{}, tp_together{}, dp_together{};
+};
+
+/// All-reduces of each size inside every node (tensor parallel) and across nodes among the GPUs of each local
+/// index (data parallel), each alone and both at once.
+std::vector<ConcurrentRow> run_concurrent_sweep(const topo::Cluster& cluster, const CollectiveSweepOptions& options);
+
+}  // namespace clustersim::sim

@@ -1,0 +1,110 @@
+// `clustersim collective`: a simulated nccl-tests on a topology, or concurrent collectives to show contention.
+#include <cstdio>
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+
+#include "engine/units.h"
+#include "sim/collective_sweep.h"
+#include "tools/cli/commands.h"
+#include "topologies/topology_loader.h"
+
+namespace clustersim::cli {
+
+namespace {
+
+struct CollectiveCliOptions {
+    std::string topology = "dgx-h100";
+    std::vector<std::string> overrides;
+    std::string op = "all_reduce";
+    std::string algo = "auto";
+    std::string proto = "auto";
+    std::string min = "8B";
+    std::string max = "1GiB";
+    double factor = 2;
+    std::uint32_t channels = 8;
+    std::string network = "max-min";
+    bool concurrent = false;
+};
+
+void run_collective(const CollectiveCliOptions& o) {
+    const topo::Cluster cluster = topo::load_topology(o.topology, o.overrides);
+    sim::CollectiveSweepOptions options;
+    options.kind = *traces::parse_collective_kind(o.op);
+    options.min_bytes = engine::parse_bytes(o.min, engine::SourceLocation{"--min"});
+    options.max_bytes = engine::parse_bytes(o.max, engine::SourceLocation{"--max"});
+    options.factor = o.factor;
+    options.replay.channels = o.channels;
+    options.replay.network.sharing =
+        o.network == "contention-free" ? sim::SharingModel::contention_free : sim::SharingModel::max_min;
+    options.replay.network.record_flows = false;
+    options.replay.network.record_link_utilization = false;
+    options.replay.link_counters = false;
+    if (o.algo != "auto") options.replay.algorithm = sim::find_collective_algorithm(o.algo);
+    if (o.proto == "none")
+        options.replay.protocols = false;
+    else if (o.proto != "auto")
+        options.replay.protocol = sim::parse_nccl_protocol(o.proto);
+    std::printf("# %s on %s (%zu GPUs), %s network, %u channels\n", o.op.c_str(), cluster.description.c_str(),
+                cluster.gpus().size(), o.network.c_str(), o.channels);
+    if (o.concurrent) {
+        std::printf(
+            "# all-reduce inside every node (tp) and across nodes per local GPU index (dp), alone and together\n");
+        std::printf("%14s %14s %14s %16s %16s %10s %10s\n", "size (B)", "tp alone (us)", "dp alone (us)",
+                    "tp together (us)", "dp together (us)", "tp slower", "dp slower");
+        for (const auto& r : sim::run_concurrent_sweep(cluster, options)) {
+            const auto us = [](engine::Time t) { return static_cast<double>(t.count()) / 1e6; };
+            std::printf("%14llu %14.2f %14.2f %16.2f %16.2f %9.2fx %9.2fx\n", static_cast<unsigned long long>(r.bytes),
+                        us(r.tp_alone), us(r.dp_alone), us(r.tp_together), us(r.dp_together),
+                        us(r.tp_together) / us(r.tp_alone), us(r.dp_together) / us(r.dp_alone));
+        }
+        return;
+    }
+    std::printf("%14s %14s %8s %12s %12s %12s %-16s %-7s %14s\n", "size (B)", "count", "type", "time (us)",
+                "algbw (GB/s)", "busbw (GB/s)", "algorithm", "proto", "NCCL model (us)");
+    for (const auto& r : sim::run_collective_sweep(cluster, options)) {
+        std::printf("%14llu %14llu %8s %12.2f %12.2f %12.2f %-16s %-7s %14.2f\n",
+                    static_cast<unsigned long long>(r.bytes), static_cast<unsigned long long>(r.bytes / 4), "float",
+                    static_cast<double>(r.time.count()) / 1e6, r.algbw_gbps, r.busbw_gbps, r.algorithm.c_str(),
+                    r.protocol.c_str(), r.nccl_predicted_us);
+    }
+}
+
+}  // namespace
+
+void add_collective_command(CLI::App& app) {
+    auto o = std::make_shared<CollectiveCliOptions>();
+    auto* cmd = app.add_subcommand(
+        "collective",
+        "Simulated nccl-tests: one collective over every GPU of a topology, swept over sizes; or, with --concurrent,\n"
+        "tensor-parallel all-reduces in every node racing data-parallel all-reduces across nodes.\n"
+        "Example: clustersim collective --topology dgx-h100 --set nodes=2 --op all_reduce --min 8B --max 8GiB --factor "
+        "4");
+    cmd->add_option("--topology", o->topology, "Topology preset or YAML file")->capture_default_str();
+    cmd->add_option("--set", o->overrides, "Override a topology parameter, key=value (repeatable)");
+    cmd->add_option("--op", o->op, "Collective")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"all_reduce", "reduce_scatter", "all_gather", "broadcast", "reduce", "all_to_all"}));
+    cmd->add_option("--algo", o->algo,
+                    "Algorithm: auto (NCCL's tuner), direct, double_tree, halving_doubling, hierarchical, ring")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"auto", "direct", "double_tree", "halving_doubling", "hierarchical", "ring"}));
+    cmd->add_option("--proto", o->proto, "Protocol: auto (NCCL's tuner), LL, LL128, Simple, or none (pure alpha-beta)")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"auto", "LL", "LL128", "Simple", "none"}));
+    cmd->add_option("--min", o->min, "Smallest size, e.g. 8B")->capture_default_str();
+    cmd->add_option("--max", o->max, "Largest size, e.g. 8GiB")->capture_default_str();
+    cmd->add_option("--factor", o->factor, "Size multiplier between rows")
+        ->capture_default_str()
+        ->check(CLI::Range(1.0001, 1024.0));
+    cmd->add_option("--channels", o->channels, "Parallel flows per transfer (NCCL channels)")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 64));
+    cmd->add_option("--network", o->network, "Network model")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"max-min", "contention-free"}));
+    cmd->add_flag("--concurrent", o->concurrent, "Tensor- and data-parallel all-reduces alone and together");
+    cmd->callback([o] { run_collective(*o); });
+}
+
+}  // namespace clustersim::cli
