@@ -1,0 +1,144 @@
+// Every registered collective algorithm: bytes conserved, times against closed forms on a switch (one DGX-H100
+// node: every GPU has its own 450 GB/s NVLink to the NVSwitch, 150 ns per hop), dependencies respected.
+#include <cstdlib>
+
+#include <catch2/catch.hpp>
+
+#include "sim/collective_sweep.h"
+#include "tests/sim/replay_fixture.h"
+
+using namespace clustersim;
+using namespace std::chrono_literals;
+using engine::Time;
+using traces::CollectiveKind;
+
+namespace {
+
+sim::ReplayResult run_one(const topo::Cluster& cluster, const std::string& algorithm, CollectiveKind kind, std::uint64_t bytes,
+                          std::uint32_t ranks) {
+    testing::GraphBuilder b(ranks);
+    std::vector<std::uint32_t> members;
+    for (std::uint32_t r = 0; r < ranks; ++r) members.push_back(r);
+    for (std::uint32_t r = 0; r < ranks; ++r) b.collective(r, "comm", "world", members, bytes, kind);
+    auto options = testing::exact_options();
+    options.algorithm = sim::find_collective_algorithm(algorithm);
+    REQUIRE(options.algorithm.has_value());
+    return sim::replay(b.g, cluster, options);
+}
+
+/// |a - b| <= 2 ps: shares like 450/7 GB/s are not exact in binary.
+bool close(Time a, Time b) { return std::llabs(a.count() - b.count()) <= 2; }
+
+}  // namespace
+
+TEST_CASE("every algorithm moves exactly the bytes its collective must move", "[sim][collectives]") {
+    // n members, buffer S: all-reduce moves 2(n-1)S whatever the algorithm (ring, direct, halving-doubling, the
+    // double tree: two trees x (n-1) edges x S/2 x up and down; hierarchical: 2N(ppn-1)S + 2(N-1)S); reduce-
+    // scatter and all-to-all (n-1)S; all-gather of c per member (n-1)nc; broadcast and reduce (n-1)S.
+    const auto cluster = topo::load_topology("dgx-h100", {"nodes=2"});
+    const std::uint32_t n = 16;
+    const std::uint64_t s = 1'600'016;  // not a multiple of n: remainders must not be lost
+    struct Case {
+        CollectiveKind kind;
+        std::uint64_t expected;
+    };
+    const Case cases[] = {{CollectiveKind::all_reduce, 2 * (n - 1) * s},   {CollectiveKind::reduce_scatter, (n - 1) * s},
+                          {CollectiveKind::all_gather, (n - 1) * n * s},   {CollectiveKind::all_to_all, (n - 1) * s},
+                          {CollectiveKind::broadcast, (n - 1) * s},        {CollectiveKind::reduce, (n - 1) * s}};
+    for (const auto& entry : sim::collective_algorithms()) {
+        for (const Case& c : cases) {
+            INFO(entry.name << " " << traces::collective_kind_name(c.kind));
+            const auto result = run_one(cluster, entry.name, c.kind, s, n);
+            REQUIRE(result.bytes_on_network == c.expected);
+        }
+    }
+}
+
+TEST_CASE("ring, halving-doubling and direct all-reduce match their closed forms on a switch", "[sim][collectives]") {
+    // One DGX-H100 node: n = 8, B = 450 GB/s per GPU each way, alpha = 2 x 150 ns = 0.3 us. S = 36 MB, so
+    // S/8 = 4.5 MB takes 10 us.
+    const auto node = topo::load_topology("dgx-h100", {"nodes=1"});
+    const std::uint64_t s = 36'000'000;
+    // Ring: 2(n-1)(alpha + S/(nB)) = 14 x 10.3 us.
+    REQUIRE(run_one(node, "ring", CollectiveKind::all_reduce, s, 8).timeline.makespan == Time{144'200'000});
+    // Reduce-scatter and all-gather (contribution S/8): (n-1)(alpha + S/(nB)) = 7 x 10.3 us.
+    REQUIRE(run_one(node, "ring", CollectiveKind::reduce_scatter, s, 8).timeline.makespan == Time{72'100'000});
+    REQUIRE(run_one(node, "ring", CollectiveKind::all_gather, s / 8, 8).timeline.makespan == Time{72'100'000});
+    // Halving-doubling: 2 log2(n) alpha + 2(n-1)/n S/B: steps of S/2, S/4, S/8 and back = 6 x 0.3 + 2 x 70 us.
+    REQUIRE(run_one(node, "halving_doubling", CollectiveKind::all_reduce, s, 8).timeline.makespan == Time{141'800'000});
+    // Direct: each GPU's link carries 7 flows of S/8 at once, in both phases: 2 (alpha + 7 S / (8B)).
+    REQUIRE(close(run_one(node, "direct", CollectiveKind::all_reduce, s, 8).timeline.makespan, Time{140'600'000}));
+}
+
+TEST_CASE("the double tree pipelines chunks up and down two complementary chains in a node", "[sim][collectives]") {
+    // In one node each tree is a chain of 8 (the second reversed). Lower bound: a byte must go up and down the
+    // chain, 2 x 7 hops of 0.3 us, and every GPU's link carries both trees' halves: S/B each way. The chunked
+    // pipeline lands between that bound and the unpipelined 2 x 7 x (alpha + S/(2B)).
+    const auto node = topo::load_topology("dgx-h100", {"nodes=1"});
+    const std::uint64_t s = 36'000'000;
+    const Time t = run_one(node, "double_tree", CollectiveKind::all_reduce, s, 8).timeline.makespan;
+    const Time lower = Time{14 * 300'000} + Time{80'000'000};
+    const Time unpipelined = Time{14 * (300'000 + 40'000'000)};
+    REQUIRE(t > lower);
+    REQUIRE(t < unpipelined);
+}
+
+TEST_CASE("hierarchical all-reduce beats a flat ring across nodes at large sizes", "[sim][collectives]") {
+    // 4 DGX-H100 nodes: the flat ring is bounded by the NICs (50 GB/s); the hierarchical one sends only 1/8 of the
+    // buffer per rail across nodes and does the rest over NVLink.
+    const auto cluster = topo::load_topology("dgx-h100", {"nodes=4"});
+    const std::uint64_t s = 1ULL << 30;
+    const Time ring = run_one(cluster, "ring", CollectiveKind::all_reduce, s, 32).timeline.makespan;
+    const Time hierarchical = run_one(cluster, "hierarchical", CollectiveKind::all_reduce, s, 32).timeline.makespan;
+    REQUIRE(hierarchical.count() * 3 < ring.count());
+}
+
+TEST_CASE("two all-reduces sharing a NIC each get about half of it", "[sim][collectives]") {
+    // Ranks 0 and 8 (GPU 0 of each of two nodes) all-reduce 256 MB twice on two communicators at once: both go
+    // through NIC 0 of each node, so each takes about twice as long as alone.
+    const auto cluster = topo::load_topology("dgx-h100", {"nodes=2"});
+    auto run = [&](int copies) {
+        testing::GraphBuilder b(16);
+        for (int k = 0; k < copies; ++k) {
+            for (const std::uint32_t r : {0U, 8U}) b.collective(r, "comm" + std::to_string(k), "pair" + std::to_string(k), {0, 8}, 256'000'000);
+        }
+        for (std::uint32_t r = 0; r < 16; ++r) {
+            if (r != 0 && r != 8) b.compute(r, "idle", Time{1});
+        }
+        return sim::replay(b.g, cluster, testing::exact_options()).timeline.makespan;
+    };
+    const double ratio = static_cast<double>(run(2).count()) / static_cast<double>(run(1).count());
+    REQUIRE(ratio == Approx(2.0).epsilon(0.02));
+}
+
+TEST_CASE("NCCL's tuner picks tree/LL for small all-reduces and ring/Simple for large ones", "[sim][collectives][nccl]") {
+    const auto cluster = topo::load_topology("dgx-h100", {"nodes=2"});
+    sim::CollectiveSweepOptions options;
+    options.min_bytes = 8;
+    options.max_bytes = 1ULL << 30;
+    options.factor = 1 << 27;  // 8 B and 1 GiB
+    const auto rows = sim::run_collective_sweep(cluster, options);
+    REQUIRE(rows.size() == 2);
+    REQUIRE(rows[0].algorithm == "double_tree");
+    REQUIRE(rows[0].protocol == "LL");
+    REQUIRE(rows[1].algorithm == "ring");
+    REQUIRE(rows[1].protocol == "Simple");
+    // Bus bandwidth never exceeds the bottleneck (a 400 Gb/s NIC per GPU) and approaches it at 1 GiB.
+    REQUIRE(rows[1].busbw_gbps <= 50.0);
+    REQUIRE(rows[1].busbw_gbps > 0.95 * 50.0);
+}
+
+TEST_CASE("NCCL's latency model adds base and per-hop latencies as tuning.cc does", "[sim][collectives][nccl]") {
+    // 16 ranks on 2 Hopper nodes with NVLink. Ring LL all-reduce: base 6.6 + (30 - 2) steps x max(0.6, 1.0 net
+    // overhead) + 2 inter-node steps x 2.7 = 40.0 us. Tree LL: 6.8 + 2 x ((8-1) x 0.6 + log2(2) x 5.0) = 25.2 us.
+    sim::NcclTopologyInfo info;
+    info.ranks = 16;
+    info.nodes = 2;
+    info.intra_bw_gbps = 450;
+    info.inter_bw_gbps = 50;
+    const auto ring = sim::nccl_estimate(CollectiveKind::all_reduce, 0, sim::NcclAlgorithm::ring, sim::NcclProtocol::ll, info);
+    const auto tree = sim::nccl_estimate(CollectiveKind::all_reduce, 0, sim::NcclAlgorithm::tree, sim::NcclProtocol::ll, info);
+    REQUIRE(ring->latency_us == Approx(40.0));
+    REQUIRE(tree->latency_us == Approx(25.2));
+    REQUIRE(!sim::nccl_estimate(CollectiveKind::all_gather, 0, sim::NcclAlgorithm::tree, sim::NcclProtocol::ll, info));
+}
