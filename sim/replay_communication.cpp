@@ -163,7 +163,14 @@ void ReplayEngine::start_transfer(std::uint32_t index, std::uint32_t t) {
     const std::uint32_t channels = x.bytes == 0 ? 1 : std::max<std::uint32_t>(1, options_.channels);
     const topo::DeviceId src = gpu_of(ranks[x.src]), dst = gpu_of(ranks[x.dst]);
     channel_routes_.resize(channels);
-    for (std::uint32_t c = 0; c < channels; ++c) {
+    channel_routes_[0].clear();
+    const bool multipath = net_.router().route(src, dst, key, channel_routes_[0]);
+    for (std::uint32_t c = 1; c < channels; ++c) {
+        // Without a choice of paths every channel takes the first one's.
+        if (!multipath) {
+            channel_routes_[c] = channel_routes_[0];
+            continue;
+        }
         channel_routes_[c].clear();
         net_.router().route(src, dst, key + c, channel_routes_[c]);
     }

@@ -60,24 +60,27 @@ const Router::NextHops& Router::next_hops_to(DeviceId dst) {
     return hops;
 }
 
-void Router::route(DeviceId src, DeviceId dst, std::uint64_t flow_key, std::vector<LinkId>& out) {
-    if (src == dst) return;
+bool Router::route(DeviceId src, DeviceId dst, std::uint64_t flow_key, std::vector<LinkId>& out) {
+    if (src == dst) return false;
     if (distances_to(dst)[src.index()] == unreachable) {
         throw engine::InputError(fmt::format("no route from '{}' to '{}' in the topology", cluster_.device(src).name,
                                              cluster_.device(dst).name));
     }
     const NextHops& hops = next_hops_to(dst);
+    bool multipath = false;
     DeviceId at = src;
     while (at != dst) {
         const std::uint32_t first = hops.offsets[at.index()];
         const std::uint32_t count = hops.offsets[at.index() + 1] - first;
         CLUSTERSIM_CHECK(count > 0, "routing table broken at '{}'", cluster_.device(at).name);
+        multipath = multipath || count > 1;
         const std::uint32_t pick =
             count == 1 ? 0 : static_cast<std::uint32_t>((flow_key + engine::splitmix64(at.value)) % count);
         const LinkId l = hops.links[first + pick];
         out.push_back(l);
         at = cluster_.link(l).dst;
     }
+    return multipath;
 }
 
 std::vector<LinkId> Router::route(DeviceId src, DeviceId dst, std::uint64_t flow_key) {

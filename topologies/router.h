@@ -18,9 +18,10 @@ class Router {
 public:
     explicit Router(const Cluster& cluster);
 
-    /// Appends the links from src to dst to `out` (nothing when src == dst). Throws InputError when dst cannot
-    /// be reached from src.
-    void route(DeviceId src, DeviceId dst, std::uint64_t flow_key, std::vector<LinkId>& out);
+    /// Appends the links from src to dst to `out` (nothing when src == dst). Returns whether some hop had a
+    /// choice of equal-cost links (so another flow key may take another path). Throws InputError when dst
+    /// cannot be reached from src.
+    bool route(DeviceId src, DeviceId dst, std::uint64_t flow_key, std::vector<LinkId>& out);
     [[nodiscard]] std::vector<LinkId> route(DeviceId src, DeviceId dst, std::uint64_t flow_key = 0);
 
     /// Sum of link latencies along the shortest path (all equal-cost paths have the same latency).
