@@ -148,6 +148,19 @@ NcclTopologyInfo ReplayEngine::nccl_info(const traces::Communicator& comm) {
     return info;
 }
 
+double ReplayEngine::route_efficiency(std::span<const topo::LinkId> route) const {
+    // The efficiency of the route's bottleneck link (the slowest; the first of equal ones).
+    double slowest = INFINITY, efficiency = 1.0;
+    for (const topo::LinkId l : route) {
+        const topo::Link& link = cluster_.link(l);
+        if (link.bandwidth_bytes_per_s < slowest) {
+            slowest = link.bandwidth_bytes_per_s;
+            efficiency = options_.nccl_link_efficiency[static_cast<std::size_t>(link.kind)];
+        }
+    }
+    return efficiency;
+}
+
 void ReplayEngine::start_transfer(std::uint32_t index, std::uint32_t t) {
     Instance& inst = instances_[index];
     const PlannedTransfer& x = inst.plan.transfers()[t];
@@ -201,7 +214,9 @@ void ReplayEngine::start_transfer(std::uint32_t index, std::uint32_t t) {
         if (inst.modelled_protocol) {
             // The protocol's line format inflates the bytes; its per-hop latency (and, for the first transfers,
             // the call's base latency) delays the arrival.
-            bytes = static_cast<std::uint64_t>(std::ceil(static_cast<double>(bytes) * nccl_wire_factor(inst.protocol)));
+            // It also reaches only a fraction of the bottleneck link's raw bandwidth (nccl_link_efficiency).
+            bytes = static_cast<std::uint64_t>(std::ceil(static_cast<double>(bytes) * nccl_wire_factor(inst.protocol) /
+                                                         route_efficiency(channel_routes_[c])));
             const bool network = cluster_.device(src).node != cluster_.device(dst).node;
             const bool nvlink =
                 !channel_routes_[c].empty() && cluster_.link(channel_routes_[c].front()).kind == topo::LinkKind::nvlink;
@@ -274,8 +289,12 @@ void ReplayEngine::arrive_p2p(OpId id) {
         timeline_.ops[side.index()].critical_pred = trigger_[id.index()];  // the later side's trigger
     }
     const auto& s = g_.ops[send.index()];
-    net_.start_flow(gpu_of(s.rank), gpu_of(s.peer), s.bytes, engine::hash_combine(send.value, 1),
-                    (owner_p2p << owner_shift) | send.value);
+    route_scratch_.clear();
+    net_.router().route(gpu_of(s.rank), gpu_of(s.peer), engine::hash_combine(send.value, 1), route_scratch_);
+    const double efficiency = options_.protocols ? route_efficiency(route_scratch_) : 1.0;
+    net_.start_flow_on_route(gpu_of(s.rank), gpu_of(s.peer), route_scratch_,
+                             static_cast<std::uint64_t>(std::ceil(static_cast<double>(s.bytes) / efficiency)),
+                             (owner_p2p << owner_shift) | send.value, 1);
 }
 
 void ReplayEngine::start_copy(OpId id) {

@@ -58,6 +58,7 @@ private:
     void start_copy(traces::OpId op);
     void plan_instance(std::uint32_t instance, const traces::Op& op);
     [[nodiscard]] NcclTopologyInfo nccl_info(const traces::Communicator& comm);
+    [[nodiscard]] double route_efficiency(std::span<const topo::LinkId> route) const;
     void start_transfer(std::uint32_t instance, std::uint32_t transfer);
     void finish_transfer(std::uint32_t instance, std::uint32_t transfer);
     void finish_member(std::uint32_t instance, std::uint32_t member);
