@@ -20,8 +20,18 @@ namespace clustersim::sim {
 namespace {
 
 void read_system(const engine::YamlValue& system, ReplayOptions& options) {
-    system.expect_only_keys({"network", "compute_slowdown_during_comm", "collective_algorithm", "channels",
-                             "rank_to_gpu", "min_kernel_time"});
+    system.expect_only_keys({"network", "compute_slowdown_during_comm", "collective_algorithm", "collective_protocol",
+                             "channels", "rank_to_gpu", "min_kernel_time"});
+    if (auto v = system.find("collective_protocol")) {
+        const std::string name = v->as_string();
+        if (name == "none") {
+            options.protocols = false;
+        } else if (name != "auto") {
+            options.protocol = parse_nccl_protocol(name);
+            if (!options.protocol)
+                v->fail(fmt::format("unknown protocol '{}' (known: auto, LL, LL128, Simple, none)", name));
+        }
+    }
     if (auto v = system.find("channels")) {
         const auto channels = v->as_int();
         if (channels < 1 || channels > 64) v->fail("expected a channel count from 1 to 64");
@@ -96,6 +106,10 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
     s.cluster = topo::load_topology(doc.require("topology"));
     s.graph = read_workload(doc.require("workload"), path, s.workload_description);
     traces::validate(s.graph);
+    if (s.graph.rank_count > s.cluster.gpus().size())
+        doc.require("workload")
+            .fail(fmt::format("the workload has {} ranks but the topology '{}' has {} GPUs", s.graph.rank_count,
+                              s.cluster.description, s.cluster.gpus().size()));
     if (auto system = doc.find("system")) read_system(*system, s.options);
     if (auto outputs = doc.find("outputs")) {
         outputs->expect_only_keys({"perfetto", "link_counters"});

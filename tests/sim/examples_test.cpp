@@ -56,3 +56,19 @@ TEST_CASE("two runs of the default scenario give byte-identical outputs", "[exam
     REQUIRE(outputs[0] == outputs[1]);
     REQUIRE(outputs[0][0].size() > 10'000);
 }
+
+TEST_CASE("scenario errors name the file, the line and the key", "[examples][input]") {
+    const std::string path =
+        std::string(CLUSTERSIM_SOURCE_DIR) + "/docs/examples/01-dgx-h100-pipeline-dp/scenario.yaml";
+    REQUIRE_THROWS_WITH(sim::load_scenario(path, {"system.collective_protocol=LL256"}),
+                        Catch::Matchers::Contains("--set: system.collective_protocol: unknown protocol 'LL256'"));
+    REQUIRE_THROWS_WITH(
+        sim::load_scenario(path, {"system.collective_algorithm=butterfly"}),
+        Catch::Matchers::Contains("unknown collective algorithm 'butterfly' (known: direct, double_tree"));
+    REQUIRE_THROWS_WITH(sim::load_scenario(path, {"workload.pp=0"}),
+                        Catch::Matchers::Contains("--set: workload.pp: expected an integer from 1"));
+    REQUIRE_THROWS_WITH(
+        sim::load_scenario(path, {"workload.dp=8"}),
+        Catch::Matchers::Contains("workload: the workload has 32 ranks but the topology 'dgx-h100 x2") &&
+            Catch::Matchers::Contains("has 16 GPUs"));
+}

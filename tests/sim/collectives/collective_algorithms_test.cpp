@@ -14,8 +14,8 @@ using traces::CollectiveKind;
 
 namespace {
 
-sim::ReplayResult run_one(const topo::Cluster& cluster, const std::string& algorithm, CollectiveKind kind, std::uint64_t bytes,
-                          std::uint32_t ranks) {
+sim::ReplayResult run_one(const topo::Cluster& cluster, const std::string& algorithm, CollectiveKind kind,
+                          std::uint64_t bytes, std::uint32_t ranks) {
     testing::GraphBuilder b(ranks);
     std::vector<std::uint32_t> members;
     for (std::uint32_t r = 0; r < ranks; ++r) members.push_back(r);
@@ -42,9 +42,9 @@ TEST_CASE("every algorithm moves exactly the bytes its collective must move", "[
         CollectiveKind kind;
         std::uint64_t expected;
     };
-    const Case cases[] = {{CollectiveKind::all_reduce, 2 * (n - 1) * s},   {CollectiveKind::reduce_scatter, (n - 1) * s},
-                          {CollectiveKind::all_gather, (n - 1) * n * s},   {CollectiveKind::all_to_all, (n - 1) * s},
-                          {CollectiveKind::broadcast, (n - 1) * s},        {CollectiveKind::reduce, (n - 1) * s}};
+    const Case cases[] = {{CollectiveKind::all_reduce, 2 * (n - 1) * s}, {CollectiveKind::reduce_scatter, (n - 1) * s},
+                          {CollectiveKind::all_gather, (n - 1) * n * s}, {CollectiveKind::all_to_all, (n - 1) * s},
+                          {CollectiveKind::broadcast, (n - 1) * s},      {CollectiveKind::reduce, (n - 1) * s}};
     for (const auto& entry : sim::collective_algorithms()) {
         for (const Case& c : cases) {
             INFO(entry.name << " " << traces::collective_kind_name(c.kind));
@@ -100,7 +100,8 @@ TEST_CASE("two all-reduces sharing a NIC each get about half of it", "[sim][coll
     auto run = [&](int copies) {
         testing::GraphBuilder b(16);
         for (int k = 0; k < copies; ++k) {
-            for (const std::uint32_t r : {0U, 8U}) b.collective(r, "comm" + std::to_string(k), "pair" + std::to_string(k), {0, 8}, 256'000'000);
+            for (const std::uint32_t r : {0U, 8U})
+                b.collective(r, "comm" + std::to_string(k), "pair" + std::to_string(k), {0, 8}, 256'000'000);
         }
         for (std::uint32_t r = 0; r < 16; ++r) {
             if (r != 0 && r != 8) b.compute(r, "idle", Time{1});
@@ -111,7 +112,8 @@ TEST_CASE("two all-reduces sharing a NIC each get about half of it", "[sim][coll
     REQUIRE(ratio == Approx(2.0).epsilon(0.02));
 }
 
-TEST_CASE("NCCL's tuner picks tree/LL for small all-reduces and ring/Simple for large ones", "[sim][collectives][nccl]") {
+TEST_CASE("NCCL's tuner picks tree/LL for small all-reduces and ring/Simple for large ones",
+          "[sim][collectives][nccl]") {
     const auto cluster = topo::load_topology("dgx-h100", {"nodes=2"});
     sim::CollectiveSweepOptions options;
     options.min_bytes = 8;
@@ -136,8 +138,10 @@ TEST_CASE("NCCL's latency model adds base and per-hop latencies as tuning.cc doe
     info.nodes = 2;
     info.intra_bw_gbps = 450;
     info.inter_bw_gbps = 50;
-    const auto ring = sim::nccl_estimate(CollectiveKind::all_reduce, 0, sim::NcclAlgorithm::ring, sim::NcclProtocol::ll, info);
-    const auto tree = sim::nccl_estimate(CollectiveKind::all_reduce, 0, sim::NcclAlgorithm::tree, sim::NcclProtocol::ll, info);
+    const auto ring =
+        sim::nccl_estimate(CollectiveKind::all_reduce, 0, sim::NcclAlgorithm::ring, sim::NcclProtocol::ll, info);
+    const auto tree =
+        sim::nccl_estimate(CollectiveKind::all_reduce, 0, sim::NcclAlgorithm::tree, sim::NcclProtocol::ll, info);
     REQUIRE(ring->latency_us == Approx(40.0));
     REQUIRE(tree->latency_us == Approx(25.2));
     REQUIRE(!sim::nccl_estimate(CollectiveKind::all_gather, 0, sim::NcclAlgorithm::tree, sim::NcclProtocol::ll, info));
