@@ -2,6 +2,12 @@
 // fairness (progressive filling). When flows start or end, rates are recomputed once per instant, and only for
 // the flows connected to the touched links through shared links (a component), never globally.
 //
+// By default the update is incremental: it starts from the flows on the touched links, fills their rates with every
+// other flow holding its rate, then adds each other flow whose max-min conditions the new rates break on a shared
+// link (its bottleneck link no longer binds it, or a flow held on a link it crosses sits below it) and fills again,
+// until no condition is broken. The result is a max-min fair allocation, found by touching a handful of flows.
+// The reference mode recomputes the whole component (below); tests check that both agree.
+//
 // Links that cannot bind are skipped when forming components: when the bottleneck bandwidths of all flows on a
 // link add up to no more than its capacity, the link never limits any of them (each flow is capped by its own
 // bottleneck), so it couples nothing. Each flow's bottleneck is applied as a per-flow cap instead. The result is
@@ -34,6 +40,9 @@ struct NetworkOptions {
     SharingModel sharing = SharingModel::max_min;
     bool record_flows = true;             // keep a FlowRecord per flow
     bool record_link_utilization = true;  // keep each link's allocated rate over time
+    /// Recompute only the flows whose max-min conditions a change breaks (exact, usually a handful), instead
+    /// of the whole component of flows coupled through links that can bind.
+    bool incremental = true;
 };
 
 /// A change of a link's total allocated rate: from `at` on, `rate_bytes_per_s` flows through it.
@@ -127,6 +136,8 @@ private:
     /// Progressive filling over the component of the dirty links (max_min_fair.cpp).
     void recompute_rates();
     void collect_component();
+    void select_affected_flows();
+    void fill();
     void record_utilization_of_component();
 
     const topo::Cluster& cluster_;

@@ -1,9 +1,12 @@
-// Max-min fair rates by progressive filling (water-filling), restricted to the component of flows connected to
-// the links touched since the last update. Repeatedly, the lowest water level fixes flows: either a link's fair
-// share (residual capacity / unfixed flows), fixing all its unfixed flows, or a flow's own cap (its route's
-// bottleneck); ties go to the flow cap, then to the lower link id, so the result is the same on every machine.
-// Cost: O((L + F * hops) log L + F log F) for a component of L links and F flows.
+// Max-min fair rates by progressive filling (water-filling), restricted to the flows a change can affect: either
+// the component of flows connected to the links touched since the last update (reference), or, by default, the
+// flows whose max-min conditions the change breaks, found by filling and checking until none is broken. Repeatedly, the
+// lowest water level fixes flows: either a link's fair share (residual capacity / unfixed flows), fixing all its
+// unfixed flows, or a flow's own cap (its route's bottleneck); ties go to the flow cap, then to the lower link id, so
+// the result is the same on every machine. Cost: O((L + F * hops) log L + F log F) for a component of L links and F
+// flows.
 #include <algorithm>
+#include <cmath>
 #include <queue>
 
 #include "sim/network/flow_network.h"
@@ -38,19 +41,75 @@ void FlowNetwork::collect_component() {
     }
 }
 
-void FlowNetwork::recompute_rates() {
-    update_pending_ = false;
-    ++rate_updates_;
-    collect_component();
-    flows_reassigned_ += component_flows_.size();
+void FlowNetwork::select_affected_flows() {
+    // Start from every flow on a touched link; fill; then add any other flow whose max-min conditions the new
+    // rates break on a link they share (see flow_network.h), and fill again, until none is broken.
+    ++epoch_;
+    component_links_.clear();
+    component_flows_.clear();
+    auto add_link = [&](std::uint32_t l) {
+        if (link_mark_[l] == epoch_) return;
+        link_mark_[l] = epoch_;
+        component_links_.push_back(l);
+    };
+    auto add_flow = [&](std::uint32_t f) {
+        if (flow_mark_[f] == epoch_) return;
+        flow_mark_[f] = epoch_;
+        component_flows_.push_back(f);
+        for (const topo::LinkId l : flows_[f].route) add_link(l.value);
+    };
+    for (const std::uint32_t l : dirty_links_) add_link(l);
+    dirty_links_.clear();
+    for (std::size_t i = 0, n = component_links_.size(); i < n; ++i) {
+        for (const std::uint32_t f : link_flows_[component_links_[i]]) add_flow(f);
+    }
+    while (true) {
+        fill();
+        const std::size_t before = component_flows_.size();
+        for (std::size_t i = 0; i < component_links_.size(); ++i) {
+            const std::uint32_t l = component_links_[i];
+            double total = 0, max_level = 0, min_bottleneck_level = INFINITY;
+            for (const std::uint32_t f : link_flows_[l]) {
+                const bool in = flow_mark_[f] == epoch_;
+                const double rate = in ? new_rate_[f] : flows_[f].rate;
+                const double level = rate / flows_[f].weight;
+                total += rate;
+                max_level = std::max(max_level, level);
+                if (in && new_limit_[f] == l) min_bottleneck_level = std::min(min_bottleneck_level, level);
+            }
+            const bool saturated = total >= capacity_[l] * (1 - 1e-9);
+            for (const std::uint32_t g : link_flows_[l]) {
+                if (flow_mark_[g] == epoch_) continue;
+                const FlowState& flow = flows_[g];
+                const double level = flow.rate / flow.weight;
+                // g's bottleneck is here but it no longer binds g (slack, or someone above g): g may rise.
+                const bool freed = flow.limiting_link == l && (!saturated || max_level > level * (1 + 1e-9));
+                // A flow held here below g's level: g must come down to share.
+                const bool squeezed = saturated && min_bottleneck_level < level * (1 - 1e-9);
+                if (freed || squeezed) add_flow(g);
+            }
+        }
+        if (component_flows_.size() == before) return;
+    }
+}
 
-    // Progressive filling with two kinds of constraint: links of the component (fair share = residual /
-    // unfixed flows) and each flow's own cap. The lowest water level fixes first.
+void FlowNetwork::fill() {
+    // Progressive filling over the selected flows, with two kinds of constraint: the selected links (fair share
+    // = residual / unfixed weight; flows not selected keep their rates and take their part of the capacity) and
+    // each flow's own cap. The lowest water level fixes first.
     using Share = std::pair<double, std::uint32_t>;  // (fair share, link): smallest first, then lowest link id
     std::priority_queue<Share, std::vector<Share>, std::greater<>> shares;
     for (const std::uint32_t l : component_links_) {
-        residual_[l] = capacity_[l];
-        unfixed_[l] = link_weight_[l];
+        double held = 0;
+        std::uint32_t weight = 0;
+        for (const std::uint32_t f : link_flows_[l]) {
+            if (flow_mark_[f] == epoch_)
+                weight += flows_[f].weight;
+            else
+                held += flows_[f].rate;
+        }
+        residual_[l] = std::max(0.0, capacity_[l] - held);
+        unfixed_[l] = weight;
         if (unfixed_[l] > 0) shares.emplace(residual_[l] / unfixed_[l], l);
     }
     for (const std::uint32_t f : component_flows_) fixed_[f] = 0;
@@ -101,12 +160,32 @@ void FlowNetwork::recompute_rates() {
             if (!fixed_[f]) fix(f, share, link);
         }
     }
+}
+
+void FlowNetwork::recompute_rates() {
+    update_pending_ = false;
+    ++rate_updates_;
+    if (options_.incremental) {
+        select_affected_flows();
+    } else {
+        collect_component();
+        fill();
+    }
+    flows_reassigned_ += component_flows_.size();
 
     const Time now = sim_.now();
     for (const std::uint32_t f : component_flows_) {
         FlowState& flow = flows_[f];
         const double rate = new_rate_[f];
-        if (rate == flow.rate && sim_.armed(flow.timer)) continue;  // same rate: its finish time still holds
+        if (rate == flow.rate && sim_.armed(flow.timer)) {
+            // Same rate: its finish time still holds. A new limiting link only changes whom later delay is
+            // charged to.
+            if (flow.limiting_link != new_limit_[f]) {
+                account_progress(flow, now);
+                flow.limiting_link = new_limit_[f];
+            }
+            continue;
+        }
         account_progress(flow, now);
         ++flows_rerated_;
         flow.rate = rate;
