@@ -34,7 +34,8 @@ std::optional<std::size_t> find_collective_algorithm(std::string_view name);
 std::string collective_algorithm_names();
 
 /// Plans with algorithm `index`, or with the kind's default when that algorithm has no form for the request
-/// (ring for all_reduce / reduce_scatter / all_gather / barrier / broadcast / reduce, direct for all_to_all).
+/// (ring for all_reduce / reduce_scatter / all_gather / barrier / broadcast / reduce, pxn for all_to_all), or
+/// with direct when neither has.
 CollectivePlan plan_collective(std::size_t algorithm, const PlanRequest& request);
 std::size_t default_algorithm(traces::CollectiveKind kind);
 
@@ -43,6 +44,7 @@ std::unique_ptr<CollectiveAlgorithm> make_direct();
 std::unique_ptr<CollectiveAlgorithm> make_double_tree();
 std::unique_ptr<CollectiveAlgorithm> make_halving_doubling();
 std::unique_ptr<CollectiveAlgorithm> make_hierarchical();
+std::unique_ptr<CollectiveAlgorithm> make_pxn_all_to_all();
 std::unique_ptr<CollectiveAlgorithm> make_ring();
 
 /// Ring building block shared by ring and hierarchical: `steps` steps around `ring` (member indices in ring

@@ -17,6 +17,10 @@ const std::vector<AlgorithmEntry>& collective_algorithms() {
         e.push_back({"hierarchical",
                      "ring inside each node, ring across nodes per local rank, ring inside again (all-reduce)",
                      &make_hierarchical});
+        e.push_back({"pxn",
+                     "all-to-all through the NVLink peer on the destination's rail, one rail-aligned transfer per "
+                     "destination (NCCL PXN)",
+                     &make_pxn_all_to_all});
         e.push_back({"ring", "ring with a step per neighbour transfer (NCCL ring); chains for broadcast and reduce",
                      &make_ring});
         return e;
@@ -39,7 +43,7 @@ std::string collective_algorithm_names() {
 }
 
 std::size_t default_algorithm(traces::CollectiveKind kind) {
-    return *find_collective_algorithm(kind == traces::CollectiveKind::all_to_all ? "direct" : "ring");
+    return *find_collective_algorithm(kind == traces::CollectiveKind::all_to_all ? "pxn" : "ring");
 }
 
 CollectivePlan plan_collective(std::size_t algorithm, const PlanRequest& request) {
