@@ -51,26 +51,38 @@ void ReplayEngine::plan_instance(std::uint32_t index, const traces::Op& op) {
     PlanRequest request{op.collective, static_cast<std::uint32_t>(ranks.size()), op.bytes, {}, chunks};
     for (const traces::RankId r : ranks)
         request.node_of.push_back(static_cast<std::uint32_t>(cluster_.device(gpu_of(r)).node));
+    const bool one_node = std::all_of(request.node_of.begin(), request.node_of.end(),
+                                      [&](std::uint32_t n) { return n == request.node_of.front(); });
+    const topo::GpuSpec& gpu = cluster_.gpu_spec(gpu_of(ranks.front()));
+    request.switch_reduction = one_node && node_switch(gpu_of(ranks.front())).valid() && gpu.name.rfind("H", 0) == 0;
     // The algorithm: forced by the run, else hinted by the op, else NCCL's choice (or the kind's default).
     std::optional<std::size_t> algorithm = options_.algorithm;
     if (!algorithm && op.algorithm != traces::no_algorithm)
         algorithm = find_collective_algorithm(g_.names[op.algorithm]);
     const std::size_t tree = tree_algorithm_, ring = *find_collective_algorithm("ring");
     if (options_.protocols && op.collective != traces::CollectiveKind::all_to_all) {
-        const NcclTopologyInfo info = nccl_info(g_.comms[inst.comm.index()]);
+        NcclTopologyInfo info = nccl_info(g_.comms[inst.comm.index()]);
+        info.nvls = request.switch_reduction;
         std::optional<NcclAlgorithm> nccl_algorithm;
-        if (algorithm == tree)
+        if (algorithm == tree) {
             nccl_algorithm = NcclAlgorithm::tree;
-        else if (algorithm)
+        } else if (algorithm == nvls_algorithm_) {
+            nccl_algorithm = NcclAlgorithm::nvls;
+        } else if (algorithm) {
             nccl_algorithm = NcclAlgorithm::ring;
+        }
         const NcclEstimate choice = nccl_choose(op.collective, op.bytes, info, nccl_algorithm, options_.protocol);
-        if (!algorithm) algorithm = choice.algorithm == NcclAlgorithm::tree ? tree : ring;
+        if (!algorithm) {
+            algorithm = choice.algorithm == NcclAlgorithm::tree   ? tree
+                        : choice.algorithm == NcclAlgorithm::nvls ? nvls_algorithm_
+                                                                  : ring;
+        }
         inst.protocol = choice.protocol;
         inst.predicted_us = choice.time_us;
         inst.modelled_protocol = true;
     }
     inst.algorithm = algorithm.value_or(default_algorithm(op.collective));
-    inst.plan = plan_collective(inst.algorithm, request);
+    inst.plan = plan_collective(inst.algorithm, request, &inst.algorithm);
     inst.planned = true;
     const std::size_t transfers = inst.plan.size(), members = ranks.size();
     inst.transfers_left = static_cast<std::uint32_t>(transfers);
@@ -87,15 +99,16 @@ void ReplayEngine::plan_instance(std::uint32_t index, const traces::Op& op) {
     inst.member_busy.assign(members, Time{0});
     for (std::uint32_t t = 0; t < transfers; ++t) {
         const PlannedTransfer& x = inst.plan.transfers()[t];
-        // Dependencies, the FIFO predecessor's send, and both endpoints' arrival.
-        inst.pending[t] =
-            static_cast<std::uint32_t>(inst.plan.after(t).size()) + 2 + (x.after_sent != no_transfer ? 1 : 0);
+        // Dependencies, the FIFO predecessor's send, and the arrival of each endpoint that is a member.
+        inst.pending[t] = static_cast<std::uint32_t>(inst.plan.after(t).size()) + (x.after_sent != no_transfer ? 1 : 0);
         if (x.after_sent != no_transfer) inst.fifo_next[x.after_sent] = t;
         for (const std::uint32_t a : inst.plan.after(t)) ++inst.dependent_offsets[a + 1];
-        ++inst.member_offsets[x.src + 1];
-        ++inst.member_offsets[x.dst + 1];
-        ++inst.member_left[x.src];
-        ++inst.member_left[x.dst];
+        for (const std::uint32_t m : {x.src, x.dst}) {
+            if (m == switch_endpoint) continue;
+            ++inst.pending[t];
+            ++inst.member_offsets[m + 1];
+            ++inst.member_left[m];
+        }
     }
     for (std::size_t t = 0; t < transfers; ++t) inst.dependent_offsets[t + 1] += inst.dependent_offsets[t];
     for (std::size_t m = 0; m < members; ++m) inst.member_offsets[m + 1] += inst.member_offsets[m];
@@ -106,9 +119,23 @@ void ReplayEngine::plan_instance(std::uint32_t index, const traces::Op& op) {
     for (std::uint32_t t = 0; t < transfers; ++t) {
         const PlannedTransfer& x = inst.plan.transfers()[t];
         for (const std::uint32_t a : inst.plan.after(t)) inst.dependents[fill_dep[a]++] = t;
-        inst.member_transfers[fill_member[x.src]++] = t;
-        inst.member_transfers[fill_member[x.dst]++] = t;
+        for (const std::uint32_t m : {x.src, x.dst}) {
+            if (m != switch_endpoint) inst.member_transfers[fill_member[m]++] = t;
+        }
     }
+}
+
+topo::DeviceId ReplayEngine::node_switch(topo::DeviceId gpu) {
+    // The NVSwitch a GPU is cabled to, if any (cached per GPU).
+    const auto it = std::lower_bound(switch_of_.begin(), switch_of_.end(), gpu,
+                                     [](const auto& entry, topo::DeviceId g) { return entry.first < g; });
+    if (it != switch_of_.end() && it->first == gpu) return it->second;
+    topo::DeviceId found;
+    for (const topo::LinkId l : cluster_.out_links(gpu)) {
+        if (cluster_.device(cluster_.link(l).dst).kind == topo::DeviceKind::nvswitch) found = cluster_.link(l).dst;
+    }
+    switch_of_.insert(it, {gpu, found});
+    return found;
 }
 
 NcclTopologyInfo ReplayEngine::nccl_info(const traces::Communicator& comm) {
@@ -167,14 +194,15 @@ void ReplayEngine::start_transfer(std::uint32_t index, std::uint32_t t) {
     const auto& ranks = g_.comms[inst.comm.index()].ranks;
     if (inst.first_start.count() < 0) inst.first_start = sim_.now();
     for (const std::uint32_t m : {x.src, x.dst}) {
-        if (inst.member_active[m]++ == 0) inst.member_busy_since[m] = sim_.now();
+        if (m != switch_endpoint && inst.member_active[m]++ == 0) inst.member_busy_since[m] = sim_.now();
     }
     // One flow per channel, with consecutive flow keys from a hashed base, so that ECMP spreads the channels of a
     // transfer over the equal-cost paths. Channels that land on the same path travel as one flow of that many
     // shares (same contention, fewer events). The first channels take the remainder bytes.
     const std::uint64_t key = engine::hash_combine(index, t);
     const std::uint32_t channels = x.bytes == 0 ? 1 : std::max<std::uint32_t>(1, options_.channels);
-    const topo::DeviceId src = gpu_of(ranks[x.src]), dst = gpu_of(ranks[x.dst]);
+    const topo::DeviceId src = x.src == switch_endpoint ? node_switch(gpu_of(ranks[x.dst])) : gpu_of(ranks[x.src]);
+    const topo::DeviceId dst = x.dst == switch_endpoint ? node_switch(gpu_of(ranks[x.src])) : gpu_of(ranks[x.dst]);
     channel_routes_.resize(channels);
     channel_routes_[0].clear();
     const bool multipath = net_.router().route(src, dst, key, channel_routes_[0]);
@@ -220,7 +248,11 @@ void ReplayEngine::start_transfer(std::uint32_t index, std::uint32_t t) {
             const bool network = cluster_.device(src).node != cluster_.device(dst).node;
             const bool nvlink =
                 !channel_routes_[c].empty() && cluster_.link(channel_routes_[c].front()).kind == topo::LinkKind::nvlink;
-            const NcclAlgorithm family = inst.algorithm == tree_algorithm_ ? NcclAlgorithm::tree : NcclAlgorithm::ring;
+            const NcclAlgorithm family = inst.algorithm == tree_algorithm_   ? NcclAlgorithm::tree
+                                         : inst.algorithm == nvls_algorithm_ ? NcclAlgorithm::nvls
+                                                                             : NcclAlgorithm::ring;
+            if (family == NcclAlgorithm::nvls)
+                bytes = static_cast<std::uint64_t>(std::ceil(static_cast<double>(bytes) / nccl_nvls_efficiency()));
             double us = nccl_hop_latency_us(network, nvlink, family, inst.protocol);
             if (inst.plan.after(t).empty()) us += nccl_base_latency_us(family, inst.protocol);
             extra = engine::from_seconds(us * 1e-6);
@@ -245,6 +277,7 @@ void ReplayEngine::finish_transfer(std::uint32_t index, std::uint32_t t) {
         if (--inst.pending[d] == 0) start_transfer(index, d);
     }
     for (const std::uint32_t m : {x.src, x.dst}) {
+        if (m == switch_endpoint) continue;
         if (--inst.member_active[m] == 0) inst.member_busy[m] += sim_.now() - inst.member_busy_since[m];
         if (--inst.member_left[m] == 0) finish_member(index, m);
     }

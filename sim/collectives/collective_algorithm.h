@@ -36,7 +36,8 @@ std::string collective_algorithm_names();
 /// Plans with algorithm `index`, or with the kind's default when that algorithm has no form for the request
 /// (ring for all_reduce / reduce_scatter / all_gather / barrier / broadcast / reduce, pxn for all_to_all), or
 /// with direct when neither has.
-CollectivePlan plan_collective(std::size_t algorithm, const PlanRequest& request);
+/// `used`, when given, receives the algorithm that planned it.
+CollectivePlan plan_collective(std::size_t algorithm, const PlanRequest& request, std::size_t* used = nullptr);
 std::size_t default_algorithm(traces::CollectiveKind kind);
 
 // Factories, one per file.
@@ -44,6 +45,7 @@ std::unique_ptr<CollectiveAlgorithm> make_direct();
 std::unique_ptr<CollectiveAlgorithm> make_double_tree();
 std::unique_ptr<CollectiveAlgorithm> make_halving_doubling();
 std::unique_ptr<CollectiveAlgorithm> make_hierarchical();
+std::unique_ptr<CollectiveAlgorithm> make_nvls();
 std::unique_ptr<CollectiveAlgorithm> make_pxn_all_to_all();
 std::unique_ptr<CollectiveAlgorithm> make_ring();
 

@@ -12,6 +12,7 @@ std::uint32_t CollectivePlan::add(PlannedTransfer t, std::span<const std::uint32
     for (const std::uint32_t a : after)
         CLUSTERSIM_CHECK(a < index, "transfer {} waits for later transfer {}", index, a);
     CLUSTERSIM_CHECK(t.src != t.dst, "transfer from member {} to itself", t.src);
+    CLUSTERSIM_CHECK(t.src != switch_endpoint || t.dst != switch_endpoint, "transfer between two switches");
     CLUSTERSIM_CHECK(t.after_sent == UINT32_MAX || t.after_sent < index, "transfer {} waits for later transfer {}",
                      index, t.after_sent);
     transfers_.push_back(t);

@@ -16,8 +16,11 @@
 
 namespace clustersim::sim {
 
+/// An endpoint that is not a member: the NVSwitch of the other endpoint's node (in-switch reduction, NVLS).
+inline constexpr std::uint32_t switch_endpoint = UINT32_MAX - 1;
+
 struct PlannedTransfer {
-    std::uint32_t src = 0;  // member index in the communicator
+    std::uint32_t src = 0;  // member index in the communicator, or switch_endpoint
     std::uint32_t dst = 0;
     std::uint64_t bytes = 0;
     std::uint32_t step = 0;  // algorithm step, for latency accounting and display
@@ -56,6 +59,7 @@ struct PlanRequest {
     std::uint64_t bytes = 0;             // per rank; all_gather: each rank's contribution; others: the buffer
     std::vector<std::uint32_t> node_of;  // node (server) of each member, for hierarchical algorithms
     std::uint32_t chunks = 1;            // pipelining chunks (tree)
+    bool switch_reduction = false;       // all members on one node with an NVSwitch that can reduce (NVLS)
 };
 
 /// The share of `bytes` that chunk `chunk` of `parts` carries: the first ones take the remainder.

@@ -17,6 +17,8 @@ const std::vector<AlgorithmEntry>& collective_algorithms() {
         e.push_back({"hierarchical",
                      "ring inside each node, ring across nodes per local rank, ring inside again (all-reduce)",
                      &make_hierarchical});
+        e.push_back({"nvls", "in-switch reduction and multicast inside one NVSwitch node (NVLink SHARP; all-reduce)",
+                     &make_nvls});
         e.push_back({"pxn",
                      "all-to-all through the NVLink peer on the destination's rail, one rail-aligned transfer per "
                      "destination (NCCL PXN)",
@@ -46,7 +48,7 @@ std::size_t default_algorithm(traces::CollectiveKind kind) {
     return *find_collective_algorithm(kind == traces::CollectiveKind::all_to_all ? "pxn" : "ring");
 }
 
-CollectivePlan plan_collective(std::size_t algorithm, const PlanRequest& request) {
+CollectivePlan plan_collective(std::size_t algorithm, const PlanRequest& request, std::size_t* used) {
     // Built once: the implementations hold no data.
     static const std::vector<std::unique_ptr<CollectiveAlgorithm>> instances = [] {
         std::vector<std::unique_ptr<CollectiveAlgorithm>> v;
@@ -54,9 +56,15 @@ CollectivePlan plan_collective(std::size_t algorithm, const PlanRequest& request
         return v;
     }();
     CLUSTERSIM_CHECK(algorithm < instances.size(), "unknown algorithm index {}", algorithm);
-    const CollectiveAlgorithm& chosen =
-        instances[algorithm]->supports(request) ? *instances[algorithm] : *instances[default_algorithm(request.kind)];
-    return chosen.plan(request);
+    // The requested algorithm, else the kind's default, else direct (which has a form for everything).
+    for (const std::size_t candidate :
+         {algorithm, default_algorithm(request.kind), *find_collective_algorithm("direct")}) {
+        if (!instances[candidate]->supports(request)) continue;
+        if (used) *used = candidate;
+        return instances[candidate]->plan(request);
+    }
+    CLUSTERSIM_CHECK(false, "no algorithm plans {}", traces::collective_kind_name(request.kind));
+    return {};
 }
 
 }  // namespace clustersim::sim

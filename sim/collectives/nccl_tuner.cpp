@@ -1,6 +1,6 @@
 // The constants and formula shapes of NCCL's tuner (reference: ../shared/reference/nccl-cost-model.md). Not
-// modelled: CollNet, NVLS, PAT, the tree correction factors by size, and the channel/thread shrinking for small
-// messages.
+// modelled: CollNet, NVLSTree (NVLS across nodes), PAT, the tree correction factors by size, and the channel/thread
+// shrinking for small messages.
 #include "sim/collectives/nccl_tuner.h"
 
 #include <algorithm>
@@ -22,11 +22,15 @@ constexpr double per_ch_max_ring_ll128_bw[3] = {20.0, 20.0, 36.7};
 constexpr double per_ch_max_tree_ll128_bw[3][3] = {{20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 29.0}};
 constexpr double per_ch_max_tree_bw[3][3] = {{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}};
 constexpr double net_overhead_us = 1.0;  // per inter-node ring step (Intel), x3 for Simple
+constexpr double nvls_nvlink_latency_us = 25.0;
+constexpr double nvls_efficiency = 0.85;  // Hopper
 
 std::size_t node_index(std::uint32_t nodes) { return nodes <= 1 ? 0 : nodes == 2 ? 1 : 2; }
 }  // namespace
 
-const char* nccl_algorithm_name(NcclAlgorithm a) { return a == NcclAlgorithm::tree ? "tree" : "ring"; }
+const char* nccl_algorithm_name(NcclAlgorithm a) {
+    return a == NcclAlgorithm::tree ? "tree" : a == NcclAlgorithm::ring ? "ring" : "nvls";
+}
 const char* nccl_protocol_name(NcclProtocol p) {
     return p == NcclProtocol::ll ? "LL" : p == NcclProtocol::ll128 ? "LL128" : "Simple";
 }
@@ -38,14 +42,18 @@ std::optional<NcclProtocol> parse_nccl_protocol(std::string_view name) {
 }
 
 double nccl_hop_latency_us(bool network, bool nvlink, NcclAlgorithm a, NcclProtocol p) {
+    if (a == NcclAlgorithm::nvls) return 0;  // its latency is the call's (nccl_base_latency_us)
     const auto ai = static_cast<std::size_t>(a), pi = static_cast<std::size_t>(p);
     if (network) return net_latency[ai][pi];
     return nvlink ? nvlink_latency[ai][pi] : pci_latency[ai][pi];
 }
 
 double nccl_base_latency_us(NcclAlgorithm a, NcclProtocol p) {
+    if (a == NcclAlgorithm::nvls) return nvls_nvlink_latency_us;  // base 0 + hwLat[NVLINK][NVLS][Simple]
     return base_latency[static_cast<std::size_t>(a)][static_cast<std::size_t>(p)];
 }
+
+double nccl_nvls_efficiency() { return nvls_efficiency; }
 
 double nccl_wire_factor(NcclProtocol p) {
     switch (p) {
@@ -62,6 +70,16 @@ double nccl_wire_factor(NcclProtocol p) {
 std::optional<NcclEstimate> nccl_estimate(CollectiveKind kind, std::uint64_t bytes, NcclAlgorithm a, NcclProtocol p,
                                           const NcclTopologyInfo& info) {
     if (a == NcclAlgorithm::tree && kind != CollectiveKind::all_reduce) return std::nullopt;
+    if (a == NcclAlgorithm::nvls) {
+        // NVLS: Simple only, all-reduce in one node; intraBw = bwIntra x nvlsEff x (nCh-1)/nCh x 2.
+        if (!info.nvls || kind != CollectiveKind::all_reduce || p != NcclProtocol::simple) return std::nullopt;
+        const double n = std::max<std::uint32_t>(2, info.ranks);
+        const double ch = std::max<std::uint32_t>(2, info.channels);
+        const double bus_bw = info.intra_bw_gbps * nvls_efficiency * (ch - 1) / ch * 2;
+        const double alg_bw = bus_bw * n / (2 * (n - 1));
+        return NcclEstimate{a, p, nvls_nvlink_latency_us + static_cast<double>(bytes) / (1000.0 * alg_bw),
+                            nvls_nvlink_latency_us, bus_bw};
+    }
     const std::uint32_t n = std::max<std::uint32_t>(1, info.ranks), nodes = std::max<std::uint32_t>(1, info.nodes);
     const std::uint32_t ppn = std::max<std::uint32_t>(1, n / nodes);
     const auto arch = static_cast<std::size_t>(info.arch), ni = node_index(nodes);
@@ -101,7 +119,7 @@ std::optional<NcclEstimate> nccl_estimate(CollectiveKind kind, std::uint64_t byt
 NcclEstimate nccl_choose(CollectiveKind kind, std::uint64_t bytes, const NcclTopologyInfo& info,
                          std::optional<NcclAlgorithm> algorithm, std::optional<NcclProtocol> protocol) {
     std::optional<NcclEstimate> best;
-    for (const NcclAlgorithm a : {NcclAlgorithm::tree, NcclAlgorithm::ring}) {
+    for (const NcclAlgorithm a : {NcclAlgorithm::tree, NcclAlgorithm::ring, NcclAlgorithm::nvls}) {
         if (algorithm && a != *algorithm) continue;
         for (const NcclProtocol p : {NcclProtocol::ll, NcclProtocol::ll128, NcclProtocol::simple}) {
             if (protocol && p != *protocol) continue;

@@ -14,7 +14,7 @@
 
 namespace clustersim::sim {
 
-enum class NcclAlgorithm : std::uint8_t { tree, ring };
+enum class NcclAlgorithm : std::uint8_t { tree, ring, nvls };
 enum class NcclProtocol : std::uint8_t { ll, ll128, simple };
 enum class GpuArch : std::uint8_t { volta, ampere, hopper };
 
@@ -31,6 +31,7 @@ struct NcclTopologyInfo {
     std::uint32_t channels = 16;
     double intra_bw_gbps = 0;  // bus bandwidth inside a node, all channels (GB/s)
     double inter_bw_gbps = 0;  // bus bandwidth per GPU across nodes, all channels (GB/s)
+    bool nvls = false;         // one node whose NVSwitch can reduce (Hopper and later)
 };
 
 struct NcclEstimate {
@@ -58,5 +59,7 @@ double nccl_base_latency_us(NcclAlgorithm algorithm, NcclProtocol protocol);
 /// Bytes on the wire per payload byte: LL sends 8-byte lines of 4 data bytes and a flag; LL128 128-byte lines
 /// with 120 data bytes; Simple sends the data as is.
 double nccl_wire_factor(NcclProtocol protocol);
+/// Fraction of NVLink bandwidth NVLS reaches (nvlsEfficiency, Hopper).
+double nccl_nvls_efficiency();
 
 }  // namespace clustersim::sim

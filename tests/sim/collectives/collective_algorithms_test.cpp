@@ -177,3 +177,25 @@ TEST_CASE("PXN all-to-all keeps cross-node traffic on the rails", "[sim][collect
             REQUIRE(spine_bytes > 0);
     }
 }
+
+TEST_CASE("NVLS all-reduce sends each buffer up to the NVSwitch once and down once, pipelined", "[sim][collectives]") {
+    // One DGX-H100 node, S = 36 MB in 8 chunks of 4.5 MB; each GPU link is 450 GB/s and 150 ns each way. The
+    // ups of all GPUs run back to back (S/B = 80 us); chunk c comes down once every GPU's chunk c is up; the
+    // last chunk comes down after the last up: S/B + S/(8B) + 2 x 150 ns = 90.3 us. A ring needs 144.2 us.
+    const auto node = topo::load_topology("dgx-h100", {"nodes=1"});
+    REQUIRE(run_one(node, "nvls", CollectiveKind::all_reduce, 36'000'000, 8).timeline.makespan == Time{90'300'000});
+    // Without an NVSwitch (a PCIe box) NVLS has no form: the ring runs instead.
+    const auto box = topo::load_topology("pcie-box", {"nodes=1"});
+    const auto fallback = run_one(box, "nvls", CollectiveKind::all_reduce, 36'000'000, 8);
+    REQUIRE(fallback.collectives.front().algorithm == *sim::find_collective_algorithm("ring"));
+}
+
+TEST_CASE("NCCL's tuner picks NVLS for large all-reduces inside an H100 node", "[sim][collectives][nccl]") {
+    const auto node = topo::load_topology("dgx-h100", {"nodes=1"});
+    sim::CollectiveSweepOptions options;
+    options.min_bytes = options.max_bytes = 1ULL << 30;
+    const auto rows = sim::run_collective_sweep(node, options);
+    REQUIRE(rows[0].algorithm == "nvls");
+    // NVLS's bus bandwidth beats the ring's 2(n-1)/n bound of one NVLink (450 GB/s x 0.82 efficiency = 369).
+    REQUIRE(rows[0].busbw_gbps > 450.0);
+}
