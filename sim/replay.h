@@ -5,6 +5,8 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/collectives/collective_algorithm.h"
@@ -25,6 +27,8 @@ struct ReplayOptions {
     /// Forces one algorithm (index in collective_algorithms()) for every collective that has a form in it;
     /// nullopt: the op's hint or the kind's default.
     std::optional<std::size_t> algorithm;
+    /// Algorithms for the collectives of named communicators (below the run's forced one, above op hints).
+    std::vector<std::pair<std::string, std::size_t>> communicator_algorithms;
     /// Pipelining chunks of tree and chain algorithms.
     std::uint32_t tree_chunks = 8;
     /// Model NCCL's protocols: pick (algorithm, protocol) with NCCL's tuner when no algorithm is forced, add

@@ -56,7 +56,12 @@ void ReplayEngine::plan_instance(std::uint32_t index, const traces::Op& op) {
     const topo::GpuSpec& gpu = cluster_.gpu_spec(gpu_of(ranks.front()));
     request.switch_reduction = one_node && node_switch(gpu_of(ranks.front())).valid() && gpu.name.rfind("H", 0) == 0;
     // The algorithm: forced by the run, else hinted by the op, else NCCL's choice (or the kind's default).
+    // Precedence: the run's forced algorithm (a what-if), then the communicator's, then the op's hint.
     std::optional<std::size_t> algorithm = options_.algorithm;
+    const std::string& comm_name = g_.comms[inst.comm.index()].name;
+    for (const auto& [name, chosen] : options_.communicator_algorithms) {
+        if (!algorithm && name == comm_name) algorithm = chosen;
+    }
     if (!algorithm && op.algorithm != traces::no_algorithm)
         algorithm = find_collective_algorithm(g_.names[op.algorithm]);
     const std::size_t tree = tree_algorithm_, ring = *find_collective_algorithm("ring");

@@ -21,7 +21,17 @@ namespace {
 
 void read_system(const engine::YamlValue& system, ReplayOptions& options) {
     system.expect_only_keys({"network", "compute_slowdown_during_comm", "collective_algorithm", "collective_protocol",
-                             "channels", "rank_to_gpu", "min_kernel_time"});
+                             "communicator_algorithms", "channels", "rank_to_gpu", "min_kernel_time"});
+    if (auto v = system.find("communicator_algorithms")) {
+        for (const std::string& name : v->keys()) {
+            const auto entry = v->require(name);
+            const auto algo = find_collective_algorithm(entry.as_string());
+            if (!algo)
+                entry.fail(fmt::format("unknown collective algorithm '{}' (known: {})", entry.as_string(),
+                                       collective_algorithm_names()));
+            options.communicator_algorithms.emplace_back(name, *algo);
+        }
+    }
     if (auto v = system.find("collective_protocol")) {
         const std::string name = v->as_string();
         if (name == "none") {

@@ -72,3 +72,21 @@ TEST_CASE("scenario errors name the file, the line and the key", "[examples][inp
         Catch::Matchers::Contains("workload: the workload has 32 ranks but the topology 'dgx-h100 x2") &&
             Catch::Matchers::Contains("has 16 GPUs"));
 }
+
+TEST_CASE("a communicator's algorithm can be chosen in the scenario", "[examples]") {
+    const std::string path =
+        std::string(CLUSTERSIM_SOURCE_DIR) + "/docs/examples/01-dgx-h100-pipeline-dp/scenario.yaml";
+    const auto scenario = sim::load_scenario(path, {"system.communicator_algorithms={dp.stage0: direct}"});
+    const auto result = sim::run_scenario(scenario);
+    const auto direct = *sim::find_collective_algorithm("direct");
+    std::size_t on_stage0 = 0;
+    for (const auto& c : result.replay.collectives) {
+        const bool stage0 = scenario.graph.comms[c.comm.index()].name == "dp.stage0";
+        if (stage0) ++on_stage0;
+        REQUIRE((c.algorithm == direct) == stage0);
+    }
+    REQUIRE(on_stage0 == 4);  // one per layer of the stage
+    REQUIRE_THROWS_WITH(
+        sim::load_scenario(path, {"system.communicator_algorithms={dp.stage0: spiral}"}),
+        Catch::Matchers::Contains("system.communicator_algorithms.dp.stage0: unknown collective algorithm 'spiral'"));
+}
