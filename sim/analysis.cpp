@@ -56,6 +56,7 @@ traces::RankBreakdown analyze_rank(const traces::OpGraph& g, const traces::Timel
                 break;
             case OpKind::alloc:
             case OpKind::free:
+            case OpKind::delay:
                 break;
         }
     }
@@ -129,6 +130,8 @@ traces::CriticalPath critical_path(const traces::OpGraph& g, const traces::Timel
             path.compute += busy;
         else if (op.is_communication())
             path.communication += busy;
+        else if (op.kind == OpKind::delay)
+            path.waiting += busy;  // host time, not GPU work
         else
             path.copies += busy;
         path.steps.push_back({cur, t.start, t.end});

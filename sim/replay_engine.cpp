@@ -150,6 +150,7 @@ void ReplayEngine::make_ready(OpId id) {
     stream_current_[op.stream.index()] = id;
     switch (op.kind) {
         case OpKind::compute:
+        case OpKind::delay:
             start_compute(id);
             break;
         case OpKind::collective:
@@ -178,9 +179,11 @@ void ReplayEngine::start_compute(OpId id) {
     t.start = sim_.now();
     t.critical_pred = trigger_[id.index()];
     const std::size_t s = op.stream.index();
-    const Time work = compute_time(op, cluster_.gpu_spec(gpu_of(op.rank)), options_.compute);
+    // A host delay is its recorded duration, never slowed: the GPU is idle on that stream.
+    const bool delay = op.kind == OpKind::delay;
+    const Time work = delay ? std::max(Time{0}, op.duration) : compute_time(op, cluster_.gpu_spec(gpu_of(op.rank)), options_.compute);
     compute_remaining_ps_[s] = static_cast<double>(work.count());
-    compute_speed_[s] = comm_active_[op.rank.index()] > 0 ? 1.0 / (1.0 + options_.compute.slowdown_during_comm) : 1.0;
+    compute_speed_[s] = !delay && comm_active_[op.rank.index()] > 0 ? 1.0 / (1.0 + options_.compute.slowdown_during_comm) : 1.0;
     compute_since_[s] = sim_.now();
     const auto ps = static_cast<std::int64_t>(std::ceil(compute_remaining_ps_[s] / compute_speed_[s] - 1e-6));
     sim_.arm(stream_timer_[s], sim_.now() + Time{ps}, to_u16(EventKind::compute_done));

@@ -10,6 +10,7 @@
 #include "engine/atomic_file.h"
 #include "engine/error.h"
 #include "traces/json_text.h"
+#include "traces/text_file.h"
 
 namespace clustersim::traces {
 
@@ -156,13 +157,7 @@ OpGraph parse_native_trace(const std::string& text, const std::string& name) {
     return g;
 }
 
-OpGraph read_native_trace(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw engine::InputError(engine::SourceLocation{path}, "cannot open file");
-    std::stringstream buffer;
-    buffer << in.rdbuf();
-    return parse_native_trace(buffer.str(), path);
-}
+OpGraph read_native_trace(const std::string& path) { return parse_native_trace(read_text_file(path), path); }
 
 std::string native_trace_text(const OpGraph& g) {
     std::string out =

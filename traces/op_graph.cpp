@@ -11,14 +11,15 @@
 namespace clustersim::traces {
 
 namespace {
-constexpr engine::NameTable<OpKind, 8> op_kinds = {{{OpKind::compute, "compute"},
+constexpr engine::NameTable<OpKind, 9> op_kinds = {{{OpKind::compute, "compute"},
                                                     {OpKind::collective, "collective"},
                                                     {OpKind::send, "send"},
                                                     {OpKind::recv, "recv"},
                                                     {OpKind::memcpy_h2d, "memcpy_h2d"},
                                                     {OpKind::memcpy_d2h, "memcpy_d2h"},
                                                     {OpKind::alloc, "alloc"},
-                                                    {OpKind::free, "free"}}};
+                                                    {OpKind::free, "free"},
+                                                    {OpKind::delay, "delay"}}};
 constexpr engine::NameTable<CollectiveKind, 7> collective_kinds = {{{CollectiveKind::all_reduce, "all_reduce"},
                                                                     {CollectiveKind::reduce_scatter, "reduce_scatter"},
                                                                     {CollectiveKind::all_gather, "all_gather"},

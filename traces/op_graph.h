@@ -24,7 +24,9 @@ using StreamId = engine::StrongId<StreamTag>;  // global: streams of all ranks i
 struct CommTag {};
 using CommId = engine::StrongId<CommTag>;
 
-enum class OpKind : std::uint8_t { compute, collective, send, recv, memcpy_h2d, memcpy_d2h, alloc, free };
+/// `delay` is time the host kept a stream idle (launch gaps kept from a profile); it occupies the stream
+/// without using the GPU.
+enum class OpKind : std::uint8_t { compute, collective, send, recv, memcpy_h2d, memcpy_d2h, alloc, free, delay };
 enum class CollectiveKind : std::uint8_t {
     all_reduce,
     reduce_scatter,
@@ -96,6 +98,8 @@ public:
     std::vector<std::uint32_t> dep_offsets = {0};  // CSR: deps of op i are dep_ids[dep_offsets[i] .. [i+1])
     std::vector<OpId> dep_ids;
     std::string source;  // file or generator it came from, for messages
+    /// Iteration time measured in the trace this graph was imported from (-1 when unknown).
+    engine::Time traced_iteration{-1};
 
     /// Adds a stream named `name` to `rank` (or returns the existing one).
     StreamId stream(RankId rank, std::string_view name);

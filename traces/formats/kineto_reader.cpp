@@ -1,0 +1,373 @@
+// Kineto import. Per file: pick the iteration window (ProfilerStep#N on the CPU), take the GPU events (kernels,
+// memcpy, memset) whose launch falls in it, map NCCL kernels to collectives (kind from the kernel name, size,
+// dtype and process group from the kernel's args, or else from the enclosing nccl:* / record_param_comms CPU op),
+// and order each stream by time. Gaps a stream spent waiting on the host become delay ops; a kernel that started
+// later than both its launch and its stream predecessor, right when a kernel on another stream ended, gets a
+// dependency on that kernel (cross-stream event waits).
+#include "traces/formats/kineto_reader.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "engine/error.h"
+#include "traces/text_file.h"
+
+namespace clustersim::traces {
+
+namespace {
+
+using nlohmann::json;
+using engine::Time;
+
+constexpr Time wait_tolerance{2'000'000};  // 2 us: a start this close to another stream's end is caused by it
+
+Time from_us(double us) { return Time{static_cast<std::int64_t>(std::llround(us * 1e6))}; }
+
+struct GpuEvent {
+    std::int64_t stream = 0;
+    Time start{}, end{};
+    Time launch_end{-1};   // end of the CPU launch call, on the same clock
+    OpKind kind = OpKind::compute;
+    KernelClass kernel_class = KernelClass::other;
+    CollectiveKind collective = CollectiveKind::all_reduce;
+    DataType dtype = DataType::fp32;
+    std::uint64_t bytes = 0;
+    std::string name;
+    std::string group;                 // process group name ("" = world)
+    std::vector<std::uint32_t> group_ranks;
+};
+
+struct RankTrace {
+    std::string file;
+    std::uint32_t rank = 0;
+    std::uint32_t world = 1;
+    Time window_start{}, window_end{};
+    std::vector<GpuEvent> events;      // sorted by (stream, start)
+};
+
+[[noreturn]] void reject(const std::string& file, const std::string& what) {
+    throw engine::InputError(engine::SourceLocation{file}, what);
+}
+
+KernelClass classify(const std::string& name) {
+    std::string n = name;
+    std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    auto has = [&](const char* s) { return n.find(s) != std::string::npos; };
+    if (has("flash") || has("attention") || has("fmha") || has("softmax")) return KernelClass::attention;
+    if (has("gemm") || has("gemv") || has("sgemm") || has("hgemm") || has("cutlass") || has("xmma") || has("_nt") || has("dot_kernel"))
+        return KernelClass::gemm;
+    if (has("embedding")) return KernelClass::embedding;
+    if (has("adam") || has("sgd") || has("adagrad") || has("optimizer")) return KernelClass::optimizer;
+    if (has("elementwise") || has("reduce") || has("copy") || has("fill")) return KernelClass::elementwise;
+    return KernelClass::other;
+}
+
+std::optional<CollectiveKind> nccl_kind(const std::string& name) {
+    // ncclKernel_AllReduce_RING_LL_Sum_float, ncclDevKernel_AllGather_RING_LL, ncclKernel_SendRecv_...
+    static const std::pair<const char*, CollectiveKind> kinds[] = {
+        {"AllReduce", CollectiveKind::all_reduce}, {"AllGather", CollectiveKind::all_gather},
+        {"ReduceScatter", CollectiveKind::reduce_scatter}, {"Broadcast", CollectiveKind::broadcast},
+        {"Reduce", CollectiveKind::reduce}, {"SendRecv", CollectiveKind::all_to_all}, {"AllToAll", CollectiveKind::all_to_all}};
+    if (name.rfind("nccl", 0) != 0) return std::nullopt;
+    for (const auto& [text, kind] : kinds) {
+        if (name.find(text) != std::string::npos) return kind;
+    }
+    return std::nullopt;
+}
+
+std::pair<DataType, int> dtype_of(const std::string& text) {
+    std::string t = text;
+    std::transform(t.begin(), t.end(), t.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (t == "float" || t == "float32" || t == "f32") return {DataType::fp32, 4};
+    if (t == "half" || t == "float16" || t == "f16") return {DataType::fp16, 2};
+    if (t == "bfloat16" || t == "bf16") return {DataType::bf16, 2};
+    if (t == "double" || t == "float64") return {DataType::fp32, 8};
+    if (t == "long" || t == "int64") return {DataType::int64, 8};
+    if (t == "int" || t == "int32") return {DataType::int32, 4};
+    if (t == "byte" || t == "char" || t == "int8" || t == "uint8" || t == "bool") return {DataType::int8, 1};
+    return {DataType::fp32, 4};
+}
+
+std::vector<std::uint32_t> parse_rank_list(const std::string& text) {
+    std::vector<std::uint32_t> ranks;
+    std::uint32_t value = 0;
+    bool in_number = false;
+    for (const char c : text) {
+        if (c >= '0' && c <= '9') {
+            value = value * 10 + static_cast<std::uint32_t>(c - '0');
+            in_number = true;
+        } else if (in_number) {
+            ranks.push_back(value);
+            value = 0;
+            in_number = false;
+        }
+    }
+    if (in_number) ranks.push_back(value);
+    return ranks;
+}
+
+double number(const json& j, const char* key, double fallback = 0) {
+    const auto it = j.find(key);
+    return it != j.end() && it->is_number() ? it->get<double>() : fallback;
+}
+
+/// A CPU op that can carry a collective's size: nccl:* annotations and record_param_comms.
+struct CommCpuOp {
+    Time start{}, end{};
+    std::string name;
+    std::uint64_t bytes = 0;
+    DataType dtype = DataType::fp32;
+};
+
+RankTrace parse_rank(const std::string& file, const KinetoOptions& options) {
+    json doc;
+    try {
+        doc = json::parse(read_text_file(file));
+    } catch (const json::parse_error& e) {
+        reject(file, fmt::format("not valid JSON at byte {}: {}", e.byte, e.what()));
+    }
+    if (!doc.is_object() || !doc.contains("traceEvents") || !doc["traceEvents"].is_array())
+        reject(file, "expected a Chrome trace object with a 'traceEvents' list (a PyTorch profiler trace)");
+    RankTrace trace;
+    trace.file = file;
+    if (const auto info = doc.find("distributedInfo"); info != doc.end() && info->is_object()) {
+        trace.rank = static_cast<std::uint32_t>(number(*info, "rank"));
+        trace.world = static_cast<std::uint32_t>(number(*info, "world_size", 1));
+    }
+    const json& events = doc["traceEvents"];
+    // Timestamps are epoch microseconds (about 1.7e15): in picoseconds they would overflow, so every time is
+    // taken relative to the earliest event of the file (in double microseconds first, exact to well below 1 ns).
+    double base_us = INFINITY;
+    for (const json& e : events) {
+        if (e.is_object() && e.contains("ts") && e["ts"].is_number()) base_us = std::min(base_us, e["ts"].get<double>());
+    }
+    if (!std::isfinite(base_us)) reject(file, "no timed events in 'traceEvents'");
+    auto time_of = [base_us](const json& e) { return from_us(e["ts"].get<double>() - base_us); };
+    // Pass 1: iteration windows, launches, communication CPU ops.
+    std::map<int, std::pair<Time, Time>> steps;
+    std::map<std::int64_t, Time> launch_end;  // correlation -> end of the launch call
+    std::vector<CommCpuOp> comm_ops;
+    for (std::size_t i = 0; i < events.size(); ++i) {
+        const json& e = events[i];
+        if (!e.is_object() || e.value("ph", "") != "X") continue;
+        if (!e.contains("ts") || !e["ts"].is_number() || !e.contains("name") || !e["name"].is_string())
+            reject(file, fmt::format("traceEvents[{}]: expected an event with a name and a numeric 'ts'", i));
+        const std::string& name = e["name"].get_ref<const std::string&>();
+        const std::string cat = e.value("cat", "");
+        const Time ts = time_of(e), end = ts + from_us(number(e, "dur"));
+        const json args = e.value("args", json::object());
+        if (name.rfind("ProfilerStep#", 0) == 0) {
+            steps[std::atoi(name.c_str() + 13)] = {ts, end};
+        } else if (cat == "cuda_runtime" || cat == "cuda_driver") {
+            if (args.contains("correlation")) launch_end[static_cast<std::int64_t>(number(args, "correlation"))] = end;
+        } else if ((cat == "cpu_op" || cat == "user_annotation") && (name.rfind("nccl:", 0) == 0 || name == "record_param_comms")) {
+            CommCpuOp op{ts, end, name, 0, DataType::fp32};
+            if (args.contains("Input Dims") && args["Input Dims"].is_array()) {
+                const auto types = args.value("Input type", json::array());
+                for (std::size_t k = 0; k < args["Input Dims"].size(); ++k) {
+                    const json& dims = args["Input Dims"][k];
+                    if (!dims.is_array() || dims.empty()) continue;
+                    double elements = 1;
+                    for (const auto& d : dims) elements *= d.is_number() ? d.get<double>() : 0;
+                    const auto [type, size] = dtype_of(k < types.size() && types[k].is_string() ? types[k].get<std::string>() : "float");
+                    op.bytes = static_cast<std::uint64_t>(elements * size);
+                    op.dtype = type;
+                    break;
+                }
+            }
+            comm_ops.push_back(op);
+        }
+    }
+    if (steps.empty()) {
+        trace.window_start = Time{INT64_MAX};
+        trace.window_end = Time{INT64_MIN};
+    } else if (options.iteration) {
+        const auto it = steps.find(*options.iteration);
+        if (it == steps.end()) {
+            std::string known;
+            for (const auto& [n, w] : steps) known += fmt::format("{}{}", known.empty() ? "" : ", ", n);
+            reject(file, fmt::format("no ProfilerStep#{} in the trace (it has: {})", *options.iteration, known));
+        }
+        std::tie(trace.window_start, trace.window_end) = it->second;
+    } else {
+        std::tie(trace.window_start, trace.window_end) = steps.begin()->second;
+    }
+    std::sort(comm_ops.begin(), comm_ops.end(), [](const auto& a, const auto& b) { return a.start < b.start; });
+    // Pass 2: GPU events of the window.
+    for (std::size_t i = 0; i < events.size(); ++i) {
+        const json& e = events[i];
+        if (!e.is_object() || e.value("ph", "") != "X") continue;
+        const std::string cat = e.value("cat", "");
+        if (cat != "kernel" && cat != "gpu_memcpy" && cat != "gpu_memset") continue;
+        const json args = e.value("args", json::object());
+        if (!args.contains("stream")) reject(file, fmt::format("traceEvents[{}]: GPU event without args.stream", i));
+        GpuEvent g;
+        g.name = e["name"].get<std::string>();
+        g.stream = static_cast<std::int64_t>(number(args, "stream"));
+        g.start = time_of(e);
+        g.end = g.start + from_us(number(e, "dur"));
+        const auto corr = static_cast<std::int64_t>(number(args, "correlation", -1));
+        if (const auto it = launch_end.find(corr); it != launch_end.end()) g.launch_end = it->second;
+        const Time anchor = g.launch_end.count() >= 0 ? g.launch_end : g.start;
+        if (!steps.empty() && (anchor < trace.window_start || anchor > trace.window_end)) continue;
+        if (cat == "gpu_memcpy") {
+            g.bytes = static_cast<std::uint64_t>(number(args, "bytes"));
+            g.kind = g.name.find("HtoD") != std::string::npos ? OpKind::memcpy_h2d
+                     : g.name.find("DtoH") != std::string::npos ? OpKind::memcpy_d2h
+                                                                 : OpKind::compute;
+            g.kernel_class = KernelClass::elementwise;
+        } else if (cat == "gpu_memset") {
+            g.kernel_class = KernelClass::elementwise;
+        } else if (const auto coll = nccl_kind(g.name)) {
+            g.kind = OpKind::collective;
+            g.collective = *coll;
+            g.kernel_class = KernelClass::communication;
+            if (args.contains("In msg nelems")) {
+                const auto [type, size] = dtype_of(args.value("dtype", "Float"));
+                g.dtype = type;
+                g.bytes = static_cast<std::uint64_t>(number(args, "In msg nelems") * size);
+                const std::string cname = args.value("Collective name", "");
+                if (cname == "alltoall" || cname == "all_to_all" || cname == "alltoall_base") g.collective = CollectiveKind::all_to_all;
+            } else {
+                // The innermost communication CPU op around the launch carries the size.
+                const Time at = g.launch_end.count() >= 0 ? g.launch_end : g.start;
+                for (const CommCpuOp& c : comm_ops) {
+                    if (c.start > at) break;
+                    if (c.end >= at && (c.bytes > 0)) {
+                        g.bytes = c.bytes;
+                        g.dtype = c.dtype;
+                        if (c.name.find("all_to_all") != std::string::npos) g.collective = CollectiveKind::all_to_all;
+                    }
+                }
+            }
+            if (args.contains("Process Group Ranks") && args["Process Group Ranks"].is_string()) {
+                g.group_ranks = parse_rank_list(args["Process Group Ranks"].get<std::string>());
+                g.group = args.value("Process Group Name", "") + ":" + args.value("Process Group Description", "");
+            }
+        } else {
+            g.kernel_class = classify(g.name);
+        }
+        trace.events.push_back(std::move(g));
+    }
+    if (trace.events.empty()) reject(file, "no GPU events in the selected iteration");
+    if (steps.empty()) {
+        for (const auto& g : trace.events) {
+            trace.window_start = std::min(trace.window_start, g.launch_end.count() >= 0 ? std::min(g.launch_end, g.start) : g.start);
+            trace.window_end = std::max(trace.window_end, g.end);
+        }
+    }
+    std::stable_sort(trace.events.begin(), trace.events.end(),
+                     [](const GpuEvent& a, const GpuEvent& b) { return a.stream != b.stream ? a.stream < b.stream : a.start < b.start; });
+    return trace;
+}
+
+/// Appends rank `rank`'s ops from `trace` to the graph.
+void build_rank(OpGraph& g, const RankTrace& trace, std::uint32_t rank, const KinetoOptions& options,
+                std::map<std::string, CommId>& comms) {
+    const RankId r{rank};
+    // Per event: its op id and stream end times, to infer cross-stream waits.
+    std::vector<std::pair<Time, OpId>> ends;  // (end, op) of events already added, all streams
+    std::int64_t current_stream = INT64_MIN;
+    StreamId stream;
+    Time previous_end{};
+    OpId previous;
+    for (const GpuEvent& e : trace.events) {
+        if (e.stream != current_stream) {
+            current_stream = e.stream;
+            stream = g.stream(r, fmt::format("stream {}", e.stream));
+            previous_end = trace.window_start;
+            previous = OpId::invalid();
+        }
+        // Host time: until the launch finished (or, without a launch record, until the kernel started).
+        const Time ready = std::max(previous_end, e.launch_end.count() >= 0 ? e.launch_end : e.start);
+        std::vector<OpId> deps;
+        Time host_gap = std::min(e.start, ready) - previous_end;
+        if (e.start - ready > wait_tolerance) {
+            // It waited for something else: the other stream's op that ended last before it started.
+            OpId cause;
+            Time cause_end{INT64_MIN};
+            for (const auto& [end, op] : ends) {
+                if (end <= e.start && end > cause_end && g.ops[op.index()].stream != stream) {
+                    cause_end = end;
+                    cause = op;
+                }
+            }
+            if (cause.valid() && e.start - cause_end <= wait_tolerance && cause_end > ready) deps.push_back(cause);
+            else host_gap = e.start - previous_end;  // unexplained: keep it as host time
+        }
+        if (options.keep_gaps && host_gap > Time{0}) {
+            Op delay{r, stream, g.intern("host gap"), OpKind::delay};
+            delay.duration = host_gap;
+            g.add(delay);
+        }
+        Op op{r, stream, g.intern(e.name.substr(0, e.name.find('('))), e.kind, e.kernel_class, e.dtype};
+        op.bytes = e.bytes;
+        op.duration = e.end - e.start;  // collectives: the traced kernel time, for comparison only
+        if (e.kind == OpKind::collective) {
+            op.collective = e.collective;
+            std::vector<std::uint32_t> members = e.group_ranks;
+            std::string name = e.group.empty() ? "world" : e.group;
+            if (members.empty()) {
+                for (std::uint32_t k = 0; k < g.rank_count; ++k) members.push_back(k);
+            }
+            auto it = comms.find(name);
+            if (it == comms.end()) {
+                std::vector<RankId> ranks;
+                for (const auto m : members) {
+                    if (m >= g.rank_count) reject(trace.file, fmt::format("process group '{}' names rank {}, but the job has {} ranks", name, m, g.rank_count));
+                    ranks.push_back(RankId{m});
+                }
+                it = comms.emplace(name, g.communicator(name, ranks)).first;
+            }
+            op.comm = it->second;
+        }
+        const OpId id = g.add(op, deps);
+        ends.emplace_back(e.end, id);
+        previous_end = e.end;
+        previous = id;
+    }
+}
+
+}  // namespace
+
+bool looks_like_kineto(const std::string& text) {
+    return text.find("\"traceEvents\"") != std::string::npos || text.find("\"schemaVersion\"") != std::string::npos;
+}
+
+OpGraph read_kineto(const std::vector<std::string>& files, const KinetoOptions& options) {
+    if (files.empty()) throw engine::InputError("no trace files given");
+    std::vector<RankTrace> traces;
+    for (const auto& f : files) traces.push_back(parse_rank(f, options));
+    const std::uint32_t world = options.world_size ? options.world_size : traces.front().world;
+    std::map<std::uint32_t, std::size_t> by_rank;
+    for (std::size_t i = 0; i < traces.size(); ++i) {
+        const RankTrace& t = traces[i];
+        if (t.world != traces.front().world && !options.world_size)
+            reject(t.file, fmt::format("world size {} differs from {}'s {}", t.world, traces.front().file, traces.front().world));
+        if (t.rank >= world) reject(t.file, fmt::format("rank {} is outside a world of {} ranks", t.rank, world));
+        if (!by_rank.emplace(t.rank, i).second) reject(t.file, fmt::format("rank {} is given twice", t.rank));
+    }
+    OpGraph g;
+    g.rank_count = world;
+    g.source = files.size() == 1 ? files.front() : fmt::format("{} and {} more", files.front(), files.size() - 1);
+    std::map<std::string, CommId> comms;
+    Time traced{0};
+    for (std::uint32_t r = 0; r < world; ++r) {
+        // Ranks without a file replay the lowest given rank's trace (SPMD fill).
+        const auto it = by_rank.find(r);
+        const RankTrace& t = traces[it != by_rank.end() ? it->second : by_rank.begin()->second];
+        build_rank(g, t, r, options, comms);
+        Time last{0};
+        for (const auto& e : t.events) last = std::max(last, e.end);
+        traced = std::max(traced, last - t.window_start);
+    }
+    g.traced_iteration = traced;
+    validate(g);
+    return g;
+}
+
+}  // namespace clustersim::traces

@@ -1,0 +1,33 @@
+// Whole-file reading through zlib's gz interface, which passes uncompressed files through unchanged.
+#include "traces/text_file.h"
+
+#include <zlib.h>
+
+#include <fmt/format.h>
+
+#include "engine/error.h"
+
+namespace clustersim::traces {
+
+std::string read_text_file(const std::string& path) {
+    gzFile file = gzopen(path.c_str(), "rb");
+    if (!file) throw engine::InputError(engine::SourceLocation{path}, "cannot open file");
+    gzbuffer(file, 1 << 20);
+    std::string out;
+    char buffer[1 << 16];
+    while (true) {
+        const int n = gzread(file, buffer, sizeof buffer);
+        if (n < 0) {
+            int code = 0;
+            const std::string why = gzerror(file, &code);
+            gzclose(file);
+            throw engine::InputError(engine::SourceLocation{path}, fmt::format("cannot read: {} (truncated or corrupt gzip?)", why));
+        }
+        if (n == 0) break;
+        out.append(buffer, static_cast<std::size_t>(n));
+    }
+    gzclose(file);
+    return out;
+}
+
+}  // namespace clustersim::traces
