@@ -21,7 +21,8 @@ std::string read_text_file(const std::string& path) {
             int code = 0;
             const std::string why = gzerror(file, &code);
             gzclose(file);
-            throw engine::InputError(engine::SourceLocation{path}, fmt::format("cannot read: {} (truncated or corrupt gzip?)", why));
+            throw engine::InputError(engine::SourceLocation{path},
+                                     fmt::format("cannot read: {} (truncated or corrupt gzip?)", why));
         }
         if (n == 0) break;
         out.append(buffer, static_cast<std::size_t>(n));

@@ -2,17 +2,17 @@
 #include <cstdio>
 #include <filesystem>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
+#include "engine/time.h"
 #include "sim/scenario.h"
 #include "tools/cli/commands.h"
 #include "topologies/topology_loader.h"
-#include "engine/time.h"
 #include "traces/formats/kineto_reader.h"
 #include "traces/native_trace.h"
-#include "traces/text_file.h"
 #include "traces/summary_writers.h"
+#include "traces/text_file.h"
 
 namespace clustersim::cli {
 
@@ -38,7 +38,8 @@ void run_replay(const ReplayCliOptions& o) {
     s.source = first;
     s.cluster = topo::load_topology(o.topology, o.overrides);
     std::string format = o.format;
-    if (format == "auto") format = traces::looks_like_kineto(traces::read_text_file(first).substr(0, 4096)) ? "kineto" : "native";
+    if (format == "auto")
+        format = traces::looks_like_kineto(traces::read_text_file(first).substr(0, 4096)) ? "kineto" : "native";
     if (format == "kineto") {
         traces::KinetoOptions k;
         if (o.iteration >= 0) k.iteration = o.iteration;
@@ -49,7 +50,8 @@ void run_replay(const ReplayCliOptions& o) {
         if (o.traces.size() != 1) throw engine::InputError("a native trace is one file holding every rank");
         s.graph = traces::read_native_trace(first);
     }
-    s.workload_description = fmt::format("{} trace {}{}", format, first, o.traces.size() > 1 ? fmt::format(" (+{} files)", o.traces.size() - 1) : "");
+    s.workload_description = fmt::format("{} trace {}{}", format, first,
+                                         o.traces.size() > 1 ? fmt::format(" (+{} files)", o.traces.size() - 1) : "");
     s.options.network.sharing =
         o.network == "contention-free" ? sim::SharingModel::contention_free : sim::SharingModel::max_min;
     if (!o.algorithm.empty()) s.options.algorithm = sim::find_collective_algorithm(o.algorithm);
@@ -59,8 +61,10 @@ void run_replay(const ReplayCliOptions& o) {
     const std::string table = traces::summary_table(result.summary, s.graph);
     std::fwrite(table.data(), 1, table.size(), stdout);
     if (s.graph.traced_iteration.count() >= 0) {
-        const double traced = engine::to_seconds(s.graph.traced_iteration), replayed = engine::to_seconds(result.summary.makespan);
-        std::printf("\ntraced iteration %s, replayed %s (%+.1f%%)\n", engine::format_time(s.graph.traced_iteration).c_str(),
+        const double traced = engine::to_seconds(s.graph.traced_iteration),
+                     replayed = engine::to_seconds(result.summary.makespan);
+        std::printf("\ntraced iteration %s, replayed %s (%+.1f%%)\n",
+                    engine::format_time(s.graph.traced_iteration).c_str(),
                     engine::format_time(result.summary.makespan).c_str(), 100 * (replayed - traced) / traced);
     }
     std::printf("\noutputs in %s/: timeline.json (open in ui.perfetto.dev), summary.json, ranks.csv\n", dir.c_str());
@@ -69,19 +73,23 @@ void run_replay(const ReplayCliOptions& o) {
 
 void add_replay_command(CLI::App& app) {
     auto options = std::make_shared<ReplayCliOptions>();
-    auto* cmd =
-        app.add_subcommand("replay",
-                           "Replay traces (clustersim native JSON, or PyTorch profiler / Kineto JSON per rank) on a topology.\n"
-                           "Example: clustersim replay worker*.pt.trace.json.gz --topology dgx1-v100 -o out/dlrm");
+    auto* cmd = app.add_subcommand(
+        "replay",
+        "Replay traces (clustersim native JSON, or PyTorch profiler / Kineto JSON per rank) on a topology.\n"
+        "Example: clustersim replay worker*.pt.trace.json.gz --topology dgx1-v100 -o out/dlrm");
     cmd->add_option("traces", options->traces,
                     "Trace files: one native JSON file, or PyTorch profiler (Kineto) JSON files, one per rank (.gz ok)")
         ->required()
         ->check(CLI::ExistingFile);
-    cmd->add_option("--format", options->format, "Trace format")->capture_default_str()->check(CLI::IsMember({"auto", "native", "kineto"}));
-    cmd->add_option("--world-size", options->world_size,
-                    "Ranks of the job (default: the traces' distributedInfo); ranks without a file replay the first file's ops");
+    cmd->add_option("--format", options->format, "Trace format")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"auto", "native", "kineto"}));
+    cmd->add_option(
+        "--world-size", options->world_size,
+        "Ranks of the job (default: the traces' distributedInfo); ranks without a file replay the first file's ops");
     cmd->add_option("--iteration", options->iteration, "ProfilerStep#N to import (default: the first)");
-    cmd->add_flag("--drop-gaps", options->drop_gaps, "Drop the host's gaps between kernels (what if launches were free)");
+    cmd->add_flag("--drop-gaps", options->drop_gaps,
+                  "Drop the host's gaps between kernels (what if launches were free)");
     cmd->add_option("--topology", options->topology, "Topology preset name or YAML file")->required();
     cmd->add_option("--set", options->overrides, "Override a topology parameter, key=value (repeatable)");
     cmd->add_option("--network", options->network, "Network model")

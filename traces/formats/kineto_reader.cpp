@@ -20,8 +20,8 @@ namespace clustersim::traces {
 
 namespace {
 
-using nlohmann::json;
 using engine::Time;
+using nlohmann::json;
 
 constexpr Time wait_tolerance{2'000'000};  // 2 us: a start this close to another stream's end is caused by it
 
@@ -30,14 +30,14 @@ Time from_us(double us) { return Time{static_cast<std::int64_t>(std::llround(us 
 struct GpuEvent {
     std::int64_t stream = 0;
     Time start{}, end{};
-    Time launch_end{-1};   // end of the CPU launch call, on the same clock
+    Time launch_end{-1};  // end of the CPU launch call, on the same clock
     OpKind kind = OpKind::compute;
     KernelClass kernel_class = KernelClass::other;
     CollectiveKind collective = CollectiveKind::all_reduce;
     DataType dtype = DataType::fp32;
     std::uint64_t bytes = 0;
     std::string name;
-    std::string group;                 // process group name ("" = world)
+    std::string group;  // process group name ("" = world)
     std::vector<std::uint32_t> group_ranks;
 };
 
@@ -46,7 +46,7 @@ struct RankTrace {
     std::uint32_t rank = 0;
     std::uint32_t world = 1;
     Time window_start{}, window_end{};
-    std::vector<GpuEvent> events;      // sorted by (stream, start)
+    std::vector<GpuEvent> events;  // sorted by (stream, start)
 };
 
 [[noreturn]] void reject(const std::string& file, const std::string& what) {
@@ -58,7 +58,8 @@ KernelClass classify(const std::string& name) {
     std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     auto has = [&](const char* s) { return n.find(s) != std::string::npos; };
     if (has("flash") || has("attention") || has("fmha") || has("softmax")) return KernelClass::attention;
-    if (has("gemm") || has("gemv") || has("sgemm") || has("hgemm") || has("cutlass") || has("xmma") || has("_nt") || has("dot_kernel"))
+    if (has("gemm") || has("gemv") || has("sgemm") || has("hgemm") || has("cutlass") || has("xmma") || has("_nt") ||
+        has("dot_kernel"))
         return KernelClass::gemm;
     if (has("embedding")) return KernelClass::embedding;
     if (has("adam") || has("sgd") || has("adagrad") || has("optimizer")) return KernelClass::optimizer;
@@ -68,10 +69,13 @@ KernelClass classify(const std::string& name) {
 
 std::optional<CollectiveKind> nccl_kind(const std::string& name) {
     // ncclKernel_AllReduce_RING_LL_Sum_float, ncclDevKernel_AllGather_RING_LL, ncclKernel_SendRecv_...
-    static const std::pair<const char*, CollectiveKind> kinds[] = {
-        {"AllReduce", CollectiveKind::all_reduce}, {"AllGather", CollectiveKind::all_gather},
-        {"ReduceScatter", CollectiveKind::reduce_scatter}, {"Broadcast", CollectiveKind::broadcast},
-        {"Reduce", CollectiveKind::reduce}, {"SendRecv", CollectiveKind::all_to_all}, {"AllToAll", CollectiveKind::all_to_all}};
+    static const std::pair<const char*, CollectiveKind> kinds[] = {{"AllReduce", CollectiveKind::all_reduce},
+                                                                   {"AllGather", CollectiveKind::all_gather},
+                                                                   {"ReduceScatter", CollectiveKind::reduce_scatter},
+                                                                   {"Broadcast", CollectiveKind::broadcast},
+                                                                   {"Reduce", CollectiveKind::reduce},
+                                                                   {"SendRecv", CollectiveKind::all_to_all},
+                                                                   {"AllToAll", CollectiveKind::all_to_all}};
     if (name.rfind("nccl", 0) != 0) return std::nullopt;
     for (const auto& [text, kind] : kinds) {
         if (name.find(text) != std::string::npos) return kind;
@@ -143,7 +147,8 @@ RankTrace parse_rank(const std::string& file, const KinetoOptions& options) {
     // taken relative to the earliest event of the file (in double microseconds first, exact to well below 1 ns).
     double base_us = INFINITY;
     for (const json& e : events) {
-        if (e.is_object() && e.contains("ts") && e["ts"].is_number()) base_us = std::min(base_us, e["ts"].get<double>());
+        if (e.is_object() && e.contains("ts") && e["ts"].is_number())
+            base_us = std::min(base_us, e["ts"].get<double>());
     }
     if (!std::isfinite(base_us)) reject(file, "no timed events in 'traceEvents'");
     auto time_of = [base_us](const json& e) { return from_us(e["ts"].get<double>() - base_us); };
@@ -164,7 +169,8 @@ RankTrace parse_rank(const std::string& file, const KinetoOptions& options) {
             steps[std::atoi(name.c_str() + 13)] = {ts, end};
         } else if (cat == "cuda_runtime" || cat == "cuda_driver") {
             if (args.contains("correlation")) launch_end[static_cast<std::int64_t>(number(args, "correlation"))] = end;
-        } else if ((cat == "cpu_op" || cat == "user_annotation") && (name.rfind("nccl:", 0) == 0 || name == "record_param_comms")) {
+        } else if ((cat == "cpu_op" || cat == "user_annotation") &&
+                   (name.rfind("nccl:", 0) == 0 || name == "record_param_comms")) {
             CommCpuOp op{ts, end, name, 0, DataType::fp32};
             if (args.contains("Input Dims") && args["Input Dims"].is_array()) {
                 const auto types = args.value("Input type", json::array());
@@ -173,7 +179,8 @@ RankTrace parse_rank(const std::string& file, const KinetoOptions& options) {
                     if (!dims.is_array() || dims.empty()) continue;
                     double elements = 1;
                     for (const auto& d : dims) elements *= d.is_number() ? d.get<double>() : 0;
-                    const auto [type, size] = dtype_of(k < types.size() && types[k].is_string() ? types[k].get<std::string>() : "float");
+                    const auto [type, size] =
+                        dtype_of(k < types.size() && types[k].is_string() ? types[k].get<std::string>() : "float");
                     op.bytes = static_cast<std::uint64_t>(elements * size);
                     op.dtype = type;
                     break;
@@ -216,9 +223,9 @@ RankTrace parse_rank(const std::string& file, const KinetoOptions& options) {
         if (!steps.empty() && (anchor < trace.window_start || anchor > trace.window_end)) continue;
         if (cat == "gpu_memcpy") {
             g.bytes = static_cast<std::uint64_t>(number(args, "bytes"));
-            g.kind = g.name.find("HtoD") != std::string::npos ? OpKind::memcpy_h2d
+            g.kind = g.name.find("HtoD") != std::string::npos   ? OpKind::memcpy_h2d
                      : g.name.find("DtoH") != std::string::npos ? OpKind::memcpy_d2h
-                                                                 : OpKind::compute;
+                                                                : OpKind::compute;
             g.kernel_class = KernelClass::elementwise;
         } else if (cat == "gpu_memset") {
             g.kernel_class = KernelClass::elementwise;
@@ -231,7 +238,8 @@ RankTrace parse_rank(const std::string& file, const KinetoOptions& options) {
                 g.dtype = type;
                 g.bytes = static_cast<std::uint64_t>(number(args, "In msg nelems") * size);
                 const std::string cname = args.value("Collective name", "");
-                if (cname == "alltoall" || cname == "all_to_all" || cname == "alltoall_base") g.collective = CollectiveKind::all_to_all;
+                if (cname == "alltoall" || cname == "all_to_all" || cname == "alltoall_base")
+                    g.collective = CollectiveKind::all_to_all;
             } else {
                 // The innermost communication CPU op around the launch carries the size.
                 const Time at = g.launch_end.count() >= 0 ? g.launch_end : g.start;
@@ -256,12 +264,14 @@ RankTrace parse_rank(const std::string& file, const KinetoOptions& options) {
     if (trace.events.empty()) reject(file, "no GPU events in the selected iteration");
     if (steps.empty()) {
         for (const auto& g : trace.events) {
-            trace.window_start = std::min(trace.window_start, g.launch_end.count() >= 0 ? std::min(g.launch_end, g.start) : g.start);
+            trace.window_start =
+                std::min(trace.window_start, g.launch_end.count() >= 0 ? std::min(g.launch_end, g.start) : g.start);
             trace.window_end = std::max(trace.window_end, g.end);
         }
     }
-    std::stable_sort(trace.events.begin(), trace.events.end(),
-                     [](const GpuEvent& a, const GpuEvent& b) { return a.stream != b.stream ? a.stream < b.stream : a.start < b.start; });
+    std::stable_sort(trace.events.begin(), trace.events.end(), [](const GpuEvent& a, const GpuEvent& b) {
+        return a.stream != b.stream ? a.stream < b.stream : a.start < b.start;
+    });
     return trace;
 }
 
@@ -296,8 +306,10 @@ void build_rank(OpGraph& g, const RankTrace& trace, std::uint32_t rank, const Ki
                     cause = op;
                 }
             }
-            if (cause.valid() && e.start - cause_end <= wait_tolerance && cause_end > ready) deps.push_back(cause);
-            else host_gap = e.start - previous_end;  // unexplained: keep it as host time
+            if (cause.valid() && e.start - cause_end <= wait_tolerance && cause_end > ready)
+                deps.push_back(cause);
+            else
+                host_gap = e.start - previous_end;  // unexplained: keep it as host time
         }
         if (options.keep_gaps && host_gap > Time{0}) {
             Op delay{r, stream, g.intern("host gap"), OpKind::delay};
@@ -318,7 +330,9 @@ void build_rank(OpGraph& g, const RankTrace& trace, std::uint32_t rank, const Ki
             if (it == comms.end()) {
                 std::vector<RankId> ranks;
                 for (const auto m : members) {
-                    if (m >= g.rank_count) reject(trace.file, fmt::format("process group '{}' names rank {}, but the job has {} ranks", name, m, g.rank_count));
+                    if (m >= g.rank_count)
+                        reject(trace.file, fmt::format("process group '{}' names rank {}, but the job has {} ranks",
+                                                       name, m, g.rank_count));
                     ranks.push_back(RankId{m});
                 }
                 it = comms.emplace(name, g.communicator(name, ranks)).first;
@@ -347,7 +361,8 @@ OpGraph read_kineto(const std::vector<std::string>& files, const KinetoOptions& 
     for (std::size_t i = 0; i < traces.size(); ++i) {
         const RankTrace& t = traces[i];
         if (t.world != traces.front().world && !options.world_size)
-            reject(t.file, fmt::format("world size {} differs from {}'s {}", t.world, traces.front().file, traces.front().world));
+            reject(t.file, fmt::format("world size {} differs from {}'s {}", t.world, traces.front().file,
+                                       traces.front().world));
         if (t.rank >= world) reject(t.file, fmt::format("rank {} is outside a world of {} ranks", t.rank, world));
         if (!by_rank.emplace(t.rank, i).second) reject(t.file, fmt::format("rank {} is given twice", t.rank));
     }

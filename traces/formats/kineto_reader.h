@@ -11,9 +11,9 @@
 namespace clustersim::traces {
 
 struct KinetoOptions {
-    std::optional<int> iteration;    // ProfilerStep#N to import; default: the first one in each file
-    bool keep_gaps = true;           // keep the host's gaps between kernels on a stream as delay ops
-    std::uint32_t world_size = 0;    // 0: from distributedInfo; ranks without a file are filled SPMD-style
+    std::optional<int> iteration;  // ProfilerStep#N to import; default: the first one in each file
+    bool keep_gaps = true;         // keep the host's gaps between kernels on a stream as delay ops
+    std::uint32_t world_size = 0;  // 0: from distributedInfo; ranks without a file are filled SPMD-style
 };
 
 /// Reads the files (one rank each, gzip or not) into one graph of world_size ranks. Errors name the file and

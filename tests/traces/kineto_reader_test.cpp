@@ -1,0 +1,116 @@
+// Kineto import on the real PyTorch profiler traces in ../shared/data (skipped with a message without it).
+// Expected counts were read off the traces with an independent script (json.load, the first ProfilerStep's
+// window, GPU events whose launch ends inside it).
+#include <catch2/catch.hpp>
+
+#include "sim/analysis.h"
+#include "sim/replay.h"
+#include "tests/test_support.h"
+#include "topologies/topology_loader.h"
+#include "traces/formats/kineto_reader.h"
+
+using namespace clustersim;
+using Catch::Matchers::Contains;
+using traces::OpKind;
+
+namespace {
+std::size_t count_ops(const traces::OpGraph& g, std::uint32_t rank, bool (*pick)(const traces::Op&)) {
+    std::size_t n = 0;
+    for (const auto& op : g.ops) n += op.rank.value == rank && pick(op);
+    return n;
+}
+}  // namespace
+
+TEST_CASE("a Kineto trace with NCCL kernel args imports its iteration's GPU events and collectives",
+          "[traces][kineto]") {
+    if (!testing::shared_data_available()) {
+        WARN("../shared/data not found: Kineto import test skipped");
+        return;
+    }
+    // hta_nccl_data_a100_2ranks_rank0, ProfilerStep#4: 1,258 GPU events launched in the step (900 kernels, 320
+    // copies, 38 memsets), of which 7 NCCL kernels: 5 AllReduce and 2 Broadcast.
+    const auto g = traces::read_kineto({testing::shared_data("kineto/hta_nccl_data_a100_2ranks_rank0.json.gz")}, {});
+    REQUIRE(g.rank_count == 2);
+    REQUIRE(count_ops(g, 0, [](const traces::Op& op) { return op.kind != OpKind::delay; }) == 1258);
+    REQUIRE(count_ops(g, 0, [](const traces::Op& op) {
+                return op.collective == traces::CollectiveKind::all_reduce && op.kind == OpKind::collective;
+            }) == 5);
+    REQUIRE(count_ops(g, 0, [](const traces::Op& op) {
+                return op.collective == traces::CollectiveKind::broadcast && op.kind == OpKind::collective;
+            }) == 2);
+    // Sizes from the kernels' args: an all-reduce of 53,120 floats and a broadcast of 53 longs.
+    REQUIRE(count_ops(g, 0, [](const traces::Op& op) {
+                return op.kind == OpKind::collective && op.bytes == 53'120 * 4;
+            }) == 1);
+    REQUIRE(count_ops(g, 0, [](const traces::Op& op) { return op.kind == OpKind::collective && op.bytes == 53 * 8; }) ==
+            1);
+    // Rank 1 has no file: it replays rank 0's ops (SPMD fill).
+    REQUIRE(count_ops(g, 1, [](const traces::Op&) { return true; }) ==
+            count_ops(g, 0, [](const traces::Op&) { return true; }));
+}
+
+TEST_CASE("the 8-rank DLRM job imports as one job and its faithful replay reproduces the traced time",
+          "[traces][kineto][slow]") {
+    if (!testing::shared_data_available()) {
+        WARN("../shared/data not found: DLRM replay test skipped");
+        return;
+    }
+    std::vector<std::string> files;
+    for (const char* f :
+         {"worker0_step_12.1694128201545", "worker1_step_12.1694128201556", "worker2_step_12.1694128201554",
+          "worker3_step_12.1694128201557", "worker4_step_12.1694128201547", "worker5_step_12.1694128201549",
+          "worker6_step_12.1694128201553", "worker7_step_12.1694128201553"})
+        files.push_back(testing::shared_data(std::string("kineto/dlrm_v100_8ranks/") + f + ".pt.trace.json.gz"));
+    const auto g = traces::read_kineto(files, {});
+    // Each rank: 261 GPU events in ProfilerStep#10, among them 5 SendRecv kernels inside nccl:all_to_all and 3
+    // AllReduce kernels; validation has already checked that all 8 ranks issue them in the same order and sizes.
+    REQUIRE(g.rank_count == 8);
+    for (std::uint32_t r = 0; r < 8; ++r) {
+        INFO("rank " << r);
+        REQUIRE(count_ops(g, r, [](const traces::Op& op) {
+                    return op.kind == OpKind::collective && op.collective == traces::CollectiveKind::all_to_all;
+                }) == 5);
+        REQUIRE(count_ops(g, r, [](const traces::Op& op) {
+                    return op.kind == OpKind::collective && op.collective == traces::CollectiveKind::all_reduce;
+                }) == 3);
+    }
+    // Faithful replay on one DGX-1 (8x V100, NVLink cube-mesh): kernels keep their measured times, collectives
+    // are simulated. Target: within 5% of the traced iteration (first launch to last GPU event).
+    const auto cluster = topo::load_topology("dgx1-v100", {});
+    const auto result = sim::replay(g, cluster, sim::ReplayOptions{});
+    const double error = engine::to_seconds(result.timeline.makespan) / engine::to_seconds(g.traced_iteration) - 1;
+    REQUIRE(std::abs(error) < 0.05);
+    // The analysis separates the NCCL kernels' time into waiting for peers and transfer.
+    const auto summary = sim::summarize_run(g, result.timeline);
+    for (const auto& r : summary.ranks) REQUIRE(r.peer_wait + r.exposed_communication + r.overlap > engine::Time{0});
+}
+
+TEST_CASE("malformed Kineto input fails with the file and what was expected", "[traces][kineto][input]") {
+    REQUIRE_THROWS_WITH(traces::read_kineto({testing::test_data("traces/two_ranks.json")}, {}),
+                        Contains("two_ranks.json: expected a Chrome trace object with a 'traceEvents' list"));
+    REQUIRE_THROWS_WITH(traces::read_kineto({testing::test_data("traces/kineto_no_stream.json")}, {}),
+                        Contains("kineto_no_stream.json: traceEvents[1]: GPU event without args.stream"));
+    REQUIRE_THROWS_WITH(traces::read_kineto({testing::test_data("traces/bad_truncated.json")}, {}),
+                        Contains("not valid JSON at byte"));
+    traces::KinetoOptions options;
+    options.iteration = 7;
+    REQUIRE_THROWS_WITH(traces::read_kineto({testing::test_data("traces/kineto_tiny.json")}, options),
+                        Contains("kineto_tiny.json: no ProfilerStep#7 in the trace (it has: 1)"));
+}
+
+TEST_CASE("a tiny Kineto trace keeps host gaps and infers a cross-stream wait", "[traces][kineto]") {
+    // Stream 7: kernel A [10, 30] us. Stream 9: kernel B launched at 12 us but started at 30 us, right when A
+    // ended: it waited for A. Step window from 0.
+    const auto g = traces::read_kineto({testing::test_data("traces/kineto_tiny.json")}, {});
+    REQUIRE(g.rank_count == 1);
+    REQUIRE(g.traced_iteration == engine::Time{40'000'000});
+    const auto cluster = topo::load_topology("dgx-h100", {});
+    const auto result = sim::replay(g, cluster, sim::ReplayOptions{});
+    REQUIRE(result.timeline.makespan == engine::Time{40'000'000});
+    // B depends on A.
+    bool b_waits_for_a = false;
+    for (std::size_t i = 0; i < g.ops.size(); ++i) {
+        if (g.names[g.ops[i].name] == "kernelB") b_waits_for_a = g.deps(traces::OpId::from_index(i)).size() == 1;
+    }
+    REQUIRE(b_waits_for_a);
+}
