@@ -16,5 +16,6 @@ void add_topo_command(CLI::App& app);
 void add_run_command(CLI::App& app);
 void add_replay_command(CLI::App& app);
 void add_collective_command(CLI::App& app);
+void add_convert_command(CLI::App& app);
 
 }  // namespace clustersim::cli
