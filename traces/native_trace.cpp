@@ -128,7 +128,8 @@ OpGraph parse_native_trace(const std::string& text, const std::string& name) {
     g.source = name;
     g.rank_count = static_cast<std::uint32_t>(r.unsigned_at(r.member(doc, "", "ranks"), "ranks"));
     if (doc.contains("traced_iteration_ps"))
-        g.traced_iteration = engine::Time{static_cast<std::int64_t>(r.unsigned_at(doc["traced_iteration_ps"], "traced_iteration_ps"))};
+        g.traced_iteration =
+            engine::Time{static_cast<std::int64_t>(r.unsigned_at(doc["traced_iteration_ps"], "traced_iteration_ps"))};
     const json& comms = r.member(doc, "", "communicators");
     if (!comms.is_array()) r.fail("communicators", "expected a list");
     for (std::size_t i = 0; i < comms.size(); ++i) {
@@ -164,7 +165,8 @@ OpGraph read_native_trace(const std::string& path) { return parse_native_trace(r
 std::string native_trace_text(const OpGraph& g) {
     std::string out = fmt::format("{{\"format\": \"clustersim-trace\", \"version\": {}, \"ranks\": {},",
                                   native_trace_version, g.rank_count);
-    if (g.traced_iteration.count() >= 0) out += fmt::format(" \"traced_iteration_ps\": {},", g.traced_iteration.count());
+    if (g.traced_iteration.count() >= 0)
+        out += fmt::format(" \"traced_iteration_ps\": {},", g.traced_iteration.count());
     out += "\n\"communicators\": [";
     for (std::size_t i = 0; i < g.comms.size(); ++i) {
         out += fmt::format("{}\n  {{\"name\": {}, \"ranks\": [", i ? "," : "", json_string(g.comms[i].name));

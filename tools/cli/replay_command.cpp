@@ -9,10 +9,8 @@
 #include "sim/scenario.h"
 #include "tools/cli/commands.h"
 #include "topologies/topology_loader.h"
-#include "traces/formats/kineto_reader.h"
-#include "traces/native_trace.h"
+#include "traces/formats/trace_import.h"
 #include "traces/summary_writers.h"
-#include "traces/text_file.h"
 
 namespace clustersim::cli {
 
@@ -37,19 +35,13 @@ void run_replay(const ReplayCliOptions& o) {
     while (!std::filesystem::path(s.name).extension().empty()) s.name = std::filesystem::path(s.name).stem().string();
     s.source = first;
     s.cluster = topo::load_topology(o.topology, o.overrides);
-    std::string format = o.format;
-    if (format == "auto")
-        format = traces::looks_like_kineto(traces::read_text_file(first).substr(0, 4096)) ? "kineto" : "native";
-    if (format == "kineto") {
-        traces::KinetoOptions k;
-        if (o.iteration >= 0) k.iteration = o.iteration;
-        k.keep_gaps = !o.drop_gaps;
-        k.world_size = o.world_size;
-        s.graph = traces::read_kineto(o.traces, k);
-    } else {
-        if (o.traces.size() != 1) throw engine::InputError("a native trace is one file holding every rank");
-        s.graph = traces::read_native_trace(first);
-    }
+    traces::ImportOptions import;
+    import.format = o.format;
+    import.world_size = o.world_size;
+    if (o.iteration >= 0) import.iteration = o.iteration;
+    import.keep_gaps = !o.drop_gaps;
+    s.graph = traces::import_traces(o.traces, import);
+    const std::string format = o.format == "auto" ? traces::detect_trace_format(first) : o.format;
     s.workload_description = fmt::format("{} trace {}{}", format, first,
                                          o.traces.size() > 1 ? fmt::format(" (+{} files)", o.traces.size() - 1) : "");
     s.options.network.sharing =
@@ -83,7 +75,7 @@ void add_replay_command(CLI::App& app) {
         ->check(CLI::ExistingFile);
     cmd->add_option("--format", options->format, "Trace format")
         ->capture_default_str()
-        ->check(CLI::IsMember({"auto", "native", "kineto"}));
+        ->check(CLI::IsMember(traces::trace_format_names()));
     cmd->add_option(
         "--world-size", options->world_size,
         "Ranks of the job (default: the traces' distributedInfo); ranks without a file replay the first file's ops");

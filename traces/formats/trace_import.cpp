@@ -1,0 +1,49 @@
+// Format detection and dispatch.
+#include "traces/formats/trace_import.h"
+
+#include <fmt/format.h>
+
+#include "engine/error.h"
+#include "traces/formats/kineto_reader.h"
+#include "traces/formats/text_workload_reader.h"
+#include "traces/native_trace.h"
+#include "traces/text_file.h"
+
+namespace clustersim::traces {
+
+const std::vector<std::string>& trace_format_names() {
+    static const std::vector<std::string> names = {"auto", "astra-text", "kineto", "native", "simai"};
+    return names;
+}
+
+std::string detect_trace_format(const std::string& path) {
+    const std::string head = read_text_file(path).substr(0, 4096);
+    if (head.find("clustersim-trace") != std::string::npos) return "native";
+    if (looks_like_kineto(head)) return "kineto";
+    if (looks_like_text_workload(head)) return "simai";
+    return "native";
+}
+
+OpGraph import_traces(const std::vector<std::string>& files, const ImportOptions& options) {
+    if (files.empty()) throw engine::InputError("no trace files given");
+    const std::string format = options.format == "auto" ? detect_trace_format(files.front()) : options.format;
+    if (format == "kineto") {
+        KinetoOptions k;
+        k.iteration = options.iteration;
+        k.keep_gaps = options.keep_gaps;
+        k.world_size = options.world_size;
+        return read_kineto(files, k);
+    }
+    if (files.size() != 1)
+        throw engine::InputError(
+            fmt::format("a {} trace is one file describing every rank, got {} files", format, files.size()));
+    if (format == "simai" || format == "astra-text") {
+        TextWorkloadOptions t;
+        t.world_size = options.world_size;
+        return read_text_workload(files.front(), t);
+    }
+    if (format == "native") return read_native_trace(files.front());
+    throw engine::InputError(fmt::format("unknown trace format '{}'", format));
+}
+
+}  // namespace clustersim::traces

@@ -1,0 +1,29 @@
+// One entry point for every trace format clustersim reads: detection by content and import into an OpGraph.
+// The table of formats lives here; each reader has its own file beside this one.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "traces/op_graph.h"
+
+namespace clustersim::traces {
+
+struct ImportOptions {
+    std::string format = "auto";   // auto, native, kineto, simai (alias astra-text)
+    std::uint32_t world_size = 0;  // kineto: SPMD fill; text workloads: when the header has no all_gpus
+    std::optional<int> iteration;  // kineto: ProfilerStep#N
+    bool keep_gaps = true;         // kineto: host gaps as delay ops
+};
+
+/// Format names for --format, "auto" first.
+const std::vector<std::string>& trace_format_names();
+
+/// "kineto", "simai" or "native", from the first bytes of the file.
+std::string detect_trace_format(const std::string& path);
+
+/// Reads the files in the given (or detected) format. Native and text workloads take exactly one file.
+OpGraph import_traces(const std::vector<std::string>& files, const ImportOptions& options);
+
+}  // namespace clustersim::traces
