@@ -319,12 +319,26 @@ void ReplayEngine::arrive_p2p(OpId id) {
     const std::uint32_t partner = partner_[id.index()];
     CLUSTERSIM_CHECK(partner != UINT32_MAX, "unmatched {}", g_.describe(id));
     const traces::OpTiming& other = timeline_.ops[partner];
-    if (other.ready.count() < 0) return;  // the peer has not been posted yet: wait for it
     const OpId send = op.kind == OpKind::send ? id : OpId{partner};
     const OpId recv = op.kind == OpKind::send ? OpId{partner} : id;
-    for (const OpId side : {send, recv}) {
-        timeline_.ops[side.index()].start = sim_.now();
-        timeline_.ops[side.index()].critical_pred = trigger_[id.index()];  // the later side's trigger
+    if (g_.ops[send.index()].eager) {
+        // Buffered send: it goes at once; the recv ends when both it is posted and the data is there.
+        if (op.kind == OpKind::recv) {
+            if (p2p_arrived_[send.index()]) {
+                timeline_.ops[id.index()].start = sim_.now();
+                timeline_.ops[id.index()].critical_pred = trigger_[id.index()];
+                done_queue_.push_back(id);
+            }
+            return;
+        }
+        timeline_.ops[id.index()].start = sim_.now();
+        timeline_.ops[id.index()].critical_pred = trigger_[id.index()];
+    } else {
+        if (other.ready.count() < 0) return;  // rendezvous: the peer has not been posted yet, wait for it
+        for (const OpId side : {send, recv}) {
+            timeline_.ops[side.index()].start = sim_.now();
+            timeline_.ops[side.index()].critical_pred = trigger_[id.index()];  // the later side's trigger
+        }
     }
     const auto& s = g_.ops[send.index()];
     route_scratch_.clear();
@@ -372,12 +386,23 @@ void ReplayEngine::on_flow(FlowId flow) {
             return;
         }
         case owner_p2p: {
-            const Time delay = std::max(Time{0}, (sim_.now() - net_.start_time(flow)) - net_.ideal_duration(flow));
-            timeline_.transfers.push_back(
-                traces::Transfer{OpId{id}, OpId{partner_[id]}, net_.start_time(flow), sim_.now()});
-            for (const std::uint32_t side : {id, partner_[id]}) {
-                timeline_.ops[side].contention = delay;
-                done_queue_.push_back(OpId{side});
+            const Time start = net_.start_time(flow);
+            const Time delay = std::max(Time{0}, (sim_.now() - start) - net_.ideal_duration(flow));
+            const std::uint32_t recv = partner_[id];
+            timeline_.transfers.push_back(traces::Transfer{OpId{id}, OpId{recv}, start, sim_.now()});
+            timeline_.ops[id].contention = delay;
+            done_queue_.push_back(OpId{id});
+            traces::OpTiming& r = timeline_.ops[recv];
+            if (!g_.ops[id].eager || r.ready.count() >= 0) {
+                // The recv was posted (always so for a rendezvous): it ends with the data.
+                if (g_.ops[id].eager) {
+                    r.start = std::max(r.ready, start);
+                    r.critical_pred = r.ready >= start ? trigger_[recv] : OpId{id};
+                }
+                r.contention = std::min(delay, sim_.now() - r.start);
+                done_queue_.push_back(OpId{recv});
+            } else {
+                p2p_arrived_[id] = 1;  // the recv, when posted, ends at once
             }
             return;
         }

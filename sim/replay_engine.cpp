@@ -56,6 +56,7 @@ void ReplayEngine::setup() {
     waiting_.assign(n, 0);
     trigger_.assign(n, OpId::invalid());
     partner_.assign(n, UINT32_MAX);
+    p2p_arrived_.assign(n, 0);
     std::vector<OpId> last_on_stream(g_.streams.size(), OpId::invalid());
     std::vector<std::uint32_t> dependent_count(n + 1, 0);
     for (std::size_t i = 0; i < n; ++i) {
@@ -181,9 +182,11 @@ void ReplayEngine::start_compute(OpId id) {
     const std::size_t s = op.stream.index();
     // A host delay is its recorded duration, never slowed: the GPU is idle on that stream.
     const bool delay = op.kind == OpKind::delay;
-    const Time work = delay ? std::max(Time{0}, op.duration) : compute_time(op, cluster_.gpu_spec(gpu_of(op.rank)), options_.compute);
+    const Time work =
+        delay ? std::max(Time{0}, op.duration) : compute_time(op, cluster_.gpu_spec(gpu_of(op.rank)), options_.compute);
     compute_remaining_ps_[s] = static_cast<double>(work.count());
-    compute_speed_[s] = !delay && comm_active_[op.rank.index()] > 0 ? 1.0 / (1.0 + options_.compute.slowdown_during_comm) : 1.0;
+    compute_speed_[s] =
+        !delay && comm_active_[op.rank.index()] > 0 ? 1.0 / (1.0 + options_.compute.slowdown_during_comm) : 1.0;
     compute_since_[s] = sim_.now();
     const auto ps = static_cast<std::int64_t>(std::ceil(compute_remaining_ps_[s] / compute_speed_[s] - 1e-6));
     sim_.arm(stream_timer_[s], sim_.now() + Time{ps}, to_u16(EventKind::compute_done));

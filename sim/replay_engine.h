@@ -86,7 +86,8 @@ private:
     std::vector<std::uint32_t> dependent_offsets_;
     std::vector<traces::OpId> dependents_;
     std::vector<traces::OpId> trigger_;
-    std::vector<std::uint32_t> partner_;  // send <-> recv; collective op -> instance
+    std::vector<std::uint32_t> partner_;     // send <-> recv; collective op -> instance
+    std::vector<std::uint8_t> p2p_arrived_;  // by eager send: its data arrived before the recv was posted
     std::vector<Instance> instances_;
     std::vector<std::uint32_t> rank_stream_offsets_;  // streams of each rank (CSR)
     std::vector<traces::StreamId> rank_streams_;

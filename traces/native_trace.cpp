@@ -88,6 +88,11 @@ void read_op(const Reader& r, const json& j, const std::string& path, OpGraph& g
     if (op.kind == OpKind::send || op.kind == OpKind::recv) {
         op.peer = RankId{static_cast<std::uint32_t>(r.unsigned_at(r.member(j, path, "peer"), path + ".peer"))};
         if (j.contains("tag")) op.tag = static_cast<std::uint32_t>(r.unsigned_at(j["tag"], path + ".tag"));
+        if (j.contains("eager")) {
+            if (!j["eager"].is_boolean())
+                r.fail(path + ".eager", fmt::format("expected true or false, got {}", j["eager"].dump()));
+            op.eager = j["eager"].get<bool>();
+        }
     }
     if (j.contains("algorithm")) op.algorithm = g.intern(r.string_at(j["algorithm"], path + ".algorithm"));
     deps.clear();
@@ -193,7 +198,8 @@ std::string native_trace_text(const OpGraph& g) {
         if (op.kind == OpKind::collective)
             out += fmt::format(", \"collective\": \"{}\"", collective_kind_name(op.collective));
         if (op.kind == OpKind::send || op.kind == OpKind::recv)
-            out += fmt::format(", \"peer\": {}, \"tag\": {}", op.peer.value, op.tag);
+            out += fmt::format(", \"peer\": {}, \"tag\": {}{}", op.peer.value, op.tag,
+                               op.eager ? ", \"eager\": true" : "");
         if (op.algorithm != no_algorithm) out += fmt::format(", \"algorithm\": {}", json_string(g.names[op.algorithm]));
         const auto deps = g.deps(OpId::from_index(i));
         if (!deps.empty()) {

@@ -61,6 +61,7 @@ struct Op {
     KernelClass kernel_class = KernelClass::other;
     DataType dtype = DataType::fp16;
     CollectiveKind collective = CollectiveKind::all_reduce;
+    bool eager = false;         // send only: starts without waiting for the recv (buffered, as ASTRA-sim)
     std::uint64_t bytes = 0;    // compute: bytes touched; collective: per-rank buffer; send/recv/copy: message
     double flops = 0;           // compute only
     engine::Time duration{-1};  // measured duration, or -1 when the trace has none

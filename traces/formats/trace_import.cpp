@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "engine/error.h"
+#include "traces/formats/chakra_reader.h"
 #include "traces/formats/kineto_reader.h"
 #include "traces/formats/text_workload_reader.h"
 #include "traces/native_trace.h"
@@ -12,7 +13,7 @@
 namespace clustersim::traces {
 
 const std::vector<std::string>& trace_format_names() {
-    static const std::vector<std::string> names = {"auto", "astra-text", "kineto", "native", "simai"};
+    static const std::vector<std::string> names = {"auto", "astra-text", "chakra", "kineto", "native", "simai"};
     return names;
 }
 
@@ -20,6 +21,7 @@ std::string detect_trace_format(const std::string& path) {
     const std::string head = read_text_file(path).substr(0, 4096);
     if (head.find("clustersim-trace") != std::string::npos) return "native";
     if (looks_like_kineto(head)) return "kineto";
+    if (looks_like_chakra(head)) return "chakra";
     if (looks_like_text_workload(head)) return "simai";
     return "native";
 }
@@ -27,6 +29,7 @@ std::string detect_trace_format(const std::string& path) {
 OpGraph import_traces(const std::vector<std::string>& files, const ImportOptions& options) {
     if (files.empty()) throw engine::InputError("no trace files given");
     const std::string format = options.format == "auto" ? detect_trace_format(files.front()) : options.format;
+    if (format == "chakra") return read_chakra(files);
     if (format == "kineto") {
         KinetoOptions k;
         k.iteration = options.iteration;

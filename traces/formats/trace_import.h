@@ -20,7 +20,7 @@ struct ImportOptions {
 /// Format names for --format, "auto" first.
 const std::vector<std::string>& trace_format_names();
 
-/// "kineto", "simai" or "native", from the first bytes of the file.
+/// "kineto", "chakra", "simai" or "native", from the first bytes of the file.
 std::string detect_trace_format(const std::string& path);
 
 /// Reads the files in the given (or detected) format. Native and text workloads take exactly one file.

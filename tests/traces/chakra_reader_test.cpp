@@ -1,0 +1,89 @@
+// Chakra execution traces from ../shared/data (skipped with a message without it): ASTRA-sim's microbenchmarks,
+// the custom send/recv ring all-reduce, ResNet-50 data parallel, and Chakra's own feeder test trace.
+#include <filesystem>
+#include <fstream>
+
+#include <catch2/catch.hpp>
+
+#include "sim/replay.h"
+#include "tests/sim/replay_fixture.h"
+#include "tests/test_support.h"
+#include "traces/formats/chakra_reader.h"
+#include "traces/text_file.h"
+
+using namespace clustersim;
+using Catch::Matchers::Contains;
+
+namespace {
+std::vector<std::string> rank_files(const std::string& dir, const std::string& stem, int ranks) {
+    std::vector<std::string> files;
+    for (int r = 0; r < ranks; ++r)
+        files.push_back(testing::shared_data(dir + "/" + stem + "." + std::to_string(r) + ".et"));
+    return files;
+}
+}  // namespace
+
+TEST_CASE("ASTRA-sim's Chakra microbenchmarks import and replay as one collective per rank", "[traces][chakra]") {
+    if (!testing::shared_data_available()) {
+        WARN("../shared/data not found: Chakra test skipped");
+        return;
+    }
+    for (const char* kind : {"all_reduce", "all_gather", "reduce_scatter", "all_to_all"}) {
+        for (const int n : {4, 8, 16}) {
+            INFO(kind << " " << n);
+            const auto g = traces::read_chakra(rank_files(std::string("astra-sim/examples/workload/microbenchmarks/") +
+                                                              kind + "/" + std::to_string(n) + "npus_1MB",
+                                                          kind, n));
+            REQUIRE(g.rank_count == static_cast<std::uint32_t>(n));
+            REQUIRE(g.ops.size() == static_cast<std::size_t>(n));
+            for (const auto& op : g.ops) {
+                REQUIRE(op.kind == traces::OpKind::collective);
+                REQUIRE(op.bytes == 1 << 20);
+            }
+            if (std::string(kind) == "all_reduce") {
+                // A ring all-reduce of S moves 2(n-1)S over the network.
+                auto options = testing::exact_options();
+                options.algorithm = sim::find_collective_algorithm("ring");
+                const auto result = sim::replay(g, topo::load_topology("dgx-h100", {"nodes=2"}), options);
+                REQUIRE(result.bytes_on_network == 2ULL * (n - 1) * (1 << 20));
+            }
+        }
+    }
+}
+
+TEST_CASE("the custom send/recv ring all-reduce and ResNet-50 Chakra traces replay", "[traces][chakra]") {
+    if (!testing::shared_data_available()) {
+        WARN("../shared/data not found: Chakra test skipped");
+        return;
+    }
+    // 8 ranks x 35 nodes of sends, recvs and reduction compute (MSCCL-style); sends are buffered, so the ring
+    // runs without deadlock, and every byte sent is received.
+    const auto ring = traces::read_chakra(rank_files(
+        "astra-sim/examples/system/custom_collectives/custom_ring_allreduce_8npus_1MB", "custom_allreduce", 8));
+    REQUIRE(ring.ops.size() == 280);
+    std::uint64_t sent = 0;
+    for (const auto& op : ring.ops) sent += op.kind == traces::OpKind::send ? op.bytes : 0;
+    const auto result = sim::replay(ring, topo::load_topology("dgx-h100", {}), testing::exact_options());
+    REQUIRE(result.bytes_on_network == sent);
+    REQUIRE(result.timeline.makespan > engine::Time{0});
+    const auto resnet = traces::read_chakra(rank_files("astra-sim/resnet50_dp8", "resnet50", 8));
+    REQUIRE(resnet.rank_count == 8);
+    REQUIRE(sim::replay(resnet, topo::load_topology("dgx-h100", {}), sim::ReplayOptions{}).timeline.makespan >
+            engine::Time{0});
+    // Chakra's feeder test trace (3,664 nodes: 3,643 COMP + 21 COMM_COLL), whose ctrl_deps form cycles.
+    const auto feeder = traces::read_chakra({testing::shared_data("chakra/et_examples/chakra_feeder_test.0.et.gz")});
+    REQUIRE(feeder.ops.size() == 3664);
+}
+
+TEST_CASE("a truncated Chakra file fails with the file and the byte", "[traces][chakra][input]") {
+    if (!testing::shared_data_available()) {
+        WARN("../shared/data not found: Chakra test skipped");
+        return;
+    }
+    const std::string whole = traces::read_text_file(testing::shared_data("astra-sim/resnet50_dp8/resnet50.0.et"));
+    const auto path = std::filesystem::temp_directory_path() / "clustersim_truncated.0.et";
+    std::ofstream(path, std::ios::binary).write(whole.data(), static_cast<std::streamsize>(whole.size() / 2));
+    REQUIRE_THROWS_WITH(traces::read_chakra({path.string()}),
+                        Contains("clustersim_truncated.0.et: byte") && Contains("(truncated"));
+    std::filesystem::remove(path);
+}
