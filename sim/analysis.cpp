@@ -158,3 +158,27 @@ traces::RunSummary summarize_run(const traces::OpGraph& g, const traces::Timelin
 }
 
 }  // namespace clustersim::sim
+
+namespace clustersim::sim {
+
+std::vector<CollectiveComparison> compare_collectives(const traces::OpGraph& g, const traces::Timeline& tl) {
+    std::vector<CollectiveComparison> rows;
+    for (std::size_t i = 0; i < g.ops.size(); ++i) {
+        const traces::Op& op = g.ops[i];
+        if (op.kind != OpKind::collective || !op.has_duration()) continue;
+        auto it = std::find_if(rows.begin(), rows.end(), [&](const auto& r) { return r.kind == op.collective; });
+        if (it == rows.end()) {
+            rows.push_back(CollectiveComparison{op.collective});
+            it = rows.end() - 1;
+        }
+        const traces::OpTiming& t = tl.ops[i];
+        ++it->calls;
+        it->traced += op.duration;
+        it->simulated_wait += t.start - t.ready;
+        it->simulated_transfer += t.end - t.start;
+    }
+    std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.kind < b.kind; });
+    return rows;
+}
+
+}  // namespace clustersim::sim

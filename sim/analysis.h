@@ -20,3 +20,21 @@ traces::CriticalPath critical_path(const traces::OpGraph& graph, const traces::T
 traces::RunSummary summarize_run(const traces::OpGraph& graph, const traces::Timeline& timeline);
 
 }  // namespace clustersim::sim
+
+namespace clustersim::sim {
+
+/// Traced against simulated time of the collectives of one kind, summed over all their calls and ranks. The
+/// traced time is the NCCL kernel's (waiting for peers included); the simulated time in the call splits into
+/// waiting for peers and transferring.
+struct CollectiveComparison {
+    traces::CollectiveKind kind = traces::CollectiveKind::all_reduce;
+    std::size_t calls = 0;  // ops (one per rank per call)
+    engine::Time traced{};
+    engine::Time simulated_wait{};
+    engine::Time simulated_transfer{};
+};
+
+/// One row per collective kind that has traced durations, in kind order.
+std::vector<CollectiveComparison> compare_collectives(const traces::OpGraph& graph, const traces::Timeline& timeline);
+
+}  // namespace clustersim::sim

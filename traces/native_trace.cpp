@@ -132,6 +132,7 @@ OpGraph parse_native_trace(const std::string& text, const std::string& name) {
     OpGraph g;
     g.source = name;
     g.rank_count = static_cast<std::uint32_t>(r.unsigned_at(r.member(doc, "", "ranks"), "ranks"));
+    if (doc.contains("traced_gpu")) g.traced_gpu = r.string_at(doc["traced_gpu"], "traced_gpu");
     if (doc.contains("traced_iteration_ps"))
         g.traced_iteration =
             engine::Time{static_cast<std::int64_t>(r.unsigned_at(doc["traced_iteration_ps"], "traced_iteration_ps"))};
@@ -172,6 +173,7 @@ std::string native_trace_text(const OpGraph& g) {
                                   native_trace_version, g.rank_count);
     if (g.traced_iteration.count() >= 0)
         out += fmt::format(" \"traced_iteration_ps\": {},", g.traced_iteration.count());
+    if (!g.traced_gpu.empty()) out += fmt::format(" \"traced_gpu\": {},", json_string(g.traced_gpu));
     out += "\n\"communicators\": [";
     for (std::size_t i = 0; i < g.comms.size(); ++i) {
         out += fmt::format("{}\n  {{\"name\": {}, \"ranks\": [", i ? "," : "", json_string(g.comms[i].name));

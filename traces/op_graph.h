@@ -101,6 +101,8 @@ public:
     std::string source;  // file or generator it came from, for messages
     /// Iteration time measured in the trace this graph was imported from (-1 when unknown).
     engine::Time traced_iteration{-1};
+    /// The GPU the trace was recorded on, as the profiler named it ("" when unknown).
+    std::string traced_gpu;
 
     /// Adds a stream named `name` to `rank` (or returns the existing one).
     StreamId stream(RankId rank, std::string_view name);

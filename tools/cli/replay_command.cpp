@@ -5,7 +5,10 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include "engine/error.h"
 #include "engine/time.h"
+#include "sim/analysis.h"
+#include "sim/retarget.h"
 #include "sim/scenario.h"
 #include "tools/cli/commands.h"
 #include "topologies/topology_loader.h"
@@ -21,6 +24,8 @@ struct ReplayCliOptions {
     std::uint32_t world_size = 0;
     int iteration = -1;
     bool drop_gaps = false;
+    std::string gpu;       // what-if: retarget measured kernel times to this GPU
+    std::string from_gpu;  // the traced GPU when the trace does not say
     std::string topology;
     std::vector<std::string> overrides;
     std::string network = "max-min";
@@ -52,6 +57,48 @@ void run_replay(const ReplayCliOptions& o) {
     sim::write_outputs(s, result, dir);
     const std::string table = traces::summary_table(result.summary, s.graph);
     std::fwrite(table.data(), 1, table.size(), stdout);
+    const auto comparison = sim::compare_collectives(s.graph, result.replay.timeline);
+    if (!comparison.empty()) {
+        std::printf(
+            "\ncollectives (all ranks)   calls   traced kernels   simulated in call = waiting for peers + transfer\n");
+        for (const auto& c : comparison) {
+            std::printf("  %-22s %6zu   %14s   %17s   %17s   %12s\n", traces::collective_kind_name(c.kind), c.calls,
+                        engine::format_time(c.traced).c_str(),
+                        engine::format_time(c.simulated_wait + c.simulated_transfer).c_str(),
+                        engine::format_time(c.simulated_wait).c_str(),
+                        engine::format_time(c.simulated_transfer).c_str());
+        }
+    }
+    if (!o.gpu.empty()) {
+        // What-if: the same job with kernels retargeted to another GPU, side by side with the faithful replay.
+        const auto& catalogue = topo::GpuCatalogue::builtin();
+        const std::string from_name = o.from_gpu.empty() ? s.graph.traced_gpu : o.from_gpu;
+        const auto from = catalogue.find(from_name), to = catalogue.find(o.gpu);
+        if (!from)
+            throw engine::InputError(
+                fmt::format("the traced GPU '{}' is not in the catalogue: give --from-gpu (known: {})", from_name,
+                            catalogue.names()));
+        if (!to) throw engine::InputError(fmt::format("unknown GPU '{}' (known: {})", o.gpu, catalogue.names()));
+        traces::OpGraph retargeted = s.graph;
+        sim::retarget(retargeted, catalogue.gpus()[*from], catalogue.gpus()[*to]);
+        const sim::ReplayResult replayed = sim::replay(retargeted, s.cluster, s.options);
+        sim::RunResult other;
+        other.summary = sim::summarize_run(retargeted, replayed.timeline);
+        std::printf("\nwhat-if --gpu %s (kernels measured on %s rescaled by kernel class):\n",
+                    catalogue.gpus()[*to].name.c_str(), catalogue.gpus()[*from].name.c_str());
+        std::printf("  %-10s %14s %14s\n", "", "faithful", "what-if");
+        std::printf("  %-10s %14s %14s\n", "iteration", engine::format_time(result.summary.makespan).c_str(),
+                    engine::format_time(other.summary.makespan).c_str());
+        engine::Time compute_a{0}, compute_b{0}, exposed_a{0}, exposed_b{0};
+        for (const auto& r : result.summary.ranks)
+            compute_a = std::max(compute_a, r.compute), exposed_a = std::max(exposed_a, r.exposed_communication);
+        for (const auto& r : other.summary.ranks)
+            compute_b = std::max(compute_b, r.compute), exposed_b = std::max(exposed_b, r.exposed_communication);
+        std::printf("  %-10s %14s %14s   (busiest rank)\n", "compute", engine::format_time(compute_a).c_str(),
+                    engine::format_time(compute_b).c_str());
+        std::printf("  %-10s %14s %14s   (busiest rank)\n", "exposed", engine::format_time(exposed_a).c_str(),
+                    engine::format_time(exposed_b).c_str());
+    }
     if (s.graph.traced_iteration.count() >= 0) {
         const double traced = engine::to_seconds(s.graph.traced_iteration),
                      replayed = engine::to_seconds(result.summary.makespan);
@@ -82,6 +129,9 @@ void add_replay_command(CLI::App& app) {
     cmd->add_option("--iteration", options->iteration, "ProfilerStep#N to import (default: the first)");
     cmd->add_flag("--drop-gaps", options->drop_gaps,
                   "Drop the host's gaps between kernels (what if launches were free)");
+    cmd->add_option("--gpu", options->gpu, "What-if: also replay with kernel times retargeted to this GPU (e.g. H100)");
+    cmd->add_option("--from-gpu", options->from_gpu,
+                    "The GPU the trace was recorded on, when the trace does not name it");
     cmd->add_option("--topology", options->topology, "Topology preset name or YAML file")->required();
     cmd->add_option("--set", options->overrides, "Override a topology parameter, key=value (repeatable)");
     cmd->add_option("--network", options->network, "Network model")

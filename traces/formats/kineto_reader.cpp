@@ -45,6 +45,7 @@ struct RankTrace {
     std::string file;
     std::uint32_t rank = 0;
     std::uint32_t world = 1;
+    std::string gpu;  // deviceProperties[0].name
     Time window_start{}, window_end{};
     std::vector<GpuEvent> events;  // sorted by (stream, start)
 };
@@ -142,6 +143,9 @@ RankTrace parse_rank(const std::string& file, const KinetoOptions& options) {
         trace.rank = static_cast<std::uint32_t>(number(*info, "rank"));
         trace.world = static_cast<std::uint32_t>(number(*info, "world_size", 1));
     }
+    if (const auto devices = doc.find("deviceProperties");
+        devices != doc.end() && devices->is_array() && !devices->empty() && (*devices)[0].is_object())
+        trace.gpu = (*devices)[0].value("name", "");
     const json& events = doc["traceEvents"];
     // Timestamps are epoch microseconds (about 1.7e15): in picoseconds they would overflow, so every time is
     // taken relative to the earliest event of the file (in double microseconds first, exact to well below 1 ns).
@@ -381,6 +385,7 @@ OpGraph read_kineto(const std::vector<std::string>& files, const KinetoOptions& 
         traced = std::max(traced, last - t.window_start);
     }
     g.traced_iteration = traced;
+    g.traced_gpu = traces.front().gpu;
     validate(g);
     return g;
 }

@@ -1,0 +1,31 @@
+// What-if retargeting of measured kernel times to another GPU.
+#include <catch2/catch.hpp>
+
+#include "sim/retarget.h"
+
+using namespace clustersim;
+
+TEST_CASE("retargeting scales compute-bound kernels by peak FLOP/s and the rest by HBM bandwidth", "[sim][retarget]") {
+    const auto& catalogue = topo::GpuCatalogue::builtin();
+    const auto& v100 = catalogue.gpus()[*catalogue.find("V100")];
+    const auto& h100 = catalogue.gpus()[*catalogue.find("H100")];
+    traces::OpGraph g;
+    g.rank_count = 1;
+    const auto s = g.stream(traces::RankId{0}, "compute");
+    traces::Op gemm{traces::RankId{0},     s, g.intern("gemm"), traces::OpKind::compute, traces::KernelClass::gemm,
+                    traces::DataType::fp16};
+    gemm.duration = engine::Time{100'000'000};
+    traces::Op copy = gemm;
+    copy.kernel_class = traces::KernelClass::elementwise;
+    traces::Op delay = gemm;
+    delay.kind = traces::OpKind::delay;
+    g.add(gemm);
+    g.add(copy);
+    g.add(delay);
+    sim::retarget(g, v100, h100);
+    // FP16 tensor: 125 -> 989.4 TFLOP/s: 100 us x 125 / 989.4 = 12.63392 us. HBM: 900 -> 3350 GB/s: 26.86567 us
+    // (rounded to ps).
+    REQUIRE(g.ops[0].duration == engine::Time{12'633'920});
+    REQUIRE(g.ops[1].duration == engine::Time{26'865'672});
+    REQUIRE(g.ops[2].duration == engine::Time{100'000'000});  // host time is not the GPU's
+}
