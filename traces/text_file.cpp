@@ -31,4 +31,15 @@ std::string read_text_file(const std::string& path) {
     return out;
 }
 
+std::string read_text_prefix(const std::string& path, std::size_t bytes) {
+    gzFile file = gzopen(path.c_str(), "rb");
+    if (!file) throw engine::InputError(engine::SourceLocation{path}, "cannot open file");
+    std::string out(bytes, '\0');
+    const int n = gzread(file, out.data(), static_cast<unsigned>(bytes));
+    gzclose(file);
+    if (n < 0) throw engine::InputError(engine::SourceLocation{path}, "cannot read (corrupt gzip?)");
+    out.resize(static_cast<std::size_t>(n));
+    return out;
+}
+
 }  // namespace clustersim::traces

@@ -1,4 +1,5 @@
 // `clustersim bench engine`: the hold model on the Simulator and on a bare priority queue, timed in one run.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 
@@ -10,6 +11,8 @@
 #include "tools/bench/hold_model.h"
 #include "tools/bench/random_flows.h"
 #include "tools/cli/commands.h"
+#include "traces/formats/trace_import.h"
+#include "traces/text_file.h"
 
 namespace clustersim::cli {
 
@@ -88,6 +91,32 @@ void run_network_bench(const NetworkBenchOptions& o) {
         aware.rate_updates ? static_cast<double>(aware.flows_rerated) / static_cast<double>(aware.rate_updates) : 0.0);
 }
 
+struct ImportBenchOptions {
+    std::vector<std::string> files;
+    std::string format = "auto";
+    int repeat = 3;
+};
+
+void run_import_bench(const ImportBenchOptions& o) {
+    // Bytes read (after decompression), then the best of `repeat` imports (decompression and parsing included).
+    double bytes = 0;
+    for (const auto& f : o.files) bytes += static_cast<double>(traces::read_text_file(f).size());
+    traces::ImportOptions import;
+    import.format = o.format;
+    double best = 1e30;
+    std::size_t ops = 0;
+    for (int k = 0; k < o.repeat; ++k) {
+        const auto start = std::chrono::steady_clock::now();
+        const auto graph = traces::import_traces(o.files, import);
+        best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+        ops = graph.ops.size();
+    }
+    std::printf("import of %zu file(s), %.1f MB uncompressed, format %s: %.3f s (best of %d)\n", o.files.size(),
+                bytes / 1e6, o.format.c_str(), best, o.repeat);
+    std::printf("  %.1f MB/s of input, %.0f ops/s (%zu ops)\n", bytes / 1e6 / best, static_cast<double>(ops) / best,
+                ops);
+}
+
 }  // namespace
 
 void add_bench_command(CLI::App& app) {
@@ -123,6 +152,18 @@ void add_bench_command(CLI::App& app) {
         ->check(CLI::Range(1ULL, 10'000'000ULL));
     network_cmd->add_option("--seed", net_options->seed, "Seed of the flow generator")->capture_default_str();
     network_cmd->callback([net_options] { run_network_bench(*net_options); });
+
+    auto import_options = std::make_shared<ImportBenchOptions>();
+    auto* import_cmd = bench->add_subcommand(
+        "import",
+        "Trace import throughput: MB/s of input and ops/s.\n"
+        "Example: clustersim bench import ../shared/data/kineto/hta_tracediff_control_a100_ws8_rank3.json.gz");
+    import_cmd->add_option("files", import_options->files, "Trace files")->required()->check(CLI::ExistingFile);
+    import_cmd->add_option("--format", import_options->format, "Trace format")->capture_default_str();
+    import_cmd->add_option("--repeat", import_options->repeat, "Imports timed (the best counts)")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 100));
+    import_cmd->callback([import_options] { run_import_bench(*import_options); });
 }
 
 }  // namespace clustersim::cli

@@ -131,7 +131,23 @@ struct CommCpuOp {
 RankTrace parse_rank(const std::string& file, const KinetoOptions& options) {
     json doc;
     try {
-        doc = json::parse(read_text_file(file));
+        // Keep only what is read (complete events that are GPU work, launches, steps and communication CPU ops):
+        // discarding the rest while parsing keeps the document, and its allocation cost, small.
+        const json::parser_callback_t keep = [](int depth, json::parse_event_t event, json& parsed) {
+            if (depth != 2 || event != json::parse_event_t::object_end || !parsed.is_object()) return true;
+            const auto ph = parsed.find("ph");
+            if (ph == parsed.end() || !ph->is_string() || *ph != "X") return false;
+            const auto cat = parsed.find("cat");
+            if (cat == parsed.end() || !cat->is_string()) return true;
+            const std::string& c = cat->get_ref<const std::string&>();
+            if (c == "kernel" || c == "gpu_memcpy" || c == "gpu_memset" || c == "cuda_runtime" || c == "cuda_driver")
+                return true;
+            const auto name = parsed.find("name");
+            if (name == parsed.end() || !name->is_string()) return false;
+            const std::string& n = name->get_ref<const std::string&>();
+            return n.rfind("ProfilerStep#", 0) == 0 || n.rfind("nccl:", 0) == 0 || n == "record_param_comms";
+        };
+        doc = json::parse(read_text_file(file), keep);
     } catch (const json::parse_error& e) {
         reject(file, fmt::format("not valid JSON at byte {}: {}", e.byte, e.what()));
     }
@@ -147,6 +163,7 @@ RankTrace parse_rank(const std::string& file, const KinetoOptions& options) {
         devices != doc.end() && devices->is_array() && !devices->empty() && (*devices)[0].is_object())
         trace.gpu = (*devices)[0].value("name", "");
     const json& events = doc["traceEvents"];
+    static const json empty_object = json::object();
     // Timestamps are epoch microseconds (about 1.7e15): in picoseconds they would overflow, so every time is
     // taken relative to the earliest event of the file (in double microseconds first, exact to well below 1 ns).
     double base_us = INFINITY;
@@ -166,9 +183,13 @@ RankTrace parse_rank(const std::string& file, const KinetoOptions& options) {
         if (!e.contains("ts") || !e["ts"].is_number() || !e.contains("name") || !e["name"].is_string())
             reject(file, fmt::format("traceEvents[{}]: expected an event with a name and a numeric 'ts'", i));
         const std::string& name = e["name"].get_ref<const std::string&>();
-        const std::string cat = e.value("cat", "");
+        const auto cat_it = e.find("cat");
+        const std::string_view cat = cat_it != e.end() && cat_it->is_string()
+                                         ? std::string_view(cat_it->get_ref<const std::string&>())
+                                         : std::string_view();
         const Time ts = time_of(e), end = ts + from_us(number(e, "dur"));
-        const json args = e.value("args", json::object());
+        const auto args_it = e.find("args");
+        const json& args = args_it != e.end() && args_it->is_object() ? *args_it : empty_object;
         if (name.rfind("ProfilerStep#", 0) == 0) {
             steps[std::atoi(name.c_str() + 13)] = {ts, end};
         } else if (cat == "cuda_runtime" || cat == "cuda_driver") {
@@ -212,9 +233,13 @@ RankTrace parse_rank(const std::string& file, const KinetoOptions& options) {
     for (std::size_t i = 0; i < events.size(); ++i) {
         const json& e = events[i];
         if (!e.is_object() || e.value("ph", "") != "X") continue;
-        const std::string cat = e.value("cat", "");
+        const auto cat_it = e.find("cat");
+        const std::string_view cat = cat_it != e.end() && cat_it->is_string()
+                                         ? std::string_view(cat_it->get_ref<const std::string&>())
+                                         : std::string_view();
         if (cat != "kernel" && cat != "gpu_memcpy" && cat != "gpu_memset") continue;
-        const json args = e.value("args", json::object());
+        const auto args_it = e.find("args");
+        const json& args = args_it != e.end() && args_it->is_object() ? *args_it : empty_object;
         if (!args.contains("stream")) reject(file, fmt::format("traceEvents[{}]: GPU event without args.stream", i));
         GpuEvent g;
         g.name = e["name"].get<std::string>();

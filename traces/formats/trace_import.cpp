@@ -18,7 +18,7 @@ const std::vector<std::string>& trace_format_names() {
 }
 
 std::string detect_trace_format(const std::string& path) {
-    const std::string head = read_text_file(path).substr(0, 4096);
+    const std::string head = read_text_prefix(path, 4096);
     if (head.find("clustersim-trace") != std::string::npos) return "native";
     if (looks_like_kineto(head)) return "kineto";
     if (looks_like_chakra(head)) return "chakra";
