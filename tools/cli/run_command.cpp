@@ -41,7 +41,7 @@ void add_run_command(CLI::App& app) {
         "run",
         "Replay a scenario (topology + workload + system options) and report where the time goes.\n"
         "Example: clustersim run docs/examples/01-dgx-h100-pipeline-dp/scenario.yaml --set workload.microbatches=16");
-    cmd->add_option("scenario", options->scenario, "Scenario YAML file (see docs/scenarios.md)")
+    cmd->add_option("scenario", options->scenario, "Scenario YAML file (see docs/formats.md)")
         ->required()
         ->check(CLI::ExistingFile);
     cmd->add_option("--set", options->overrides,
