@@ -11,9 +11,9 @@
 #include <map>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "engine/error.h"
+#include "traces/formats/kineto_events.h"
 #include "traces/text_file.h"
 
 namespace clustersim::traces {
@@ -21,7 +21,6 @@ namespace clustersim::traces {
 namespace {
 
 using engine::Time;
-using nlohmann::json;
 
 constexpr Time wait_tolerance{2'000'000};  // 2 us: a start this close to another stream's end is caused by it
 
@@ -115,11 +114,6 @@ std::vector<std::uint32_t> parse_rank_list(const std::string& text) {
     return ranks;
 }
 
-double number(const json& j, const char* key, double fallback = 0) {
-    const auto it = j.find(key);
-    return it != j.end() && it->is_number() ? it->get<double>() : fallback;
-}
-
 /// A CPU op that can carry a collective's size: nccl:* annotations and record_param_comms.
 struct CommCpuOp {
     Time start{}, end{};
@@ -129,87 +123,39 @@ struct CommCpuOp {
 };
 
 RankTrace parse_rank(const std::string& file, const KinetoOptions& options) {
-    json doc;
-    try {
-        // Keep only what is read (complete events that are GPU work, launches, steps and communication CPU ops):
-        // discarding the rest while parsing keeps the document, and its allocation cost, small.
-        const json::parser_callback_t keep = [](int depth, json::parse_event_t event, json& parsed) {
-            if (depth != 2 || event != json::parse_event_t::object_end || !parsed.is_object()) return true;
-            const auto ph = parsed.find("ph");
-            if (ph == parsed.end() || !ph->is_string() || *ph != "X") return false;
-            const auto cat = parsed.find("cat");
-            if (cat == parsed.end() || !cat->is_string()) return true;
-            const std::string& c = cat->get_ref<const std::string&>();
-            if (c == "kernel" || c == "gpu_memcpy" || c == "gpu_memset" || c == "cuda_runtime" || c == "cuda_driver")
-                return true;
-            const auto name = parsed.find("name");
-            if (name == parsed.end() || !name->is_string()) return false;
-            const std::string& n = name->get_ref<const std::string&>();
-            return n.rfind("ProfilerStep#", 0) == 0 || n.rfind("nccl:", 0) == 0 || n == "record_param_comms";
-        };
-        doc = json::parse(read_text_file(file), keep);
-    } catch (const json::parse_error& e) {
-        reject(file, fmt::format("not valid JSON at byte {}: {}", e.byte, e.what()));
-    }
-    if (!doc.is_object() || !doc.contains("traceEvents") || !doc["traceEvents"].is_array())
-        reject(file, "expected a Chrome trace object with a 'traceEvents' list (a PyTorch profiler trace)");
+    const KinetoFile parsed = parse_kineto_events(read_text_file(file), file);
     RankTrace trace;
     trace.file = file;
-    if (const auto info = doc.find("distributedInfo"); info != doc.end() && info->is_object()) {
-        trace.rank = static_cast<std::uint32_t>(number(*info, "rank"));
-        trace.world = static_cast<std::uint32_t>(number(*info, "world_size", 1));
-    }
-    if (const auto devices = doc.find("deviceProperties");
-        devices != doc.end() && devices->is_array() && !devices->empty() && (*devices)[0].is_object())
-        trace.gpu = (*devices)[0].value("name", "");
-    const json& events = doc["traceEvents"];
-    static const json empty_object = json::object();
+    trace.rank = static_cast<std::uint32_t>(parsed.rank);
+    trace.world = static_cast<std::uint32_t>(std::max(1.0, parsed.world_size));
+    trace.gpu = parsed.gpu;
     // Timestamps are epoch microseconds (about 1.7e15): in picoseconds they would overflow, so every time is
     // taken relative to the earliest event of the file (in double microseconds first, exact to well below 1 ns).
-    double base_us = INFINITY;
-    for (const json& e : events) {
-        if (e.is_object() && e.contains("ts") && e["ts"].is_number())
-            base_us = std::min(base_us, e["ts"].get<double>());
-    }
-    if (!std::isfinite(base_us)) reject(file, "no timed events in 'traceEvents'");
-    auto time_of = [base_us](const json& e) { return from_us(e["ts"].get<double>() - base_us); };
+    if (!parsed.has_ts) reject(file, "no timed events in 'traceEvents'");
+    const double base_us = parsed.min_ts_us;
+    auto time_of = [base_us](const KinetoEvent& e) { return from_us(e.ts_us - base_us); };
     // Pass 1: iteration windows, launches, communication CPU ops.
     std::map<int, std::pair<Time, Time>> steps;
     std::map<std::int64_t, Time> launch_end;  // correlation -> end of the launch call
     std::vector<CommCpuOp> comm_ops;
-    for (std::size_t i = 0; i < events.size(); ++i) {
-        const json& e = events[i];
-        if (!e.is_object() || e.value("ph", "") != "X") continue;
-        if (!e.contains("ts") || !e["ts"].is_number() || !e.contains("name") || !e["name"].is_string())
-            reject(file, fmt::format("traceEvents[{}]: expected an event with a name and a numeric 'ts'", i));
-        const std::string& name = e["name"].get_ref<const std::string&>();
-        const auto cat_it = e.find("cat");
-        const std::string_view cat = cat_it != e.end() && cat_it->is_string()
-                                         ? std::string_view(cat_it->get_ref<const std::string&>())
-                                         : std::string_view();
-        const Time ts = time_of(e), end = ts + from_us(number(e, "dur"));
-        const auto args_it = e.find("args");
-        const json& args = args_it != e.end() && args_it->is_object() ? *args_it : empty_object;
-        if (name.rfind("ProfilerStep#", 0) == 0) {
-            steps[std::atoi(name.c_str() + 13)] = {ts, end};
-        } else if (cat == "cuda_runtime" || cat == "cuda_driver") {
-            if (args.contains("correlation")) launch_end[static_cast<std::int64_t>(number(args, "correlation"))] = end;
-        } else if ((cat == "cpu_op" || cat == "user_annotation") &&
-                   (name.rfind("nccl:", 0) == 0 || name == "record_param_comms")) {
-            CommCpuOp op{ts, end, name, 0, DataType::fp32};
-            if (args.contains("Input Dims") && args["Input Dims"].is_array()) {
-                const auto types = args.value("Input type", json::array());
-                for (std::size_t k = 0; k < args["Input Dims"].size(); ++k) {
-                    const json& dims = args["Input Dims"][k];
-                    if (!dims.is_array() || dims.empty()) continue;
-                    double elements = 1;
-                    for (const auto& d : dims) elements *= d.is_number() ? d.get<double>() : 0;
-                    const auto [type, size] =
-                        dtype_of(k < types.size() && types[k].is_string() ? types[k].get<std::string>() : "float");
-                    op.bytes = static_cast<std::uint64_t>(elements * size);
-                    op.dtype = type;
-                    break;
-                }
+    for (const KinetoEvent& e : parsed.events) {
+        if (!e.has_ts) reject(file, fmt::format("traceEvents[{}]: expected an event with a numeric 'ts'", e.index));
+        const Time ts = time_of(e), end = ts + from_us(e.dur_us);
+        if (e.name.rfind("ProfilerStep#", 0) == 0) {
+            steps[std::atoi(e.name.c_str() + 13)] = {ts, end};
+        } else if (e.cat == "cuda_runtime" || e.cat == "cuda_driver") {
+            if (e.correlation >= 0) launch_end[static_cast<std::int64_t>(e.correlation)] = end;
+        } else if ((e.cat == "cpu_op" || e.cat == "user_annotation") &&
+                   (e.name.rfind("nccl:", 0) == 0 || e.name == "record_param_comms")) {
+            CommCpuOp op{ts, end, e.name, 0, DataType::fp32};
+            for (std::size_t k = 0; k < e.input_dims.size(); ++k) {
+                if (e.input_dims[k].empty()) continue;
+                double elements = 1;
+                for (const double d : e.input_dims[k]) elements *= d;
+                const auto [type, size] = dtype_of(k < e.input_types.size() ? e.input_types[k] : "float");
+                op.bytes = static_cast<std::uint64_t>(elements * size);
+                op.dtype = type;
+                break;
             }
             comm_ops.push_back(op);
         }
@@ -230,60 +176,53 @@ RankTrace parse_rank(const std::string& file, const KinetoOptions& options) {
     }
     std::sort(comm_ops.begin(), comm_ops.end(), [](const auto& a, const auto& b) { return a.start < b.start; });
     // Pass 2: GPU events of the window.
-    for (std::size_t i = 0; i < events.size(); ++i) {
-        const json& e = events[i];
-        if (!e.is_object() || e.value("ph", "") != "X") continue;
-        const auto cat_it = e.find("cat");
-        const std::string_view cat = cat_it != e.end() && cat_it->is_string()
-                                         ? std::string_view(cat_it->get_ref<const std::string&>())
-                                         : std::string_view();
-        if (cat != "kernel" && cat != "gpu_memcpy" && cat != "gpu_memset") continue;
-        const auto args_it = e.find("args");
-        const json& args = args_it != e.end() && args_it->is_object() ? *args_it : empty_object;
-        if (!args.contains("stream")) reject(file, fmt::format("traceEvents[{}]: GPU event without args.stream", i));
+    for (const KinetoEvent& e : parsed.events) {
+        if (e.cat != "kernel" && e.cat != "gpu_memcpy" && e.cat != "gpu_memset") continue;
+        if (!e.has_stream) reject(file, fmt::format("traceEvents[{}]: GPU event without args.stream", e.index));
         GpuEvent g;
-        g.name = e["name"].get<std::string>();
-        g.stream = static_cast<std::int64_t>(number(args, "stream"));
+        g.name = e.name;
+        g.stream = static_cast<std::int64_t>(e.stream);
         g.start = time_of(e);
-        g.end = g.start + from_us(number(e, "dur"));
-        const auto corr = static_cast<std::int64_t>(number(args, "correlation", -1));
-        if (const auto it = launch_end.find(corr); it != launch_end.end()) g.launch_end = it->second;
+        g.end = g.start + from_us(e.dur_us);
+        if (const auto it = launch_end.find(static_cast<std::int64_t>(e.correlation));
+            e.correlation >= 0 && it != launch_end.end())
+            g.launch_end = it->second;
         const Time anchor = g.launch_end.count() >= 0 ? g.launch_end : g.start;
         if (!steps.empty() && (anchor < trace.window_start || anchor > trace.window_end)) continue;
-        if (cat == "gpu_memcpy") {
-            g.bytes = static_cast<std::uint64_t>(number(args, "bytes"));
+        if (e.cat == "gpu_memcpy") {
+            g.bytes = static_cast<std::uint64_t>(e.bytes);
             g.kind = g.name.find("HtoD") != std::string::npos   ? OpKind::memcpy_h2d
                      : g.name.find("DtoH") != std::string::npos ? OpKind::memcpy_d2h
                                                                 : OpKind::compute;
             g.kernel_class = KernelClass::elementwise;
-        } else if (cat == "gpu_memset") {
+        } else if (e.cat == "gpu_memset") {
             g.kernel_class = KernelClass::elementwise;
         } else if (const auto coll = nccl_kind(g.name)) {
             g.kind = OpKind::collective;
             g.collective = *coll;
             g.kernel_class = KernelClass::communication;
-            if (args.contains("In msg nelems")) {
-                const auto [type, size] = dtype_of(args.value("dtype", "Float"));
+            if (e.in_msg_nelems >= 0) {
+                const auto [type, size] = dtype_of(e.dtype.empty() ? "Float" : e.dtype);
                 g.dtype = type;
-                g.bytes = static_cast<std::uint64_t>(number(args, "In msg nelems") * size);
-                const std::string cname = args.value("Collective name", "");
-                if (cname == "alltoall" || cname == "all_to_all" || cname == "alltoall_base")
+                g.bytes = static_cast<std::uint64_t>(e.in_msg_nelems * size);
+                if (e.collective_name == "alltoall" || e.collective_name == "all_to_all" ||
+                    e.collective_name == "alltoall_base")
                     g.collective = CollectiveKind::all_to_all;
             } else {
                 // The innermost communication CPU op around the launch carries the size.
                 const Time at = g.launch_end.count() >= 0 ? g.launch_end : g.start;
                 for (const CommCpuOp& c : comm_ops) {
                     if (c.start > at) break;
-                    if (c.end >= at && (c.bytes > 0)) {
+                    if (c.end >= at && c.bytes > 0) {
                         g.bytes = c.bytes;
                         g.dtype = c.dtype;
                         if (c.name.find("all_to_all") != std::string::npos) g.collective = CollectiveKind::all_to_all;
                     }
                 }
             }
-            if (args.contains("Process Group Ranks") && args["Process Group Ranks"].is_string()) {
-                g.group_ranks = parse_rank_list(args["Process Group Ranks"].get<std::string>());
-                g.group = args.value("Process Group Name", "") + ":" + args.value("Process Group Description", "");
+            if (!e.pg_ranks.empty()) {
+                g.group_ranks = parse_rank_list(e.pg_ranks);
+                g.group = e.pg_name + ":" + e.pg_description;
             }
         } else {
             g.kernel_class = classify(g.name);
