@@ -125,10 +125,13 @@ void FlowNetwork::detach(std::uint32_t flow) {
         const std::uint32_t moved = on_link.back();
         on_link[pos] = moved;
         on_link.pop_back();
-        // Recomputed from the flows left rather than decremented, so rounding never accumulates.
-        double bound = 0;
-        for (const std::uint32_t other : on_link) bound += flows_[other].cap * flows_[other].weight;
-        demand_bound_[link] = bound;
+        // Only the full-component mode reads the bound. Recomputed from the flows left rather than decremented,
+        // so rounding never accumulates.
+        if (!options_.incremental) {
+            double bound = 0;
+            for (const std::uint32_t other : on_link) bound += flows_[other].cap * flows_[other].weight;
+            demand_bound_[link] = bound;
+        }
         link_weight_[link] -= f.weight;
         if (moved != flow) {
             // The flow moved into `pos` records its new position for this link.
