@@ -25,6 +25,7 @@ void ReplayEngine::arrive_collective(OpId id) {
     const auto& ranks = g_.comms[inst.comm.index()].ranks;
     const auto member = static_cast<std::uint32_t>(std::find(ranks.begin(), ranks.end(), op.rank) - ranks.begin());
     inst.members[member] = id;
+    inst.member_arrival[member] = sim_.now();
     inst.last_trigger = trigger_[id.index()];
     if (inst.first_arrival.count() < 0) inst.first_arrival = sim_.now();
     inst.last_arrival = sim_.now();
@@ -102,6 +103,8 @@ void ReplayEngine::plan_instance(std::uint32_t index, const traces::Op& op) {
     inst.member_active.assign(members, 0);
     inst.member_busy_since.assign(members, Time{0});
     inst.member_busy.assign(members, Time{0});
+    inst.member_arrival.assign(members, Time{0});
+    inst.member_ideal.assign(members, Time{0});
     for (std::uint32_t t = 0; t < transfers; ++t) {
         const PlannedTransfer& x = inst.plan.transfers()[t];
         // Dependencies, the FIFO predecessor's send, and the arrival of each endpoint that is a member.
@@ -268,10 +271,19 @@ void ReplayEngine::start_transfer(std::uint32_t index, std::uint32_t t) {
         ++inst.flows_left[t];
         ++inst.flows_unsent[t];
     }
+    // When it would end on an empty network: after its dependencies would have, and not before both ends had
+    // arrived (a late member is a wait, not contention). Times relative to the call's first transfer.
     Time ready_ideal{0};
     for (const std::uint32_t a : inst.plan.after(t)) ready_ideal = std::max(ready_ideal, inst.ideal_done[a]);
+    if (x.after_sent != no_transfer) ready_ideal = std::max(ready_ideal, inst.ideal_done[x.after_sent]);
+    for (const std::uint32_t m : {x.src, x.dst}) {
+        if (m != switch_endpoint) ready_ideal = std::max(ready_ideal, inst.member_arrival[m] - inst.first_start);
+    }
     inst.ideal_done[t] = ready_ideal + ideal;
     inst.ideal = std::max(inst.ideal, inst.ideal_done[t]);
+    for (const std::uint32_t m : {x.src, x.dst}) {
+        if (m != switch_endpoint) inst.member_ideal[m] = std::max(inst.member_ideal[m], inst.ideal_done[t]);
+    }
 }
 
 void ReplayEngine::finish_transfer(std::uint32_t index, std::uint32_t t) {
@@ -294,7 +306,8 @@ void ReplayEngine::finish_transfer(std::uint32_t index, std::uint32_t t) {
              {&inst.pending, &inst.dependent_offsets, &inst.dependents, &inst.member_offsets, &inst.member_transfers,
               &inst.flows_left, &inst.member_active, &inst.flows_unsent, &inst.fifo_next})
             std::vector<std::uint32_t>().swap(*v);
-        for (auto* v : {&inst.ideal_done, &inst.member_busy_since, &inst.member_busy}) std::vector<Time>().swap(*v);
+        for (auto* v : {&inst.ideal_done, &inst.member_busy_since, &inst.member_busy, &inst.member_arrival, &inst.member_ideal})
+            std::vector<Time>().swap(*v);
     }
 }
 
@@ -308,7 +321,7 @@ void ReplayEngine::finish_member(std::uint32_t index, std::uint32_t member) {
     t.critical_pred = inst.last_trigger;
     // Contention: how much later than on an empty network this member finished, counted from the collective's
     // first transfer.
-    t.contention = std::max(Time{0}, (sim_.now() - inst.first_start) - inst.ideal);
+    t.contention = std::max(Time{0}, (sim_.now() - inst.first_start) - inst.member_ideal[member]);
     t.contention = std::min(t.contention, sim_.now() - t.start);
     done_queue_.push_back(op);
 }

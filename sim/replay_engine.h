@@ -32,6 +32,8 @@ private:
         std::vector<std::uint32_t> member_active;     // by member: its transfers in flight
         std::vector<engine::Time> member_busy_since;  // by member
         std::vector<engine::Time> member_busy;        // by member: time with a transfer of its own in flight
+        std::vector<engine::Time> member_arrival;     // by member: when it entered the call
+        std::vector<engine::Time> member_ideal;       // by member: its last transfer's end on an empty network
         std::vector<std::uint32_t> flows_left;        // by transfer: flows not yet arrived
         std::vector<std::uint32_t> flows_unsent;      // by transfer: flows not yet drained
         std::vector<std::uint32_t> fifo_next;         // by transfer: the transfer waiting for it to be sent
