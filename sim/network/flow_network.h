@@ -169,6 +169,7 @@ private:
     std::vector<double> new_rate_;            // by flow slot
     std::vector<std::uint8_t> fixed_;         // by flow slot
     std::vector<std::uint32_t> new_limit_;    // by flow slot: link that fixed it, or none (its own cap)
+    std::vector<std::pair<double, std::uint32_t>> share_heap_;  // fill's heap of (fair share, link)
     std::vector<std::uint32_t> by_cap_;       // component flows by cap
     std::vector<std::uint32_t> touched_links_;
     std::vector<std::uint32_t> utilization_mark_;  // epoch stamps, by link

@@ -98,7 +98,17 @@ void FlowNetwork::fill() {
     // = residual / unfixed weight; flows not selected keep their rates and take their part of the capacity) and
     // each flow's own cap. The lowest water level fixes first.
     using Share = std::pair<double, std::uint32_t>;  // (fair share, link): smallest first, then lowest link id
-    std::priority_queue<Share, std::vector<Share>, std::greater<>> shares;
+    // A min-heap on a member vector (no allocation per update once it has grown).
+    std::vector<Share>& shares = share_heap_;
+    shares.clear();
+    const auto push = [&](double share, std::uint32_t link) {
+        shares.emplace_back(share, link);
+        std::push_heap(shares.begin(), shares.end(), std::greater<>{});
+    };
+    const auto pop = [&] {
+        std::pop_heap(shares.begin(), shares.end(), std::greater<>{});
+        shares.pop_back();
+    };
     for (const std::uint32_t l : component_links_) {
         double held = 0;
         std::uint32_t weight = 0;
@@ -110,7 +120,7 @@ void FlowNetwork::fill() {
         }
         residual_[l] = std::max(0.0, capacity_[l] - held);
         unfixed_[l] = weight;
-        if (unfixed_[l] > 0) shares.emplace(residual_[l] / unfixed_[l], l);
+        if (unfixed_[l] > 0) push(residual_[l] / unfixed_[l], l);
     }
     for (const std::uint32_t f : component_flows_) fixed_[f] = 0;
     by_cap_.assign(component_flows_.begin(), component_flows_.end());
@@ -137,25 +147,25 @@ void FlowNetwork::fill() {
     // the current one; a key equal to it is the true minimum. Each link is in the heap once.
     while (true) {
         while (!shares.empty()) {
-            const auto [share, link] = shares.top();
+            const auto [share, link] = shares.front();
             if (unfixed_[link] == 0) {
-                shares.pop();  // all its flows fixed through other links
+                pop();  // all its flows fixed through other links
                 continue;
             }
             const double current = residual_[link] / unfixed_[link];
             if (share == current) break;
-            shares.pop();
-            shares.emplace(current, link);
+            pop();
+            push(current, link);
         }
         while (next_cap < by_cap_.size() && fixed_[by_cap_[next_cap]]) ++next_cap;
         if (next_cap == by_cap_.size()) break;  // every flow fixed
         const std::uint32_t capped = by_cap_[next_cap];
-        if (shares.empty() || flows_[capped].cap <= shares.top().first) {
+        if (shares.empty() || flows_[capped].cap <= shares.front().first) {
             fix(capped, flows_[capped].cap, UINT32_MAX);
             continue;
         }
-        const auto [share, link] = shares.top();
-        shares.pop();
+        const auto [share, link] = shares.front();
+        pop();
         for (const std::uint32_t f : link_flows_[link]) {
             if (!fixed_[f]) fix(f, share, link);
         }
