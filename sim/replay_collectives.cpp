@@ -1,0 +1,330 @@
+// Collectives in the replay: a call's plan (NCCL's choice of algorithm and protocol), its transfers started as
+// their ends arrive and their dependencies complete, protocol latencies and link efficiency, and each member's
+// wait, busy time and contention.
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "engine/error.h"
+#include "engine/hash.h"
+#include "sim/replay_engine.h"
+
+namespace clustersim::sim {
+
+using engine::Time;
+using traces::OpId;
+using traces::OpKind;
+
+void ReplayEngine::arrive_collective(OpId id) {
+    const traces::Op& op = g_.ops[id.index()];
+    set_comm_active(op.rank, +1);  // the NCCL kernel is resident (and spinning) from its launch
+    const std::uint32_t index = partner_[id.index()];
+    Instance& inst = instances_[index];
+    if (!inst.planned) plan_instance(index, op);
+    const auto& ranks = g_.comms[inst.comm.index()].ranks;
+    const auto member = static_cast<std::uint32_t>(std::find(ranks.begin(), ranks.end(), op.rank) - ranks.begin());
+    inst.members[member] = id;
+    inst.member_arrival[member] = sim_.now();
+    inst.last_trigger = trigger_[id.index()];
+    if (inst.first_arrival.count() < 0) inst.first_arrival = sim_.now();
+    inst.last_arrival = sim_.now();
+    ++inst.arrived;
+    if (inst.member_left[member] == 0) {  // nothing to send or receive (a one-member communicator)
+        timeline_.ops[id.index()].start = sim_.now();
+        timeline_.ops[id.index()].critical_pred = trigger_[id.index()];
+        done_queue_.push_back(id);
+        return;
+    }
+    // Transfers that waited only for this member's arrival can start now, in plan order.
+    for (std::uint32_t k = inst.member_offsets[member]; k < inst.member_offsets[member + 1]; ++k) {
+        const std::uint32_t t = inst.member_transfers[k];
+        if (--inst.pending[t] == 0) start_transfer(index, t);
+    }
+}
+
+void ReplayEngine::plan_instance(std::uint32_t index, const traces::Op& op) {
+    Instance& inst = instances_[index];
+    const auto& ranks = g_.comms[inst.comm.index()].ranks;
+    // Pipelining chunks of trees and chains: one per 64 KiB, at most tree_chunks (small messages go whole).
+    const auto chunks = static_cast<std::uint32_t>(
+        std::clamp<std::uint64_t>((op.bytes + 65535) / 65536, 1, std::max<std::uint32_t>(1, options_.tree_chunks)));
+    PlanRequest request{op.collective, static_cast<std::uint32_t>(ranks.size()), op.bytes, {}, chunks};
+    for (const traces::RankId r : ranks)
+        request.node_of.push_back(static_cast<std::uint32_t>(cluster_.device(gpu_of(r)).node));
+    const bool one_node = std::all_of(request.node_of.begin(), request.node_of.end(),
+                                      [&](std::uint32_t n) { return n == request.node_of.front(); });
+    const topo::GpuSpec& gpu = cluster_.gpu_spec(gpu_of(ranks.front()));
+    request.switch_reduction = one_node && node_switch(gpu_of(ranks.front())).valid() && gpu.name.rfind("H", 0) == 0;
+    // The algorithm: forced by the run, else hinted by the op, else NCCL's choice (or the kind's default).
+    // Precedence: the run's forced algorithm (a what-if), then the communicator's, then the op's hint.
+    std::optional<std::size_t> algorithm = options_.algorithm;
+    const std::string& comm_name = g_.comms[inst.comm.index()].name;
+    for (const auto& [name, chosen] : options_.communicator_algorithms) {
+        if (!algorithm && name == comm_name) algorithm = chosen;
+    }
+    if (!algorithm && op.algorithm != traces::no_algorithm)
+        algorithm = find_collective_algorithm(g_.names[op.algorithm]);
+    const std::size_t tree = tree_algorithm_, ring = *find_collective_algorithm("ring");
+    if (options_.protocols && op.collective != traces::CollectiveKind::all_to_all) {
+        NcclTopologyInfo info = nccl_info(g_.comms[inst.comm.index()]);
+        info.nvls = request.switch_reduction;
+        std::optional<NcclAlgorithm> nccl_algorithm;
+        if (algorithm == tree) {
+            nccl_algorithm = NcclAlgorithm::tree;
+        } else if (algorithm == nvls_algorithm_) {
+            nccl_algorithm = NcclAlgorithm::nvls;
+        } else if (algorithm) {
+            nccl_algorithm = NcclAlgorithm::ring;
+        }
+        const NcclEstimate choice = nccl_choose(op.collective, op.bytes, info, nccl_algorithm, options_.protocol);
+        if (!algorithm) {
+            algorithm = choice.algorithm == NcclAlgorithm::tree   ? tree
+                        : choice.algorithm == NcclAlgorithm::nvls ? nvls_algorithm_
+                                                                  : ring;
+        }
+        inst.protocol = choice.protocol;
+        inst.predicted_us = choice.time_us;
+        inst.modelled_protocol = true;
+    }
+    inst.algorithm = algorithm.value_or(default_algorithm(op.collective));
+    inst.plan = plan_collective(inst.algorithm, request, &inst.algorithm);
+    inst.planned = true;
+    const std::size_t transfers = inst.plan.size(), members = ranks.size();
+    inst.transfers_left = static_cast<std::uint32_t>(transfers);
+    inst.pending.assign(transfers, 0);
+    inst.flows_left.assign(transfers, 0);
+    inst.flows_unsent.assign(transfers, 0);
+    inst.fifo_next.assign(transfers, no_transfer);
+    inst.ideal_done.assign(transfers, Time{0});
+    inst.dependent_offsets.assign(transfers + 1, 0);
+    inst.member_offsets.assign(members + 1, 0);
+    inst.member_left.assign(members, 0);
+    inst.member_active.assign(members, 0);
+    inst.member_busy_since.assign(members, Time{0});
+    inst.member_busy.assign(members, Time{0});
+    inst.member_arrival.assign(members, Time{0});
+    inst.member_ideal.assign(members, Time{0});
+    for (std::uint32_t t = 0; t < transfers; ++t) {
+        const PlannedTransfer& x = inst.plan.transfers()[t];
+        // Dependencies, the FIFO predecessor's send, and the arrival of each endpoint that is a member.
+        inst.pending[t] = static_cast<std::uint32_t>(inst.plan.after(t).size()) + (x.after_sent != no_transfer ? 1 : 0);
+        if (x.after_sent != no_transfer) inst.fifo_next[x.after_sent] = t;
+        for (const std::uint32_t a : inst.plan.after(t)) ++inst.dependent_offsets[a + 1];
+        for (const std::uint32_t m : {x.src, x.dst}) {
+            if (m == switch_endpoint) continue;
+            ++inst.pending[t];
+            ++inst.member_offsets[m + 1];
+            ++inst.member_left[m];
+        }
+    }
+    for (std::size_t t = 0; t < transfers; ++t) inst.dependent_offsets[t + 1] += inst.dependent_offsets[t];
+    for (std::size_t m = 0; m < members; ++m) inst.member_offsets[m + 1] += inst.member_offsets[m];
+    inst.dependents.resize(inst.dependent_offsets[transfers]);
+    inst.member_transfers.resize(inst.member_offsets[members]);
+    std::vector<std::uint32_t> fill_dep(inst.dependent_offsets.begin(), inst.dependent_offsets.end() - 1);
+    std::vector<std::uint32_t> fill_member(inst.member_offsets.begin(), inst.member_offsets.end() - 1);
+    for (std::uint32_t t = 0; t < transfers; ++t) {
+        const PlannedTransfer& x = inst.plan.transfers()[t];
+        for (const std::uint32_t a : inst.plan.after(t)) inst.dependents[fill_dep[a]++] = t;
+        for (const std::uint32_t m : {x.src, x.dst}) {
+            if (m != switch_endpoint) inst.member_transfers[fill_member[m]++] = t;
+        }
+    }
+}
+
+topo::DeviceId ReplayEngine::node_switch(topo::DeviceId gpu) {
+    // The NVSwitch a GPU is cabled to, if any (cached per GPU).
+    const auto it = std::lower_bound(switch_of_.begin(), switch_of_.end(), gpu,
+                                     [](const auto& entry, topo::DeviceId g) { return entry.first < g; });
+    if (it != switch_of_.end() && it->first == gpu) return it->second;
+    topo::DeviceId found;
+    for (const topo::LinkId l : cluster_.out_links(gpu)) {
+        if (cluster_.device(cluster_.link(l).dst).kind == topo::DeviceKind::nvswitch) found = cluster_.link(l).dst;
+    }
+    switch_of_.insert(it, {gpu, found});
+    return found;
+}
+
+NcclTopologyInfo ReplayEngine::nccl_info(const traces::Communicator& comm) {
+    NcclTopologyInfo info;
+    info.ranks = static_cast<std::uint32_t>(comm.ranks.size());
+    std::vector<std::int32_t> nodes;
+    for (const traces::RankId r : comm.ranks) nodes.push_back(cluster_.device(gpu_of(r)).node);
+    std::sort(nodes.begin(), nodes.end());
+    info.nodes = static_cast<std::uint32_t>(std::unique(nodes.begin(), nodes.end()) - nodes.begin());
+    const topo::DeviceId first = gpu_of(comm.ranks.front());
+    const topo::GpuSpec& spec = cluster_.gpu_spec(first);
+    info.arch = spec.name.rfind("V100", 0) == 0 ? GpuArch::volta
+                : spec.name.rfind("H", 0) == 0  ? GpuArch::hopper
+                                                : GpuArch::ampere;
+    info.nvlink = false;
+    for (const topo::LinkId l : cluster_.out_links(first))
+        info.nvlink = info.nvlink || cluster_.link(l).kind == topo::LinkKind::nvlink;
+    info.channels = std::max<std::uint32_t>(1, options_.channels);
+    // Bus bandwidths: the GPU's NVLink bandwidth inside a node (its fastest link without NVLink), and the
+    // bottleneck of the path to a member on another node across nodes.
+    double fastest = 0;
+    for (const topo::LinkId l : cluster_.out_links(first))
+        fastest = std::max(fastest, cluster_.link(l).bandwidth_bytes_per_s);
+    info.intra_bw_gbps = (info.nvlink ? spec.nvlink_bandwidth_bytes_per_s : fastest) / 1e9;
+    info.inter_bw_gbps = info.intra_bw_gbps;
+    for (const traces::RankId r : comm.ranks) {
+        const topo::DeviceId other = gpu_of(r);
+        if (cluster_.device(other).node == cluster_.device(first).node) continue;
+        route_scratch_.clear();
+        net_.router().route(first, other, 0, route_scratch_);
+        double bottleneck = INFINITY;
+        for (const topo::LinkId l : route_scratch_)
+            bottleneck = std::min(bottleneck, cluster_.link(l).bandwidth_bytes_per_s);
+        info.inter_bw_gbps = bottleneck / 1e9;
+        break;
+    }
+    return info;
+}
+
+double ReplayEngine::route_efficiency(std::span<const topo::LinkId> route) const {
+    // The efficiency of the route's bottleneck link (the slowest; the first of equal ones).
+    double slowest = INFINITY, efficiency = 1.0;
+    for (const topo::LinkId l : route) {
+        const topo::Link& link = cluster_.link(l);
+        if (link.bandwidth_bytes_per_s < slowest) {
+            slowest = link.bandwidth_bytes_per_s;
+            efficiency = options_.nccl_link_efficiency[static_cast<std::size_t>(link.kind)];
+        }
+    }
+    return efficiency;
+}
+
+void ReplayEngine::start_transfer(std::uint32_t index, std::uint32_t t) {
+    Instance& inst = instances_[index];
+    const PlannedTransfer& x = inst.plan.transfers()[t];
+    const auto& ranks = g_.comms[inst.comm.index()].ranks;
+    if (inst.first_start.count() < 0) inst.first_start = sim_.now();
+    for (const std::uint32_t m : {x.src, x.dst}) {
+        if (m != switch_endpoint && inst.member_active[m]++ == 0) inst.member_busy_since[m] = sim_.now();
+    }
+    // One flow per channel, with consecutive flow keys from a hashed base, so that ECMP spreads the channels of a
+    // transfer over the equal-cost paths. Channels that land on the same path travel as one flow of that many
+    // shares (same contention, fewer events). The first channels take the remainder bytes.
+    const std::uint64_t key = engine::hash_combine(index, t);
+    const std::uint32_t channels = x.bytes == 0 ? 1 : std::max<std::uint32_t>(1, options_.channels);
+    const topo::DeviceId src = x.src == switch_endpoint ? node_switch(gpu_of(ranks[x.dst])) : gpu_of(ranks[x.src]);
+    const topo::DeviceId dst = x.dst == switch_endpoint ? node_switch(gpu_of(ranks[x.src])) : gpu_of(ranks[x.dst]);
+    channel_routes_.resize(channels);
+    channel_routes_[0].clear();
+    const bool multipath = net_.router().route(src, dst, key, channel_routes_[0]);
+    for (std::uint32_t c = 1; c < channels; ++c) {
+        // Without a choice of paths every channel takes the first one's.
+        if (!multipath) {
+            channel_routes_[c] = channel_routes_[0];
+            continue;
+        }
+        channel_routes_[c].clear();
+        net_.router().route(src, dst, key + c, channel_routes_[c]);
+    }
+    std::uint32_t slot;
+    if (!free_live_.empty()) {
+        slot = free_live_.back();
+        free_live_.pop_back();
+        live_transfers_[slot] = {index, t};
+    } else {
+        slot = static_cast<std::uint32_t>(live_transfers_.size());
+        live_transfers_.emplace_back(index, t);
+        CLUSTERSIM_CHECK(slot < (1U << owner_shift), "too many transfers in flight");
+    }
+    Time ideal{0};
+    for (std::uint32_t c = 0; c < channels; ++c) {
+        bool merged_before = false;
+        for (std::uint32_t e = 0; e < c && !merged_before; ++e)
+            merged_before = channel_routes_[e] == channel_routes_[c];
+        if (merged_before) continue;
+        std::uint64_t bytes = 0;
+        std::uint32_t weight = 0;
+        for (std::uint32_t e = c; e < channels; ++e) {
+            if (channel_routes_[e] != channel_routes_[c]) continue;
+            bytes += share_of(x.bytes, channels, e);
+            ++weight;
+        }
+        Time extra{0};
+        if (inst.modelled_protocol) {
+            // The protocol's line format inflates the bytes; its per-hop latency (and, for the first transfers,
+            // the call's base latency) delays the arrival.
+            // It also reaches only a fraction of the bottleneck link's raw bandwidth (nccl_link_efficiency).
+            bytes = static_cast<std::uint64_t>(std::ceil(static_cast<double>(bytes) * nccl_wire_factor(inst.protocol) /
+                                                         route_efficiency(channel_routes_[c])));
+            const bool network = cluster_.device(src).node != cluster_.device(dst).node;
+            const bool nvlink =
+                !channel_routes_[c].empty() && cluster_.link(channel_routes_[c].front()).kind == topo::LinkKind::nvlink;
+            const NcclAlgorithm family = inst.algorithm == tree_algorithm_   ? NcclAlgorithm::tree
+                                         : inst.algorithm == nvls_algorithm_ ? NcclAlgorithm::nvls
+                                                                             : NcclAlgorithm::ring;
+            if (family == NcclAlgorithm::nvls)
+                bytes = static_cast<std::uint64_t>(std::ceil(static_cast<double>(bytes) / nccl_nvls_efficiency()));
+            double us = nccl_hop_latency_us(network, nvlink, family, inst.protocol);
+            if (inst.plan.after(t).empty()) us += nccl_base_latency_us(family, inst.protocol);
+            extra = engine::from_seconds(us * 1e-6);
+        }
+        const FlowId f = net_.start_flow_on_route(src, dst, channel_routes_[c], bytes,
+                                                  (owner_collective << owner_shift) | slot, weight, extra);
+        ideal = std::max(ideal, net_.ideal_duration(f));
+        ++inst.flows_left[t];
+        ++inst.flows_unsent[t];
+    }
+    // When it would end on an empty network: after its dependencies would have, and not before both ends had
+    // arrived (a late member is a wait, not contention). Times relative to the call's first transfer.
+    Time ready_ideal{0};
+    for (const std::uint32_t a : inst.plan.after(t)) ready_ideal = std::max(ready_ideal, inst.ideal_done[a]);
+    if (x.after_sent != no_transfer) ready_ideal = std::max(ready_ideal, inst.ideal_done[x.after_sent]);
+    for (const std::uint32_t m : {x.src, x.dst}) {
+        if (m != switch_endpoint) ready_ideal = std::max(ready_ideal, inst.member_arrival[m] - inst.first_start);
+    }
+    inst.ideal_done[t] = ready_ideal + ideal;
+    inst.ideal = std::max(inst.ideal, inst.ideal_done[t]);
+    for (const std::uint32_t m : {x.src, x.dst}) {
+        if (m != switch_endpoint) inst.member_ideal[m] = std::max(inst.member_ideal[m], inst.ideal_done[t]);
+    }
+}
+
+void ReplayEngine::finish_transfer(std::uint32_t index, std::uint32_t t) {
+    Instance& inst = instances_[index];
+    const PlannedTransfer x = inst.plan.transfers()[t];
+    for (std::uint32_t k = inst.dependent_offsets[t]; k < inst.dependent_offsets[t + 1]; ++k) {
+        const std::uint32_t d = inst.dependents[k];
+        if (--inst.pending[d] == 0) start_transfer(index, d);
+    }
+    for (const std::uint32_t m : {x.src, x.dst}) {
+        if (m == switch_endpoint) continue;
+        if (--inst.member_active[m] == 0) inst.member_busy[m] += sim_.now() - inst.member_busy_since[m];
+        if (--inst.member_left[m] == 0) finish_member(index, m);
+    }
+    if (--inst.transfers_left == 0) {
+        inst.end = sim_.now();
+        // Done: release the plan's memory; the instance record stays for the deadlock report.
+        inst.plan = CollectivePlan{};
+        for (auto* v :
+             {&inst.pending, &inst.dependent_offsets, &inst.dependents, &inst.member_offsets, &inst.member_transfers,
+              &inst.flows_left, &inst.member_active, &inst.flows_unsent, &inst.fifo_next})
+            std::vector<std::uint32_t>().swap(*v);
+        for (auto* v :
+             {&inst.ideal_done, &inst.member_busy_since, &inst.member_busy, &inst.member_arrival, &inst.member_ideal})
+            std::vector<Time>().swap(*v);
+    }
+}
+
+void ReplayEngine::finish_member(std::uint32_t index, std::uint32_t member) {
+    Instance& inst = instances_[index];
+    const OpId op = inst.members[member];
+    traces::OpTiming& t = timeline_.ops[op.index()];
+    // Shown as one wait followed by one transfer: the member's time inside the call with none of its own
+    // transfers in flight (waiting for peers, directly or through the algorithm's dependencies) comes first.
+    t.start = sim_.now() - inst.member_busy[member];
+    t.critical_pred = inst.last_trigger;
+    // Contention: how much later than on an empty network this member finished, counted from the collective's
+    // first transfer.
+    t.contention = std::max(Time{0}, (sim_.now() - inst.first_start) - inst.member_ideal[member]);
+    t.contention = std::min(t.contention, sim_.now() - t.start);
+    done_queue_.push_back(op);
+}
+
+}  // namespace clustersim::sim
