@@ -21,7 +21,12 @@ namespace {
 
 void read_system(const engine::YamlValue& system, ReplayOptions& options) {
     system.expect_only_keys({"network", "compute_slowdown_during_comm", "collective_algorithm", "collective_protocol",
-                             "communicator_algorithms", "channels", "rank_to_gpu", "min_kernel_time"});
+                             "communicator_algorithms", "channels", "chunks", "rank_to_gpu", "min_kernel_time"});
+    if (auto v = system.find("chunks")) {
+        const auto chunks = v->as_int();
+        if (chunks < 1 || chunks > 1024) v->fail("expected a chunk count from 1 to 1024");
+        options.tree_chunks = static_cast<std::uint32_t>(chunks);
+    }
     if (auto v = system.find("communicator_algorithms")) {
         for (const std::string& name : v->keys()) {
             const auto entry = v->require(name);
