@@ -20,6 +20,7 @@ FlowNetwork::FlowNetwork(const topo::Cluster& cluster, engine::Simulator& sim, N
     link_delay_s_.assign(links, 0);
     link_mark_.assign(links, 0);
     utilization_mark_.assign(links, 0);
+    check_mark_.assign(links, 0);
     residual_.assign(links, 0);
     unfixed_.assign(links, 0);
     link_weight_.assign(links, 0);

@@ -60,14 +60,29 @@ void FlowNetwork::select_affected_flows() {
     };
     for (const std::uint32_t l : dirty_links_) add_link(l);
     dirty_links_.clear();
-    for (std::size_t i = 0, n = component_links_.size(); i < n; ++i) {
+    const std::size_t touched = component_links_.size();
+    for (std::size_t i = 0; i < touched; ++i) {
         for (const std::uint32_t f : link_flows_[component_links_[i]]) add_flow(f);
     }
     while (true) {
         fill();
         const std::size_t before = component_flows_.size();
-        for (std::size_t i = 0; i < component_links_.size(); ++i) {
-            const std::uint32_t l = component_links_[i];
+        // Only links where something changed can break another flow's conditions: the touched ones, and those
+        // of selected flows whose rate or limiting link the fill changed.
+        ++check_stamp_;
+        check_links_.assign(component_links_.begin(), component_links_.begin() + static_cast<std::ptrdiff_t>(touched));
+        for (const std::uint32_t l : check_links_) check_mark_[l] = check_stamp_;
+        for (const std::uint32_t f : component_flows_) {
+            const FlowState& flow = flows_[f];
+            if (new_rate_[f] == flow.rate && new_limit_[f] == flow.limiting_link) continue;
+            for (const topo::LinkId l : flow.route) {
+                if (check_mark_[l.index()] == check_stamp_) continue;
+                check_mark_[l.index()] = check_stamp_;
+                check_links_.push_back(l.value);
+            }
+        }
+        for (std::size_t i = 0; i < check_links_.size(); ++i) {
+            const std::uint32_t l = check_links_[i];
             double total = 0, max_level = 0, min_bottleneck_level = INFINITY;
             for (const std::uint32_t f : link_flows_[l]) {
                 const bool in = flow_mark_[f] == epoch_;
