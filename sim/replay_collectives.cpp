@@ -56,6 +56,7 @@ void ReplayEngine::plan_instance(std::uint32_t index, const traces::Op& op) {
                                       [&](std::uint32_t n) { return n == request.node_of.front(); });
     const topo::GpuSpec& gpu = cluster_.gpu_spec(gpu_of(ranks.front()));
     request.switch_reduction = one_node && node_switch(gpu_of(ranks.front())).valid() && gpu.name.rfind("H", 0) == 0;
+    request.ring_order = ring_order(inst.comm);
     // The algorithm: forced by the run, else hinted by the op, else NCCL's choice (or the kind's default).
     // Precedence: the run's forced algorithm (a what-if), then the communicator's, then the op's hint.
     std::optional<std::size_t> algorithm = options_.algorithm;
@@ -131,6 +132,46 @@ void ReplayEngine::plan_instance(std::uint32_t index, const traces::Op& op) {
             if (m != switch_endpoint) inst.member_transfers[fill_member[m]++] = t;
         }
     }
+}
+
+const std::vector<std::uint32_t>& ReplayEngine::ring_order(traces::CommId comm) {
+    // Like NCCL's ring search, in a greedy form: from member 0, always go on to the unvisited member with the
+    // widest path (bottleneck bandwidth), then the lowest latency, then the lowest index. On a switch every
+    // order is equal and member order stays; on a DGX-1's cube-mesh it finds the all-NVLink ring. Computed once
+    // per communicator, and only up to 64 members (larger ones keep member order).
+    if (ring_orders_.size() < g_.comms.size()) ring_orders_.resize(g_.comms.size());
+    auto& order = ring_orders_[comm.index()];
+    const auto& ranks = g_.comms[comm.index()].ranks;
+    if (!order.empty() || ranks.size() > 64 || ranks.size() < 3) return order;
+    std::vector<std::uint8_t> used(ranks.size(), 0);
+    std::uint32_t at = 0;
+    used[0] = 1;
+    order.push_back(0);
+    for (std::size_t step = 1; step < ranks.size(); ++step) {
+        std::uint32_t best = UINT32_MAX;
+        double best_bw = -1;
+        engine::Time best_latency = engine::max_time;
+        for (std::uint32_t m = 0; m < ranks.size(); ++m) {
+            if (used[m]) continue;
+            route_scratch_.clear();
+            net_.router().route(gpu_of(ranks[at]), gpu_of(ranks[m]), 0, route_scratch_);
+            double bw = INFINITY;
+            engine::Time latency{0};
+            for (const topo::LinkId l : route_scratch_) {
+                bw = std::min(bw, cluster_.link(l).bandwidth_bytes_per_s);
+                latency += cluster_.link(l).latency;
+            }
+            if (bw > best_bw || (bw == best_bw && latency < best_latency)) {
+                best = m;
+                best_bw = bw;
+                best_latency = latency;
+            }
+        }
+        used[best] = 1;
+        order.push_back(best);
+        at = best;
+    }
+    return order;
 }
 
 topo::DeviceId ReplayEngine::node_switch(topo::DeviceId gpu) {

@@ -62,6 +62,7 @@ private:
     [[nodiscard]] NcclTopologyInfo nccl_info(const traces::Communicator& comm);
     [[nodiscard]] double route_efficiency(std::span<const topo::LinkId> route) const;
     topo::DeviceId node_switch(topo::DeviceId gpu);
+    const std::vector<std::uint32_t>& ring_order(traces::CommId comm);
     void start_transfer(std::uint32_t instance, std::uint32_t transfer);
     void finish_transfer(std::uint32_t instance, std::uint32_t transfer);
     void finish_member(std::uint32_t instance, std::uint32_t member);
@@ -105,6 +106,7 @@ private:
     const std::size_t tree_algorithm_ = *find_collective_algorithm("double_tree");
     const std::size_t nvls_algorithm_ = *find_collective_algorithm("nvls");
     std::vector<std::pair<topo::DeviceId, topo::DeviceId>> switch_of_;     // GPU -> its NVSwitch, sorted
+    std::vector<std::vector<std::uint32_t>> ring_orders_;  // by communicator
     std::vector<std::pair<std::uint32_t, std::uint32_t>> live_transfers_;  // flow owner slot -> (instance, transfer)
     std::vector<std::uint32_t> free_live_;
     std::vector<traces::OpId> ready_queue_;

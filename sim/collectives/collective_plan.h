@@ -60,6 +60,7 @@ struct PlanRequest {
     std::vector<std::uint32_t> node_of;  // node (server) of each member, for hierarchical algorithms
     std::uint32_t chunks = 1;            // pipelining chunks (tree)
     bool switch_reduction = false;       // all members on one node with an NVSwitch that can reduce (NVLS)
+    std::vector<std::uint32_t> ring_order;  // members in ring order (empty: member order), as NCCL's search finds
 };
 
 /// The share of `bytes` that chunk `chunk` of `parts` carries: the first ones take the remainder.

@@ -60,6 +60,7 @@ public:
         if (n < 2) return plan;
         std::vector<std::uint32_t> ring(n);
         for (std::uint32_t i = 0; i < n; ++i) ring[i] = i;
+        if (r.ring_order.size() == n) ring = r.ring_order;
         const std::uint64_t bytes = r.kind == CollectiveKind::barrier ? 0 : r.bytes;
         switch (r.kind) {
             case CollectiveKind::all_reduce:
