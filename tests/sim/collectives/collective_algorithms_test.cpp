@@ -199,3 +199,11 @@ TEST_CASE("NCCL's tuner picks NVLS for large all-reduces inside an H100 node", "
     // NVLS's bus bandwidth beats the ring's 2(n-1)/n bound of one NVLink (450 GB/s x 0.82 efficiency = 369).
     REQUIRE(rows[0].busbw_gbps > 450.0);
 }
+
+TEST_CASE("the ring on a DGX-1 follows its NVLink cube-mesh", "[sim][collectives]") {
+    // Member order 0..7 would cross PCIe and QPI (3-4 and 7-0 have no NVLink). The greedy widest-path search
+    // finds 0-3-2-1-5-6-7-4, every hop a double NVLink (50 GB/s, 150 ns). 64 MB all-reduce: 14 steps of
+    // 150 ns + 8 MB / 50 GB/s = 160.15 us: 2,242.1 us.
+    const auto dgx1 = topo::load_topology("dgx1-v100", {});
+    REQUIRE(run_one(dgx1, "ring", CollectiveKind::all_reduce, 64'000'000, 8).timeline.makespan == Time{2'242'100'000});
+}
