@@ -252,13 +252,11 @@ void build_rank(OpGraph& g, const RankTrace& trace, std::uint32_t rank, const Ki
     std::int64_t current_stream = INT64_MIN;
     StreamId stream;
     Time previous_end{};
-    OpId previous;
     for (const GpuEvent& e : trace.events) {
         if (e.stream != current_stream) {
             current_stream = e.stream;
             stream = g.stream(r, fmt::format("stream {}", e.stream));
             previous_end = trace.window_start;
-            previous = OpId::invalid();
         }
         // Host time: until the launch finished (or, without a launch record, until the kernel started).
         const Time ready = std::max(previous_end, e.launch_end.count() >= 0 ? e.launch_end : e.start);
@@ -310,7 +308,6 @@ void build_rank(OpGraph& g, const RankTrace& trace, std::uint32_t rank, const Ki
         const OpId id = g.add(op, deps);
         ends.emplace_back(e.end, id);
         previous_end = e.end;
-        previous = id;
     }
 }
 
