@@ -57,6 +57,7 @@ void ReplayEngine::plan_instance(std::uint32_t index, const traces::Op& op) {
     const topo::GpuSpec& gpu = cluster_.gpu_spec(gpu_of(ranks.front()));
     request.switch_reduction = one_node && node_switch(gpu_of(ranks.front())).valid() && gpu.name.rfind("H", 0) == 0;
     request.ring_order = ring_order(inst.comm);
+    request.channels = std::max<std::uint32_t>(1, options_.channels);
     // The algorithm: forced by the run, else hinted by the op, else NCCL's choice (or the kind's default).
     // Precedence: the run's forced algorithm (a what-if), then the communicator's, then the op's hint.
     std::optional<std::size_t> algorithm = options_.algorithm;
@@ -218,7 +219,11 @@ NcclTopologyInfo ReplayEngine::nccl_info(const traces::Communicator& comm) {
         double bottleneck = INFINITY;
         for (const topo::LinkId l : route_scratch_)
             bottleneck = std::min(bottleneck, cluster_.link(l).bandwidth_bytes_per_s);
-        info.inter_bw_gbps = bottleneck / 1e9;
+        // Each channel's ring crosses nodes through its own GPU and NIC (ring.cpp): up to one per GPU of a node.
+        std::uint32_t per_node = 0;
+        for (const traces::RankId q : comm.ranks)
+            per_node += cluster_.device(gpu_of(q)).node == cluster_.device(first).node;
+        info.inter_bw_gbps = bottleneck * std::min(info.channels, per_node) / 1e9;
         break;
     }
     return info;
@@ -249,7 +254,8 @@ void ReplayEngine::start_transfer(std::uint32_t index, std::uint32_t t) {
     // transfer over the equal-cost paths. Channels that land on the same path travel as one flow of that many
     // shares (same contention, fewer events). The first channels take the remainder bytes.
     const std::uint64_t key = engine::hash_combine(index, t);
-    const std::uint32_t channels = x.bytes == 0 ? 1 : std::max<std::uint32_t>(1, options_.channels);
+    const std::uint32_t channels =
+        x.bytes == 0 || inst.plan.channels_planned ? 1 : std::max<std::uint32_t>(1, options_.channels);
     const topo::DeviceId src = x.src == switch_endpoint ? node_switch(gpu_of(ranks[x.dst])) : gpu_of(ranks[x.src]);
     const topo::DeviceId dst = x.dst == switch_endpoint ? node_switch(gpu_of(ranks[x.src])) : gpu_of(ranks[x.dst]);
     channel_routes_.resize(channels);

@@ -45,6 +45,9 @@ public:
     [[nodiscard]] std::uint64_t total_bytes() const;
     /// Number of sequential steps (1 + the largest step index), 0 for an empty plan.
     [[nodiscard]] std::uint32_t steps() const;
+    /// Set when the plan already spreads the collective over its channels (one ring each): the executor then
+    /// sends each transfer as one flow instead of splitting it per channel.
+    bool channels_planned = false;
 
 private:
     std::vector<PlannedTransfer> transfers_;
@@ -56,11 +59,12 @@ private:
 struct PlanRequest {
     traces::CollectiveKind kind = traces::CollectiveKind::all_reduce;
     std::uint32_t members = 1;
-    std::uint64_t bytes = 0;             // per rank; all_gather: each rank's contribution; others: the buffer
-    std::vector<std::uint32_t> node_of;  // node (server) of each member, for hierarchical algorithms
-    std::uint32_t chunks = 1;            // pipelining chunks (tree)
-    bool switch_reduction = false;       // all members on one node with an NVSwitch that can reduce (NVLS)
+    std::uint64_t bytes = 0;                // per rank; all_gather: each rank's contribution; others: the buffer
+    std::vector<std::uint32_t> node_of;     // node (server) of each member, for hierarchical algorithms
+    std::uint32_t chunks = 1;               // pipelining chunks (tree)
+    bool switch_reduction = false;          // all members on one node with an NVSwitch that can reduce (NVLS)
     std::vector<std::uint32_t> ring_order;  // members in ring order (empty: member order), as NCCL's search finds
+    std::uint32_t channels = 1;             // NCCL channels: across nodes, a ring per channel (see ring.cpp)
 };
 
 /// The share of `bytes` that chunk `chunk` of `parts` carries: the first ones take the remainder.

@@ -2,6 +2,8 @@
 // every member to the next, each step's send waiting for the previous step's receive; reduce-scatter and
 // all-gather as n-1 such steps; broadcast and reduce as a chain through the ring, pipelined in chunks.
 // Uncontended all-reduce time: 2(n-1)(alpha + S/(nB)).
+#include <algorithm>
+
 #include "sim/collectives/collective_algorithm.h"
 
 namespace clustersim::sim {
@@ -58,31 +60,88 @@ public:
         CollectivePlan plan;
         const std::uint32_t n = r.members;
         if (n < 2) return plan;
-        std::vector<std::uint32_t> ring(n);
-        for (std::uint32_t i = 0; i < n; ++i) ring[i] = i;
-        if (r.ring_order.size() == n) ring = r.ring_order;
-        const std::uint64_t bytes = r.kind == CollectiveKind::barrier ? 0 : r.bytes;
-        switch (r.kind) {
-            case CollectiveKind::all_reduce:
-            case CollectiveKind::barrier: {
-                const auto after = append_ring(plan, ring, n - 1, bytes, false, 0, {}, 0);
-                append_ring(plan, ring, n - 1, bytes, false, n - 1, after, n - 1);
-                break;
+        std::vector<std::uint32_t> base(n);
+        for (std::uint32_t i = 0; i < n; ++i) base[i] = i;
+        if (r.ring_order.size() == n) base = r.ring_order;
+        const std::uint64_t total = r.kind == CollectiveKind::barrier ? 0 : r.bytes;
+        // Across nodes, NCCL gives each channel its own ring: the same node order, but each node's segment
+        // rotated so that every channel leaves and enters the nodes through different GPUs, and so through
+        // different NICs. One channel per ring here, each with its share of the buffer.
+        const auto rings = multi_node(r, base) ? std::max<std::uint32_t>(1, r.channels) : 1U;
+        plan.channels_planned = rings > 1;
+        for (std::uint32_t k = 0; k < rings; ++k) {
+            const std::vector<std::uint32_t> ring = rings > 1 ? rotated(r, base, k) : base;
+            const std::uint64_t bytes = share_of(total, rings, k);
+            switch (r.kind) {
+                case CollectiveKind::all_reduce:
+                case CollectiveKind::barrier: {
+                    const auto after = append_ring(plan, ring, n - 1, bytes, false, 0, {}, 0);
+                    append_ring(plan, ring, n - 1, bytes, false, n - 1, after, n - 1);
+                    break;
+                }
+                case CollectiveKind::reduce_scatter:
+                    append_ring(plan, ring, n - 1, bytes, false, 0, {}, 0);
+                    break;
+                case CollectiveKind::all_gather:
+                    append_ring(plan, ring, n - 1, bytes, true, 0, {}, 0);
+                    break;
+                default:
+                    break;
             }
-            case CollectiveKind::reduce_scatter:
-                append_ring(plan, ring, n - 1, bytes, false, 0, {}, 0);
-                break;
-            case CollectiveKind::all_gather:
-                append_ring(plan, ring, n - 1, bytes, true, 0, {}, 0);
-                break;
+        }
+        switch (r.kind) {
             case CollectiveKind::broadcast:
-                return chain(n, bytes, std::max<std::uint32_t>(1, r.chunks), false);
+                return chain(n, total, std::max<std::uint32_t>(1, r.chunks), false);
             case CollectiveKind::reduce:
-                return chain(n, bytes, std::max<std::uint32_t>(1, r.chunks), true);
-            case CollectiveKind::all_to_all:
+                return chain(n, total, std::max<std::uint32_t>(1, r.chunks), true);
+            default:
                 break;
         }
         return plan;
+    }
+
+private:
+    /// Whether the ring visits more than one node, each node's members consecutively.
+    static bool multi_node(const PlanRequest& r, const std::vector<std::uint32_t>& ring) {
+        if (r.node_of.size() != r.members) return false;
+        std::uint32_t changes = 0;
+        for (std::size_t i = 1; i < ring.size(); ++i) changes += r.node_of[ring[i]] != r.node_of[ring[i - 1]];
+        return changes > 0;
+    }
+    /// Ring k: each node's consecutive segment reordered so that the ring leaves a node through the same local
+    /// position it enters the next one (the same rail on a rail-optimized fabric): even-numbered nodes run from
+    /// position k to k-1, odd-numbered ones from k-1 to k. With an even number of nodes every crossing stays on
+    /// a rail; with an odd number, the wrap-around hop changes rails. Inside a node any order is assumed cheap
+    /// (a switch), as on NVSwitch servers.
+    static std::vector<std::uint32_t> rotated(const PlanRequest& r, const std::vector<std::uint32_t>& ring,
+                                              std::uint32_t k) {
+        std::vector<std::uint32_t> out;
+        out.reserve(ring.size());
+        std::size_t node = 0;
+        for (std::size_t start = 0; start < ring.size(); ++node) {
+            std::size_t end = start;
+            while (end < ring.size() && r.node_of[ring[end]] == r.node_of[ring[start]]) ++end;
+            const std::size_t size = end - start;
+            // Positions by member index (the node-local order of GPUs), so that "the same position" is the same
+            // local GPU, and the same rail, on every node.
+            std::vector<std::uint32_t> segment(ring.begin() + static_cast<std::ptrdiff_t>(start),
+                                               ring.begin() + static_cast<std::ptrdiff_t>(end));
+            std::sort(segment.begin(), segment.end());
+            if (size == 1) {
+                out.push_back(segment[0]);
+            } else {
+                const std::size_t first = node % 2 == 0 ? k % size : (k + size - 1) % size;
+                const std::size_t last = node % 2 == 0 ? (k + size - 1) % size : k % size;
+                out.push_back(segment[first]);
+                for (std::size_t i = 1; i < size; ++i) {
+                    const std::size_t position = (first + i) % size;
+                    if (position != last) out.push_back(segment[position]);
+                }
+                out.push_back(segment[last]);
+            }
+            start = end;
+        }
+        return out;
     }
 };
 

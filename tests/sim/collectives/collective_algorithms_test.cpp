@@ -87,8 +87,9 @@ TEST_CASE("the double tree pipelines chunks up and down two complementary chains
 }
 
 TEST_CASE("hierarchical all-reduce beats a flat ring across nodes at large sizes", "[sim][collectives]") {
-    // 4 DGX-H100 nodes: the flat ring is bounded by the NICs (50 GB/s); the hierarchical one sends only 1/8 of the
-    // buffer per rail across nodes and does the rest over NVLink.
+    // 4 DGX-H100 nodes, one channel: the flat ring crosses nodes through one NIC (50 GB/s); the hierarchical one
+    // sends only 1/8 of the buffer per rail across nodes, on all eight rails, and does the rest over NVLink.
+    // (With NCCL's usual 8+ channels the flat ring uses all eight NICs too, and wins: see docs/models.md.)
     const auto cluster = topo::load_topology("dgx-h100", {"nodes=4"});
     const std::uint64_t s = 1ULL << 30;
     const Time ring = run_one(cluster, "ring", CollectiveKind::all_reduce, s, 32).timeline.makespan;
@@ -128,9 +129,10 @@ TEST_CASE("NCCL's tuner picks tree/LL for small all-reduces and ring/Simple for 
     REQUIRE(rows[0].protocol == "LL");
     REQUIRE(rows[1].algorithm == "ring");
     REQUIRE(rows[1].protocol == "Simple");
-    // Bus bandwidth never exceeds the bottleneck (a 400 Gb/s NIC per GPU) and approaches it at 1 GiB.
-    REQUIRE(rows[1].busbw_gbps <= 50.0);
-    REQUIRE(rows[1].busbw_gbps > 0.95 * 50.0);
+    // Bus bandwidth never exceeds the bottleneck, a node's eight 400 Gb/s NICs (each of the 8 channels' rings
+    // crosses nodes through its own GPU and NIC), and approaches it at 1 GiB (NIC efficiency 0.96).
+    REQUIRE(rows[1].busbw_gbps <= 8 * 50.0);
+    REQUIRE(rows[1].busbw_gbps > 0.9 * 0.96 * 8 * 50.0);
 }
 
 TEST_CASE("NCCL's latency model adds base and per-hop latencies as tuning.cc does", "[sim][collectives][nccl]") {
