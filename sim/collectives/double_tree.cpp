@@ -3,6 +3,9 @@
 // second tree mirrors the first (node order and chain order reversed), so a member that is interior in one
 // tree is a leaf in the other. Each half is pipelined in chunks: a chunk goes up once the member has it from
 // all its children, and down once the member has it from its parent; chunks on one edge leave in order.
+// Across nodes, NCCL runs a pair of trees per channel, each channel entering and leaving the nodes through a
+// different GPU (and so its own NIC); here channel c's chains start at each node's c-th member, and the
+// buffer is split evenly over min(channels, smallest node) channels.
 #include <algorithm>
 #include <map>
 
@@ -61,6 +64,23 @@ public:
         const std::uint64_t bytes = r.kind == CollectiveKind::barrier ? 0 : r.bytes;
         const std::uint32_t chunks = std::max<std::uint32_t>(1, r.chunks);
         const auto nodes = groups_of(r);
+        std::size_t smallest = nodes.front().size();
+        for (const auto& node : nodes) smallest = std::min(smallest, node.size());
+        const auto channels =
+            nodes.size() > 1 ? static_cast<std::uint32_t>(std::clamp<std::size_t>(r.channels, 1, smallest)) : 1U;
+        plan.channels_planned = channels > 1;
+        for (std::uint32_t c = 0; c < channels; ++c) {
+            auto rotated = nodes;
+            for (auto& node : rotated) std::rotate(node.begin(), node.begin() + c, node.end());
+            append_tree_pair(plan, rotated, n, share_of(bytes, channels, c), chunks);
+        }
+        return plan;
+    }
+
+private:
+    /// One channel: two mirrored trees, each reducing and broadcasting half of `bytes`.
+    static void append_tree_pair(CollectivePlan& plan, const std::vector<std::vector<std::uint32_t>>& nodes,
+                                 std::uint32_t n, std::uint64_t bytes, std::uint32_t chunks) {
         for (std::uint32_t tree = 0; tree < 2; ++tree) {
             const std::uint64_t half = share_of(bytes, 2, tree);
             const auto parent = tree_parents(nodes, n, tree == 1);
@@ -98,7 +118,6 @@ public:
                 }
             }
         }
-        return plan;
     }
 };
 
