@@ -58,6 +58,8 @@ void ReplayEngine::plan_instance(std::uint32_t index, const traces::Op& op) {
     request.switch_reduction = one_node && node_switch(gpu_of(ranks.front())).valid() && gpu.name.rfind("H", 0) == 0;
     request.ring_order = ring_order(inst.comm);
     request.channels = std::max<std::uint32_t>(1, options_.channels);
+    request.switched_nodes =
+        std::all_of(ranks.begin(), ranks.end(), [&](traces::RankId r) { return node_switch(gpu_of(r)).valid(); });
     // The algorithm: forced by the run, else hinted by the op, else NCCL's choice (or the kind's default).
     // Precedence: the run's forced algorithm (a what-if), then the communicator's, then the op's hint.
     std::optional<std::size_t> algorithm = options_.algorithm;
@@ -219,11 +221,13 @@ NcclTopologyInfo ReplayEngine::nccl_info(const traces::Communicator& comm) {
         double bottleneck = INFINITY;
         for (const topo::LinkId l : route_scratch_)
             bottleneck = std::min(bottleneck, cluster_.link(l).bandwidth_bytes_per_s);
-        // Each channel's ring crosses nodes through its own GPU and NIC (ring.cpp): up to one per GPU of a node.
+        // On switched nodes each channel's ring crosses nodes through its own GPU and NIC (ring.cpp): up to one
+        // per GPU of a node.
         std::uint32_t per_node = 0;
         for (const traces::RankId q : comm.ranks)
             per_node += cluster_.device(gpu_of(q)).node == cluster_.device(first).node;
-        info.inter_bw_gbps = bottleneck * std::min(info.channels, per_node) / 1e9;
+        const std::uint32_t nics = node_switch(first).valid() ? std::min(info.channels, per_node) : 1;
+        info.inter_bw_gbps = bottleneck * nics / 1e9;
         break;
     }
     return info;

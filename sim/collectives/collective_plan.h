@@ -65,6 +65,7 @@ struct PlanRequest {
     bool switch_reduction = false;          // all members on one node with an NVSwitch that can reduce (NVLS)
     std::vector<std::uint32_t> ring_order;  // members in ring order (empty: member order), as NCCL's search finds
     std::uint32_t channels = 1;             // NCCL channels: across nodes, a ring per channel (see ring.cpp)
+    bool switched_nodes = false;            // every node's GPUs meet at a switch: any order inside is as cheap
 };
 
 /// The share of `bytes` that chunk `chunk` of `parts` carries: the first ones take the remainder.

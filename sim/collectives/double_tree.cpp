@@ -4,8 +4,8 @@
 // tree is a leaf in the other. Each half is pipelined in chunks: a chunk goes up once the member has it from
 // all its children, and down once the member has it from its parent; chunks on one edge leave in order.
 // Across nodes, NCCL runs a pair of trees per channel, each channel entering and leaving the nodes through a
-// different GPU (and so its own NIC); here channel c's chains start at each node's c-th member, and the
-// buffer is split evenly over min(channels, smallest node) channels.
+// different GPU (and so its own NIC). On switched nodes, channel c's chains start at each node's c-th member,
+// and the buffer is split evenly over min(channels, smallest node) channels.
 #include <algorithm>
 #include <map>
 
@@ -66,8 +66,9 @@ public:
         const auto nodes = groups_of(r);
         std::size_t smallest = nodes.front().size();
         for (const auto& node : nodes) smallest = std::min(smallest, node.size());
-        const auto channels =
-            nodes.size() > 1 ? static_cast<std::uint32_t>(std::clamp<std::size_t>(r.channels, 1, smallest)) : 1U;
+        const auto channels = nodes.size() > 1 && r.switched_nodes
+                                  ? static_cast<std::uint32_t>(std::clamp<std::size_t>(r.channels, 1, smallest))
+                                  : 1U;
         plan.channels_planned = channels > 1;
         for (std::uint32_t c = 0; c < channels; ++c) {
             auto rotated = nodes;

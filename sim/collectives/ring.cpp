@@ -67,10 +67,13 @@ public:
         // Across nodes, NCCL gives each channel its own ring: the same node order, but each node's segment
         // rotated so that every channel leaves and enters the nodes through different GPUs, and so through
         // different NICs. One channel per ring here, each with its share of the buffer.
-        const auto rings = multi_node(r, base) ? std::max<std::uint32_t>(1, r.channels) : 1U;
+        // Only where nodes are switched (any order inside a node is as cheap); elsewhere (DGX-1's NVLink mesh)
+        // the searched ring order matters, and the executor spreads each transfer over the channels instead.
+        const bool per_channel = r.switched_nodes && multi_node(r, base);
+        const auto rings = per_channel ? std::max<std::uint32_t>(1, r.channels) : 1U;
         plan.channels_planned = rings > 1;
         for (std::uint32_t k = 0; k < rings; ++k) {
-            const std::vector<std::uint32_t> ring = rings > 1 ? rotated(r, base, k) : base;
+            const std::vector<std::uint32_t> ring = per_channel ? rotated(r, base, k) : base;
             const std::uint64_t bytes = share_of(total, rings, k);
             switch (r.kind) {
                 case CollectiveKind::all_reduce:
