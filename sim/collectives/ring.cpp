@@ -69,8 +69,11 @@ public:
         // different NICs. One channel per ring here, each with its share of the buffer.
         // Only where nodes are switched (any order inside a node is as cheap); elsewhere (DGX-1's NVLink mesh)
         // the searched ring order matters, and the executor spreads each transfer over the channels instead.
-        const bool per_channel = r.switched_nodes && multi_node(r, base);
-        const auto rings = per_channel ? std::max<std::uint32_t>(1, r.channels) : 1U;
+        // One ring per channel, up to one per GPU of the largest node (beyond that, or with one GPU per node, the
+        // rings would repeat: the executor then splits each transfer over the channels as elsewhere).
+        const std::uint32_t largest = r.switched_nodes ? largest_node_segment(r, base) : 0;
+        const bool per_channel = largest > 1;
+        const auto rings = per_channel ? std::clamp<std::uint32_t>(r.channels, 1, largest) : 1U;
         plan.channels_planned = rings > 1;
         for (std::uint32_t k = 0; k < rings; ++k) {
             const std::vector<std::uint32_t> ring = per_channel ? rotated(r, base, k) : base;
@@ -104,12 +107,17 @@ public:
     }
 
 private:
-    /// Whether the ring visits more than one node, each node's members consecutively.
-    static bool multi_node(const PlanRequest& r, const std::vector<std::uint32_t>& ring) {
-        if (r.node_of.size() != r.members) return false;
-        std::uint32_t changes = 0;
-        for (std::size_t i = 1; i < ring.size(); ++i) changes += r.node_of[ring[i]] != r.node_of[ring[i - 1]];
-        return changes > 0;
+    /// The most members of one node the ring visits consecutively, 0 unless it visits more than one node.
+    static std::uint32_t largest_node_segment(const PlanRequest& r, const std::vector<std::uint32_t>& ring) {
+        if (r.node_of.size() != r.members) return 0;
+        std::uint32_t changes = 0, run = 1, largest = 1;
+        for (std::size_t i = 1; i < ring.size(); ++i) {
+            const bool change = r.node_of[ring[i]] != r.node_of[ring[i - 1]];
+            changes += change;
+            run = change ? 1 : run + 1;
+            largest = std::max(largest, run);
+        }
+        return changes > 0 ? largest : 0;
     }
     /// Ring k: each node's consecutive segment reordered so that the ring leaves a node through the same local
     /// position it enters the next one (the same rail on a rail-optimized fabric): even-numbered nodes run from
