@@ -106,7 +106,7 @@ private:
     const std::size_t tree_algorithm_ = *find_collective_algorithm("double_tree");
     const std::size_t nvls_algorithm_ = *find_collective_algorithm("nvls");
     std::vector<std::pair<topo::DeviceId, topo::DeviceId>> switch_of_;     // GPU -> its NVSwitch, sorted
-    std::vector<std::vector<std::uint32_t>> ring_orders_;  // by communicator
+    std::vector<std::vector<std::uint32_t>> ring_orders_;                  // by communicator
     std::vector<std::pair<std::uint32_t, std::uint32_t>> live_transfers_;  // flow owner slot -> (instance, transfer)
     std::vector<std::uint32_t> free_live_;
     std::vector<traces::OpId> ready_queue_;

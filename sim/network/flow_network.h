@@ -170,10 +170,10 @@ private:
     std::vector<std::uint8_t> fixed_;         // by flow slot
     std::vector<std::uint32_t> new_limit_;    // by flow slot: link that fixed it, or none (its own cap)
     std::vector<std::pair<double, std::uint32_t>> share_heap_;  // fill's heap of (fair share, link)
-    std::vector<std::uint32_t> check_links_;                     // links the consistency check visits
-    std::vector<std::uint32_t> check_mark_;                      // stamps, by link
+    std::vector<std::uint32_t> check_links_;                    // links the consistency check visits
+    std::vector<std::uint32_t> check_mark_;                     // stamps, by link
     std::uint32_t check_stamp_ = 0;
-    std::vector<std::uint32_t> by_cap_;       // component flows by cap
+    std::vector<std::uint32_t> by_cap_;  // component flows by cap
     std::vector<std::uint32_t> touched_links_;
     std::vector<std::uint32_t> utilization_mark_;  // epoch stamps, by link
 

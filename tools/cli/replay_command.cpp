@@ -117,8 +117,9 @@ void add_replay_command(CLI::App& app) {
         "Replay traces on a topology: native JSON, PyTorch profiler (Kineto) JSON per rank, Chakra .et per rank,\n"
         "or a SimAI / ASTRA-sim text workload (docs/formats.md).\n"
         "Example: clustersim replay worker*.pt.trace.json.gz --topology dgx1-v100 -o out/dlrm");
-    cmd->add_option("traces", options->traces,
-                    "Trace files: one native or text-workload file, or one Kineto / Chakra file per rank in rank order (.gz ok)")
+    cmd->add_option(
+           "traces", options->traces,
+           "Trace files: one native or text-workload file, or one Kineto / Chakra file per rank in rank order (.gz ok)")
         ->required()
         ->check(CLI::ExistingFile);
     cmd->add_option("--format", options->format, "Trace format")
