@@ -97,7 +97,9 @@ void add_collective_command(CLI::App& app) {
     cmd->add_option("--factor", o->factor, "Size multiplier between rows")
         ->capture_default_str()
         ->check(CLI::Range(1.0001, 1024.0));
-    cmd->add_option("--channels", o->channels, "Parallel flows per transfer (NCCL channels)")
+    cmd->add_option("--channels", o->channels,
+                    "NCCL channels: across switched nodes one ring or tree pair each, each on its own NIC; elsewhere "
+                    "parallel flows per transfer")
         ->capture_default_str()
         ->check(CLI::Range(1, 64));
     cmd->add_option("--network", o->network, "Network model")
