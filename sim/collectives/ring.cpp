@@ -66,11 +66,10 @@ public:
         const std::uint64_t total = r.kind == CollectiveKind::barrier ? 0 : r.bytes;
         // Across nodes, NCCL gives each channel its own ring: the same node order, but each node's segment
         // rotated so that every channel leaves and enters the nodes through different GPUs, and so through
-        // different NICs. One channel per ring here, each with its share of the buffer.
-        // Only where nodes are switched (any order inside a node is as cheap); elsewhere (DGX-1's NVLink mesh)
-        // the searched ring order matters, and the executor spreads each transfer over the channels instead.
-        // One ring per channel, up to one per GPU of the largest node (beyond that, or with one GPU per node, the
-        // rings would repeat: the executor then splits each transfer over the channels as elsewhere).
+        // different NICs; each ring carries its share of the buffer. Modelled on switched nodes (any order inside
+        // a node is as cheap), with at most one ring per GPU of the largest node (more would repeat). Elsewhere
+        // (DGX-1's NVLink mesh, where the searched order matters, or one GPU per node) there is one ring and the
+        // executor splits each transfer over the channels instead.
         const std::uint32_t largest = r.switched_nodes ? largest_node_segment(r, base) : 0;
         const bool per_channel = largest > 1;
         const auto rings = per_channel ? std::clamp<std::uint32_t>(r.channels, 1, largest) : 1U;
