@@ -1,10 +1,12 @@
 // Every registered collective algorithm: bytes conserved, times against closed forms on a switch (one DGX-H100
 // node: every GPU has its own 450 GB/s NVLink to the NVSwitch, 150 ns per hop), dependencies respected.
 #include <cstdlib>
+#include <set>
 
 #include <catch2/catch.hpp>
 
 #include "sim/collective_sweep.h"
+#include "sim/collectives/collective_algorithm.h"
 #include "tests/sim/replay_fixture.h"
 
 using namespace clustersim;
@@ -121,6 +123,41 @@ TEST_CASE("with 8 channels, ring and double tree cross nodes through all eight N
         REQUIRE(eight.bytes_on_network == 2ULL * 15 * s);
         const double speedup = static_cast<double>(one.timeline.makespan.count()) / eight.timeline.makespan.count();
         REQUIRE(speedup > (algorithm == "ring" ? 6.0 : 3.0));
+    }
+}
+
+TEST_CASE("per-channel rings and trees cross nodes rail-aligned, through every local GPU", "[sim][collectives]") {
+    // 2 switched nodes of 4 members (member m is local GPU m % 4 of node m / 4), 4 channels: every transfer that
+    // leaves a node goes to the same local index on the next node (one rail), and the crossings of all channels
+    // together use every local index. Without a switch (a mesh) the plan keeps one ring and never spreads.
+    for (const std::string name : {"ring", "double_tree"}) {
+        INFO(name);
+        const auto algorithm = sim::collective_algorithms()[*sim::find_collective_algorithm(name)].make();
+        sim::PlanRequest r;
+        r.members = 8;
+        r.bytes = 1 << 20;
+        r.channels = 4;
+        r.switched_nodes = true;
+        for (std::uint32_t m = 0; m < r.members; ++m) r.node_of.push_back(m / 4);
+        const auto plan = algorithm->plan(r);
+        REQUIRE(plan.channels_planned);
+        std::set<std::uint32_t> rails;
+        std::uint64_t bytes = 0;
+        for (const auto& t : plan.transfers()) {
+            bytes += t.bytes;
+            if (r.node_of[t.src] == r.node_of[t.dst]) continue;
+            REQUIRE(t.src % 4 == t.dst % 4);
+            rails.insert(t.src % 4);
+        }
+        REQUIRE(rails == std::set<std::uint32_t>{0, 1, 2, 3});
+        REQUIRE(bytes == 2ULL * (r.members - 1) * r.bytes);
+        r.switched_nodes = false;
+        const auto mesh = algorithm->plan(r);
+        REQUIRE_FALSE(mesh.channels_planned);
+        std::set<std::uint32_t> mesh_rails;
+        for (const auto& t : mesh.transfers())
+            if (r.node_of[t.src] != r.node_of[t.dst]) mesh_rails.insert(t.src % 4);
+        REQUIRE(mesh_rails.size() <= 2);
     }
 }
 
