@@ -63,7 +63,7 @@ traces::RankBreakdown analyze_rank(const traces::OpGraph& g, const traces::Timel
     b.push_back({tl.makespan, tracks, 0});
     std::sort(b.begin(), b.end());
     traces::RankBreakdown r;
-    r.rank = rank.value;
+    r.rank = g.job_rank(rank);
     r.iteration = tl.makespan;
     int active[tracks] = {};
     Time at{0};

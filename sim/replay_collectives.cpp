@@ -20,6 +20,10 @@ void ReplayEngine::arrive_collective(OpId id) {
     const traces::Op& op = g_.ops[id.index()];
     set_comm_active(op.rank, +1);  // the NCCL kernel is resident (and spinning) from its launch
     const std::uint32_t index = partner_[id.index()];
+    if (g_.comms[instances_[index].comm.index()].folded()) {
+        arrive_folded(id);
+        return;
+    }
     Instance& inst = instances_[index];
     if (!inst.planned) plan_instance(index, op);
     const auto& ranks = g_.comms[inst.comm.index()].ranks;
@@ -71,7 +75,9 @@ void ReplayEngine::plan_instance(std::uint32_t index, const traces::Op& op) {
         algorithm = find_collective_algorithm(g_.names[op.algorithm]);
     const std::size_t tree = tree_algorithm_, ring = *find_collective_algorithm("ring");
     if (options_.protocols && op.collective != traces::CollectiveKind::all_to_all) {
-        NcclTopologyInfo info = nccl_info(g_.comms[inst.comm.index()]);
+        std::vector<topo::DeviceId> gpus;
+        for (const traces::RankId r : ranks) gpus.push_back(gpu_of(r));
+        NcclTopologyInfo info = nccl_info(gpus);
         info.nvls = request.switch_reduction;
         std::optional<NcclAlgorithm> nccl_algorithm;
         if (algorithm == tree) {
@@ -81,7 +87,8 @@ void ReplayEngine::plan_instance(std::uint32_t index, const traces::Op& op) {
         } else if (algorithm) {
             nccl_algorithm = NcclAlgorithm::ring;
         }
-        const NcclEstimate choice = nccl_choose(op.collective, op.bytes, info, nccl_algorithm, options_.protocol);
+        const NcclEstimate choice = nccl_choose(op.collective, nccl_bytes(op.collective, op.bytes, info.ranks), info,
+                                                nccl_algorithm, options_.protocol);
         if (!algorithm) {
             algorithm = choice.algorithm == NcclAlgorithm::tree   ? tree
                         : choice.algorithm == NcclAlgorithm::nvls ? nvls_algorithm_
@@ -190,14 +197,14 @@ topo::DeviceId ReplayEngine::node_switch(topo::DeviceId gpu) {
     return found;
 }
 
-NcclTopologyInfo ReplayEngine::nccl_info(const traces::Communicator& comm) {
+NcclTopologyInfo ReplayEngine::nccl_info(std::span<const topo::DeviceId> gpus) {
     NcclTopologyInfo info;
-    info.ranks = static_cast<std::uint32_t>(comm.ranks.size());
+    info.ranks = static_cast<std::uint32_t>(gpus.size());
     std::vector<std::int32_t> nodes;
-    for (const traces::RankId r : comm.ranks) nodes.push_back(cluster_.device(gpu_of(r)).node);
+    for (const topo::DeviceId gpu : gpus) nodes.push_back(cluster_.device(gpu).node);
     std::sort(nodes.begin(), nodes.end());
     info.nodes = static_cast<std::uint32_t>(std::unique(nodes.begin(), nodes.end()) - nodes.begin());
-    const topo::DeviceId first = gpu_of(comm.ranks.front());
+    const topo::DeviceId first = gpus.front();
     const topo::GpuSpec& spec = cluster_.gpu_spec(first);
     info.arch = spec.name.rfind("V100", 0) == 0 ? GpuArch::volta
                 : spec.name.rfind("H", 0) == 0  ? GpuArch::hopper
@@ -213,24 +220,26 @@ NcclTopologyInfo ReplayEngine::nccl_info(const traces::Communicator& comm) {
         fastest = std::max(fastest, cluster_.link(l).bandwidth_bytes_per_s);
     info.intra_bw_gbps = (info.nvlink ? spec.nvlink_bandwidth_bytes_per_s : fastest) / 1e9;
     info.inter_bw_gbps = info.intra_bw_gbps;
-    for (const traces::RankId r : comm.ranks) {
-        const topo::DeviceId other = gpu_of(r);
+    for (const topo::DeviceId other : gpus) {
         if (cluster_.device(other).node == cluster_.device(first).node) continue;
-        route_scratch_.clear();
-        net_.router().route(first, other, 0, route_scratch_);
-        double bottleneck = INFINITY;
-        for (const topo::LinkId l : route_scratch_)
-            bottleneck = std::min(bottleneck, cluster_.link(l).bandwidth_bytes_per_s);
         // On switched nodes each channel's ring crosses nodes through its own GPU and NIC (ring.cpp): up to one
         // per GPU of a node.
         std::uint32_t per_node = 0;
-        for (const traces::RankId q : comm.ranks)
-            per_node += cluster_.device(gpu_of(q)).node == cluster_.device(first).node;
+        for (const topo::DeviceId q : gpus) per_node += cluster_.device(q).node == cluster_.device(first).node;
         const std::uint32_t nics = node_switch(first).valid() ? std::min(info.channels, per_node) : 1;
-        info.inter_bw_gbps = bottleneck * nics / 1e9;
+        info.inter_bw_gbps = route_bottleneck(first, other) * nics / 1e9;
         break;
     }
     return info;
+}
+
+double ReplayEngine::route_bottleneck(topo::DeviceId from, topo::DeviceId to) {
+    route_scratch_.clear();
+    net_.router().route(from, to, 0, route_scratch_);
+    double bottleneck = INFINITY;
+    for (const topo::LinkId l : route_scratch_)
+        bottleneck = std::min(bottleneck, cluster_.link(l).bandwidth_bytes_per_s);
+    return bottleneck;
 }
 
 double ReplayEngine::route_efficiency(std::span<const topo::LinkId> route) const {

@@ -23,15 +23,20 @@ ReplayEngine::ReplayEngine(const traces::OpGraph& graph, const topo::Cluster& cl
 
 void ReplayEngine::setup() {
     const auto& gpus = cluster_.gpus();
-    if (g_.rank_count > gpus.size())
-        throw engine::InputError(fmt::format("the trace has {} ranks but the topology '{}' has only {} GPUs",
-                                             g_.rank_count, cluster_.description, gpus.size()));
+    if (g_.job_size() > gpus.size())
+        throw engine::InputError(
+            g_.job_ranks.empty()
+                ? fmt::format("the trace has {} ranks but the topology '{}' has only {} GPUs", g_.rank_count,
+                              cluster_.description, gpus.size())
+                : fmt::format("the job has {} ranks ({} simulated) but the topology '{}' has only {} GPUs",
+                              g_.job_size(), g_.rank_count, cluster_.description, gpus.size()));
     if (!options_.rank_to_gpu.empty() && options_.rank_to_gpu.size() != g_.rank_count)
         throw engine::InputError(
             fmt::format("rank mapping lists {} GPUs for {} ranks", options_.rank_to_gpu.size(), g_.rank_count));
     std::vector<std::uint8_t> used(gpus.size(), 0);
     for (std::uint32_t r = 0; r < g_.rank_count; ++r) {
-        const std::uint32_t gpu = options_.rank_to_gpu.empty() ? r : options_.rank_to_gpu[r];
+        const std::uint32_t gpu =
+            options_.rank_to_gpu.empty() ? g_.job_rank(traces::RankId{r}) : options_.rank_to_gpu[r];
         if (gpu >= gpus.size())
             throw engine::InputError(
                 fmt::format("rank {} mapped to GPU {}, but there are {} GPUs", r, gpu, gpus.size()));
@@ -259,6 +264,8 @@ ReplayResult ReplayEngine::run() {
                 on_flow(event.flow);
             else if (event.flow.valid())
                 on_drained(event.flow);
+        } else if (e.kind == to_u16(EventKind::folded_done)) {
+            finish_folded(e.target);
         } else {
             CLUSTERSIM_CHECK(e.kind == to_u16(EventKind::compute_done), "unknown event kind {}", e.kind);
             const std::uint32_t s = timer_stream_[e.target];

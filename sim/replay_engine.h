@@ -59,7 +59,11 @@ private:
     void arrive_p2p(traces::OpId op);
     void start_copy(traces::OpId op);
     void plan_instance(std::uint32_t instance, const traces::Op& op);
-    [[nodiscard]] NcclTopologyInfo nccl_info(const traces::Communicator& comm);
+    [[nodiscard]] NcclTopologyInfo nccl_info(std::span<const topo::DeviceId> gpus);
+    [[nodiscard]] double route_bottleneck(topo::DeviceId from, topo::DeviceId to);
+    void arrive_folded(traces::OpId op);
+    [[nodiscard]] engine::Time folded_duration(const traces::Op& op, std::uint32_t instance);
+    void finish_folded(std::uint32_t instance);
     [[nodiscard]] double route_efficiency(std::span<const topo::LinkId> route) const;
     topo::DeviceId node_switch(topo::DeviceId gpu);
     const std::vector<std::uint32_t>& ring_order(traces::CommId comm);
@@ -105,7 +109,9 @@ private:
     std::vector<topo::LinkId> route_scratch_;
     const std::size_t tree_algorithm_ = *find_collective_algorithm("double_tree");
     const std::size_t nvls_algorithm_ = *find_collective_algorithm("nvls");
-    std::vector<std::pair<topo::DeviceId, topo::DeviceId>> switch_of_;     // GPU -> its NVSwitch, sorted
+    std::vector<std::pair<topo::DeviceId, topo::DeviceId>> switch_of_;  // GPU -> its NVSwitch, sorted
+    // Folded collectives' durations, by (communicator, kind, bytes): every call of the same shape costs the same.
+    std::vector<std::pair<std::array<std::uint64_t, 3>, engine::Time>> folded_durations_;
     std::vector<std::vector<std::uint32_t>> ring_orders_;                  // by communicator
     std::vector<std::pair<std::uint32_t, std::uint32_t>> live_transfers_;  // flow owner slot -> (instance, transfer)
     std::vector<std::uint32_t> free_live_;

@@ -161,8 +161,13 @@ void write_outputs(const Scenario& scenario, const RunResult& result, const std:
         options.max_link_counters = scenario.outputs.link_counters;
         const auto& gpus = scenario.cluster.gpus();
         for (std::uint32_t r = 0; r < scenario.graph.rank_count; ++r) {
-            const std::uint32_t gpu = scenario.options.rank_to_gpu.empty() ? r : scenario.options.rank_to_gpu[r];
-            options.rank_labels.push_back(scenario.cluster.device(gpus[gpu]).name);
+            const traces::RankId rank{r};
+            const std::uint32_t gpu =
+                scenario.options.rank_to_gpu.empty() ? scenario.graph.job_rank(rank) : scenario.options.rank_to_gpu[r];
+            const std::string& name = scenario.cluster.device(gpus[gpu]).name;
+            options.rank_labels.push_back(scenario.graph.job_ranks.empty()
+                                              ? name
+                                              : fmt::format("job rank {}, {}", scenario.graph.job_rank(rank), name));
         }
         engine::write_file_atomically(out / "timeline.json",
                                       traces::perfetto_json(scenario.graph, result.replay.timeline, options));

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "engine/atomic_file.h"
@@ -56,6 +57,17 @@ public:
 private:
     std::string file_;
 };
+
+std::vector<std::uint32_t> unsigned_list(const Reader& r, const json& v, const std::string& path) {
+    if (!v.is_array()) r.fail(path, "expected a list of ranks");
+    std::vector<std::uint32_t> out;
+    for (std::size_t k = 0; k < v.size(); ++k) {
+        const std::uint64_t x = r.unsigned_at(v[k], fmt::format("{}[{}]", path, k));
+        if (x > UINT32_MAX) r.fail(fmt::format("{}[{}]", path, k), "rank out of range");
+        out.push_back(static_cast<std::uint32_t>(x));
+    }
+    return out;
+}
 
 void read_op(const Reader& r, const json& j, const std::string& path, OpGraph& g, std::vector<OpId>& deps) {
     static const std::vector<std::string> allowed = {"id",    "rank",  "stream", "name",        "kind", "class",
@@ -133,6 +145,10 @@ OpGraph parse_native_trace(const std::string& text, const std::string& name) {
     g.source = name;
     g.rank_count = static_cast<std::uint32_t>(r.unsigned_at(r.member(doc, "", "ranks"), "ranks"));
     if (doc.contains("traced_gpu")) g.traced_gpu = r.string_at(doc["traced_gpu"], "traced_gpu");
+    if (doc.contains("job_ranks")) {
+        g.job_ranks = unsigned_list(r, doc["job_ranks"], "job_ranks");
+        g.job_rank_count = static_cast<std::uint32_t>(r.unsigned_at(r.member(doc, "", "job_size"), "job_size"));
+    }
     if (doc.contains("traced_iteration_ps"))
         g.traced_iteration =
             engine::Time{static_cast<std::int64_t>(r.unsigned_at(doc["traced_iteration_ps"], "traced_iteration_ps"))};
@@ -147,6 +163,8 @@ OpGraph parse_native_trace(const std::string& text, const std::string& name) {
         for (std::size_t k = 0; k < ranks.size(); ++k)
             c.ranks.push_back(
                 RankId{static_cast<std::uint32_t>(r.unsigned_at(ranks[k], fmt::format("{}.ranks[{}]", path, k)))});
+        if (comms[i].contains("job_members"))
+            c.job_members = unsigned_list(r, comms[i]["job_members"], path + ".job_members");
         g.comms.push_back(std::move(c));
     }
     const json& streams = r.member(doc, "", "streams");
@@ -174,12 +192,16 @@ std::string native_trace_text(const OpGraph& g) {
     if (g.traced_iteration.count() >= 0)
         out += fmt::format(" \"traced_iteration_ps\": {},", g.traced_iteration.count());
     if (!g.traced_gpu.empty()) out += fmt::format(" \"traced_gpu\": {},", json_string(g.traced_gpu));
+    if (!g.job_ranks.empty())
+        out += fmt::format(" \"job_size\": {}, \"job_ranks\": [{}],", g.job_rank_count, fmt::join(g.job_ranks, ", "));
     out += "\n\"communicators\": [";
     for (std::size_t i = 0; i < g.comms.size(); ++i) {
         out += fmt::format("{}\n  {{\"name\": {}, \"ranks\": [", i ? "," : "", json_string(g.comms[i].name));
         for (std::size_t k = 0; k < g.comms[i].ranks.size(); ++k)
             out += fmt::format("{}{}", k ? ", " : "", g.comms[i].ranks[k].value);
-        out += "]}";
+        out += "]";
+        if (g.comms[i].folded()) out += fmt::format(", \"job_members\": [{}]", fmt::join(g.comms[i].job_members, ", "));
+        out += "}";
     }
     out += "],\n\"streams\": [";
     for (std::size_t i = 0; i < g.streams.size(); ++i)

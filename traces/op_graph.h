@@ -86,6 +86,11 @@ struct Stream {
 struct Communicator {
     std::string name;
     std::vector<RankId> ranks;  // in communicator order (ring order for ring algorithms)
+    /// Folded communicator (symmetry reduction, see OpGraph::job_ranks): every member by job rank, including
+    /// those not simulated, whose part of each collective mirrors the simulated members'. Empty: `ranks` is the
+    /// whole communicator.
+    std::vector<std::uint32_t> job_members;
+    [[nodiscard]] bool folded() const { return !job_members.empty(); }
     bool operator==(const Communicator&) const = default;
 };
 
@@ -103,6 +108,16 @@ public:
     engine::Time traced_iteration{-1};
     /// The GPU the trace was recorded on, as the profiler named it ("" when unknown).
     std::string traced_gpu;
+    /// Symmetry reduction: the job has `job_rank_count` ranks, of which only `rank_count` are simulated (the
+    /// others behave like them); simulated rank r is job rank job_ranks[r] and runs on that GPU. Empty: every
+    /// rank is simulated and rank r is job rank r.
+    std::vector<std::uint32_t> job_ranks;
+    std::uint32_t job_rank_count = 0;  // 0 when not reduced
+
+    [[nodiscard]] std::uint32_t job_size() const { return job_ranks.empty() ? rank_count : job_rank_count; }
+    [[nodiscard]] std::uint32_t job_rank(RankId rank) const {
+        return job_ranks.empty() ? rank.value : job_ranks[rank.index()];
+    }
 
     /// Adds a stream named `name` to `rank` (or returns the existing one).
     StreamId stream(RankId rank, std::string_view name);

@@ -17,8 +17,42 @@ namespace {
     throw engine::InputError(engine::SourceLocation{g.source}, message);
 }
 
+void check_job_ranks(const OpGraph& g) {
+    if (g.job_ranks.empty()) {
+        if (g.job_rank_count != 0 && g.job_rank_count != g.rank_count)
+            reject(g, fmt::format("the job has {} ranks but no job rank is given for the {} simulated ones",
+                                  g.job_rank_count, g.rank_count));
+        return;
+    }
+    if (g.job_ranks.size() != g.rank_count)
+        reject(g, fmt::format("{} job ranks given for {} simulated ranks", g.job_ranks.size(), g.rank_count));
+    auto sorted = g.job_ranks;
+    std::sort(sorted.begin(), sorted.end());
+    if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
+        reject(g, "two simulated ranks are the same job rank");
+    if (sorted.back() >= g.job_rank_count)
+        reject(g, fmt::format("job rank {} does not exist: the job has {} ranks", sorted.back(), g.job_rank_count));
+}
+
+void check_folded(const OpGraph& g, const Communicator& c) {
+    // A folded communicator lists its whole membership by job rank; its simulated members are among them.
+    auto members = c.job_members;
+    std::sort(members.begin(), members.end());
+    if (std::adjacent_find(members.begin(), members.end()) != members.end())
+        reject(g, fmt::format("communicator '{}' lists a job rank twice", c.name));
+    if (members.back() >= g.job_size())
+        reject(g, fmt::format("communicator '{}' names job rank {}, but the job has {} ranks", c.name, members.back(),
+                              g.job_size()));
+    for (const RankId r : c.ranks) {
+        if (!std::binary_search(members.begin(), members.end(), g.job_rank(r)))
+            reject(g, fmt::format("communicator '{}': rank {} (job rank {}) is not among its job members", c.name,
+                                  r.value, g.job_rank(r)));
+    }
+}
+
 void check_ids(const OpGraph& g) {
     if (g.rank_count == 0) reject(g, "the trace has no ranks");
+    check_job_ranks(g);
     for (std::size_t s = 0; s < g.streams.size(); ++s) {
         if (g.streams[s].rank.value >= g.rank_count)
             reject(g, fmt::format("stream {} '{}' belongs to rank {}, but there are {} ranks", s, g.streams[s].name,
@@ -35,6 +69,7 @@ void check_ids(const OpGraph& g) {
         std::sort(sorted.begin(), sorted.end());
         if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
             reject(g, fmt::format("communicator '{}' lists a rank twice", c.name));
+        if (c.folded()) check_folded(g, c);
     }
     for (std::size_t i = 0; i < g.ops.size(); ++i) {
         const Op& op = g.ops[i];

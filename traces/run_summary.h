@@ -13,11 +13,11 @@ namespace clustersim::traces {
 /// Where one rank's iteration time went. compute + exposed_communication + peer_wait + dependency_wait +
 /// finished_early + idle_other == iteration (each instant is counted once, in that order of precedence).
 struct RankBreakdown {
-    std::uint32_t rank = 0;
-    engine::Time iteration{};              // makespan of the whole job
-    engine::Time compute{};                // some compute kernel running
-    engine::Time communication{};          // some transfer of this rank in progress (overlapped or not)
-    engine::Time overlap{};                // compute and a transfer at once
+    std::uint32_t rank = 0;        // the job rank (with symmetry reduction, not the index among simulated ranks)
+    engine::Time iteration{};      // makespan of the whole job
+    engine::Time compute{};        // some compute kernel running
+    engine::Time communication{};  // some transfer of this rank in progress (overlapped or not)
+    engine::Time overlap{};        // compute and a transfer at once
     engine::Time exposed_communication{};  // a transfer and no compute
     engine::Time network_wait{};           // part of exposed communication lost to contention
     engine::Time peer_wait{};              // inside a collective, waiting for its members to arrive

@@ -67,6 +67,10 @@ double nccl_wire_factor(NcclProtocol p) {
     return 1.0;
 }
 
+std::uint64_t nccl_bytes(CollectiveKind kind, std::uint64_t bytes, std::uint32_t ranks) {
+    return kind == CollectiveKind::all_gather ? bytes * std::max<std::uint32_t>(1, ranks) : bytes;
+}
+
 std::optional<NcclEstimate> nccl_estimate(CollectiveKind kind, std::uint64_t bytes, NcclAlgorithm a, NcclProtocol p,
                                           const NcclTopologyInfo& info) {
     if (a == NcclAlgorithm::tree && kind != CollectiveKind::all_reduce) return std::nullopt;

@@ -42,6 +42,10 @@ struct NcclEstimate {
     double bus_bw_gbps = 0;
 };
 
+/// The size NCCL's model takes for a call with a per-rank buffer of `bytes`: clustersim's all-gather size is each
+/// rank's contribution, NCCL's its whole output (x ranks); the other kinds agree.
+std::uint64_t nccl_bytes(traces::CollectiveKind kind, std::uint64_t bytes, std::uint32_t ranks);
+
 /// NCCL's predicted time for one pair; nullopt when NCCL has no such pair for the collective (tree is for
 /// all-reduce only).
 std::optional<NcclEstimate> nccl_estimate(traces::CollectiveKind kind, std::uint64_t bytes, NcclAlgorithm algorithm,

@@ -24,6 +24,7 @@ struct ReplayCliOptions {
     std::uint32_t world_size = 0;
     int iteration = -1;
     bool drop_gaps = false;
+    std::uint32_t replicas = 0;
     std::string gpu;       // what-if: retarget measured kernel times to this GPU
     std::string from_gpu;  // the traced GPU when the trace does not say
     std::string topology;
@@ -45,7 +46,13 @@ void run_replay(const ReplayCliOptions& o) {
     import.world_size = o.world_size;
     if (o.iteration >= 0) import.iteration = o.iteration;
     import.keep_gaps = !o.drop_gaps;
+    import.replicas = o.replicas;
     s.graph = traces::import_traces(o.traces, import);
+    if (!s.graph.job_ranks.empty())
+        std::printf(
+            "symmetry reduction: simulating %u of the job's %u ranks; collectives reaching the others are "
+            "timed by the cost model (docs/models.md)\n\n",
+            s.graph.rank_count, s.graph.job_size());
     const std::string format = o.format == "auto" ? traces::detect_trace_format(first) : o.format;
     s.workload_description = fmt::format("{} trace {}{}", format, first,
                                          o.traces.size() > 1 ? fmt::format(" (+{} files)", o.traces.size() - 1) : "");
@@ -129,6 +136,10 @@ void add_replay_command(CLI::App& app) {
         "--world-size", options->world_size,
         "Ranks of the job (default: the traces' distributedInfo); ranks without a file replay the first file's ops");
     cmd->add_option("--iteration", options->iteration, "ProfilerStep#N to import (default: the first)");
+    cmd->add_option("--replicas", options->replicas,
+                    "Text workloads: data-parallel replicas to simulate; the others are folded by symmetry, their "
+                    "collectives timed by the cost model (default: all, or 1 when the job exceeds 20 M ops)")
+        ->check(CLI::PositiveNumber);
     cmd->add_flag("--drop-gaps", options->drop_gaps,
                   "Drop the host's gaps between kernels (what if launches were free)");
     cmd->add_option("--gpu", options->gpu, "What-if: also replay with kernel times retargeted to this GPU (e.g. H100)");

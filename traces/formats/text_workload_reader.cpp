@@ -1,8 +1,9 @@
 // Text workload expansion. Ranks are laid out with tensor parallelism fastest, then data, then pipeline
 // (Megatron's order): rank = stage x (dp x tp) + replica x tp + t. Each iteration, per micro-batch (ga of them):
 // forward through the layers (pipeline stages receive activations first and send them on after), then backward
-// in reverse (input gradient, then weight gradient); the weight-gradient collectives of the last micro-batch run
-// on their own stream, overlapping the rest of the backward, and each layer's update waits for its collective.
+// in reverse (input gradient, then weight gradient); the weight-gradient collectives run on their own stream,
+// overlapping the rest of the backward, and each layer's update waits for its collective. When the job is too
+// large to expand whole, only the first data-parallel replicas are simulated and the others folded by symmetry.
 #include "traces/formats/text_workload_reader.h"
 
 #include <array>
@@ -54,6 +55,46 @@ std::vector<std::string> words(const std::string& line) {
     return out;
 }
 
+// Same layer and communication (compute times may differ between micro-batches: AICB's first one does).
+bool same_layer(const Layer& a, const Layer& b) {
+    for (std::size_t p = 0; p < 3; ++p) {
+        if (a.phases[p].comm != b.phases[p].comm || a.phases[p].bytes != b.phases[p].bytes) return false;
+    }
+    return a.name == b.name;
+}
+
+// Which lines make up each micro-batch. AICB writes every micro-batch out: its generator repeats the model's
+// layers `ga` times between iteration-level lines (gradient synchronisation before, loss and optimizer after);
+// ASTRA-sim lists the layers once and each micro-batch runs them all.
+struct MicroBatchLayout {
+    std::size_t prefix = 0;  // iteration-level lines before the micro-batches (unrolled only)
+    std::size_t block = 0;   // lines per micro-batch
+    std::size_t suffix = 0;  // first iteration-level line after the micro-batches (unrolled only)
+    std::uint32_t micro_batches = 1;
+    bool unrolled = false;
+    [[nodiscard]] std::size_t first(std::uint32_t mb) const { return unrolled ? prefix + mb * block : 0; }
+    [[nodiscard]] std::size_t last(std::uint32_t mb) const { return unrolled ? prefix + (mb + 1) * block : block; }
+};
+
+// The unrolled layout covering the most lines with `ga` equal blocks (ties: the earliest), if there is one.
+MicroBatchLayout micro_batch_layout(const std::vector<Layer>& layers, std::uint32_t ga) {
+    const std::size_t n = layers.size();
+    MicroBatchLayout best{0, n, n, ga, false};
+    for (std::size_t prefix = 0; ga > 1 && prefix < n; ++prefix) {
+        for (std::size_t block = (n - prefix) / ga; block > 0 && block * ga > best.block * ga * best.unrolled;
+             --block) {
+            bool repeats = true;
+            for (std::size_t k = prefix + block; k < prefix + ga * block && repeats; ++k)
+                repeats = same_layer(layers[k], layers[k - block]);
+            if (repeats) {
+                best = MicroBatchLayout{prefix, block, prefix + ga * block, ga, true};
+                break;
+            }
+        }
+    }
+    return best;
+}
+
 }  // namespace
 
 bool looks_like_text_workload(const std::string& text) {
@@ -61,6 +102,16 @@ bool looks_like_text_workload(const std::string& text) {
     if (first.empty()) return false;
     for (const char* k : kinds) {
         if (first[0] == k) return true;
+    }
+    return false;
+}
+
+bool looks_like_simai_workload(const std::string& text) {
+    if (!looks_like_text_workload(text)) return false;
+    for (const std::string& w : words(text.substr(0, text.find('\n')))) {
+        for (const char* key : {"all_gpus:", "ep:", "pp:", "vpp:", "ga:", "pp_comm"}) {
+            if (w == key) return true;
+        }
     }
     return false;
 }
@@ -149,39 +200,65 @@ OpGraph read_text_workload(const std::string& path, const TextWorkloadOptions& o
         fail(1, fmt::format("{} ranks do not split into tensor groups of {} and {} pipeline stages", world, tp, h.pp));
     const std::uint32_t dp = world / (tp * h.pp);
     const std::uint32_t ep = dp % h.ep == 0 ? h.ep : 1;
+    const MicroBatchLayout layout = micro_batch_layout(layers, h.ga);
+    // Symmetry reduction: simulate the first `replicas` data-parallel replicas (all stages, all tensor ranks).
+    std::uint32_t replicas = options.replicas ? std::min(options.replicas, dp) : dp;
+    const std::uint64_t ops_per_rank = 6 * (layout.unrolled ? layers.size() : std::uint64_t{h.ga} * layers.size());
+    if (options.replicas == 0 && ops_per_rank * world > options.max_ops) replicas = 1;
 
     OpGraph g;
-    g.rank_count = world;
+    g.rank_count = replicas * tp * h.pp;
     g.source = path;
     auto rank_of = [&](std::uint32_t stage, std::uint32_t replica, std::uint32_t t) {
-        return RankId{stage * dp * tp + replica * tp + t};
+        return RankId{stage * replicas * tp + replica * tp + t};
     };
-    // The communicator of a collective type for rank (stage, replica, t): its suffix or the phase picks the group.
+    auto job_rank_of = [&](std::uint32_t stage, std::uint32_t replica, std::uint32_t t) {
+        return stage * dp * tp + replica * tp + t;
+    };
+    if (replicas < dp) {
+        g.job_rank_count = world;
+        for (std::uint32_t stage = 0; stage < h.pp; ++stage)
+            for (std::uint32_t replica = 0; replica < replicas; ++replica)
+                for (std::uint32_t t = 0; t < tp; ++t) g.job_ranks.push_back(job_rank_of(stage, replica, t));
+    }
+    // The communicator of a collective type for rank (stage, replica, t): its suffix or the phase picks the group;
+    // members are (stage, replica, t) triples, simulated when the replica is. A group with members outside the
+    // simulated replicas is folded: it keeps its whole membership by job rank.
     auto group = [&](const std::string& type, std::size_t phase, std::uint32_t stage, std::uint32_t replica,
                      std::uint32_t t) {
-        std::vector<RankId> members;
+        std::vector<std::array<std::uint32_t, 3>> members;
         std::string name;
         const bool dp_ep = type.find("_DP_EP") != std::string::npos;
         const bool ep_only = !dp_ep && type.find("_EP") != std::string::npos;
         const bool model = (phase < 2 && hybrid) || h.kind == "MODEL";
         if (ep_only) {
             const std::uint32_t block = replica / ep;
-            for (std::uint32_t d = block * ep; d < (block + 1) * ep; ++d) members.push_back(rank_of(stage, d, t));
+            for (std::uint32_t d = block * ep; d < (block + 1) * ep; ++d) members.push_back({stage, d, t});
             name = fmt::format("ep.s{}.b{}.t{}", stage, block, t);
         } else if (dp_ep) {
-            for (std::uint32_t d = replica % ep; d < dp; d += ep) members.push_back(rank_of(stage, d, t));
+            for (std::uint32_t d = replica % ep; d < dp; d += ep) members.push_back({stage, d, t});
             name = fmt::format("dp_ep.s{}.r{}.t{}", stage, replica % ep, t);
         } else if (model) {
-            for (std::uint32_t k = 0; k < tp; ++k) members.push_back(rank_of(stage, replica, k));
+            for (std::uint32_t k = 0; k < tp; ++k) members.push_back({stage, replica, k});
             name = fmt::format("tp.s{}.d{}", stage, replica);
         } else if (h.kind == "DATA" || h.kind == "MICRO" || h.kind == "HYBRID_DLRM" || h.kind == "MODEL") {
-            for (std::uint32_t r = 0; r < world; ++r) members.push_back(RankId{r});
+            for (std::uint32_t s = 0; s < h.pp; ++s)
+                for (std::uint32_t d = 0; d < dp; ++d)
+                    for (std::uint32_t k = 0; k < tp; ++k) members.push_back({s, d, k});
             name = "world";
         } else {
-            for (std::uint32_t d = 0; d < dp; ++d) members.push_back(rank_of(stage, d, t));
+            for (std::uint32_t d = 0; d < dp; ++d) members.push_back({stage, d, t});
             name = fmt::format("dp.s{}.t{}", stage, t);
         }
-        return g.communicator(name, members);
+        std::vector<RankId> simulated;
+        std::vector<std::uint32_t> job;
+        for (const auto& [s, d, k] : members) {
+            if (d < replicas) simulated.push_back(rank_of(s, d, k));
+            job.push_back(job_rank_of(s, d, k));
+        }
+        const CommId c = g.communicator(name, simulated);
+        if (simulated.size() < members.size()) g.comms[c.index()].job_members = std::move(job);
+        return c;
     };
     auto collective_kind = [&](const std::string& type, int line) -> std::optional<CollectiveKind> {
         if (type == "NONE") return std::nullopt;
@@ -198,7 +275,7 @@ OpGraph read_text_workload(const std::string& path, const TextWorkloadOptions& o
         return std::nullopt;
     };
     for (std::uint32_t stage = 0; stage < h.pp; ++stage) {
-        for (std::uint32_t replica = 0; replica < dp; ++replica) {
+        for (std::uint32_t replica = 0; replica < replicas; ++replica) {
             for (std::uint32_t t = 0; t < tp; ++t) {
                 const RankId r = rank_of(stage, replica, t);
                 const StreamId compute = g.stream(r, "compute"), comm = g.stream(r, "dp");
@@ -219,6 +296,11 @@ OpGraph read_text_workload(const std::string& path, const TextWorkloadOptions& o
                     op.collective = *kind;
                     op.bytes = ph.bytes;
                     op.comm = group(ph.comm, p, stage, replica, t);
+                    if (options.simai && op.collective == CollectiveKind::all_gather) {
+                        const Communicator& c = g.comms[op.comm.index()];
+                        const std::uint64_t n = c.folded() ? c.job_members.size() : c.ranks.size();
+                        op.bytes = (ph.bytes + n - 1) / n;  // SimAI sizes the output; clustersim each rank's part
+                    }
                     return g.add(op, deps);
                 };
                 auto pipeline_transfer = [&](OpKind kind, std::uint32_t peer_stage, const std::string& name,
@@ -232,37 +314,54 @@ OpGraph read_text_workload(const std::string& path, const TextWorkloadOptions& o
                     return g.add(op, deps);
                 };
                 std::vector<OpId> wg_comm(layers.size(), OpId::invalid());
-                for (std::uint32_t mb = 0; mb < h.ga; ++mb) {
+                // Forward through layers [first, last): compute, then its collective; the first waits for `before`.
+                auto forward = [&](std::size_t first, std::size_t last, std::vector<OpId> before) {
+                    OpId out;
+                    for (std::size_t k = first; k < last; ++k) {
+                        const Layer& l = layers[k];
+                        out = add_compute(l.name + " fwd", l.phases[0].compute, before);
+                        before.clear();
+                        if (const OpId c = add_collective(l, 0, compute, {}); c.valid()) out = c;
+                    }
+                    return out;
+                };
+                // Backward through layers [first, last) in reverse; with `sync`, the weight-gradient collectives
+                // run on their own stream.
+                auto backward = [&](std::size_t first, std::size_t last, std::vector<OpId> before, bool sync) {
+                    OpId out;
+                    for (std::size_t k = last; k-- > first;) {
+                        const Layer& l = layers[k];
+                        out = add_compute(l.name + " ig", l.phases[1].compute, before);
+                        before.clear();
+                        if (const OpId c = add_collective(l, 1, compute, {}); c.valid()) out = c;
+                        out = add_compute(l.name + " wg", l.phases[2].compute);
+                        if (sync) wg_comm[k] = add_collective(l, 2, comm, {out});
+                    }
+                    return out;
+                };
+                forward(0, layout.prefix, {});
+                for (std::uint32_t mb = 0; mb < layout.micro_batches; ++mb) {
                     std::vector<OpId> before;
                     if (stage > 0)
                         before.push_back(
                             pipeline_transfer(OpKind::recv, stage - 1, fmt::format("recv act mb{}", mb), {}));
-                    OpId last;
-                    for (const Layer& l : layers) {
-                        last = add_compute(l.name + " fwd", l.phases[0].compute, before);
-                        before.clear();
-                        if (const OpId c = add_collective(l, 0, compute, {}); c.valid()) last = c;
-                    }
+                    const OpId last = forward(layout.first(mb), layout.last(mb), std::move(before));
                     if (stage + 1 < h.pp)
                         pipeline_transfer(OpKind::send, stage + 1, fmt::format("send act mb{}", mb), {last});
                 }
-                for (std::uint32_t mb = 0; mb < h.ga; ++mb) {
+                forward(layout.suffix, layers.size(), {});
+                backward(layout.suffix, layers.size(), {}, true);
+                for (std::uint32_t mb = 0; mb < layout.micro_batches; ++mb) {
                     std::vector<OpId> before;
                     if (stage + 1 < h.pp)
                         before.push_back(
                             pipeline_transfer(OpKind::recv, stage + 1, fmt::format("recv grad mb{}", mb), {}));
-                    OpId last;
-                    for (std::size_t k = layers.size(); k-- > 0;) {
-                        const Layer& l = layers[k];
-                        last = add_compute(l.name + " ig", l.phases[1].compute, before);
-                        before.clear();
-                        if (const OpId c = add_collective(l, 1, compute, {}); c.valid()) last = c;
-                        last = add_compute(l.name + " wg", l.phases[2].compute);
-                        if (mb + 1 == h.ga) wg_comm[k] = add_collective(l, 2, comm, {last});
-                    }
+                    const bool sync = layout.unrolled || mb + 1 == layout.micro_batches;
+                    const OpId last = backward(layout.first(mb), layout.last(mb), std::move(before), sync);
                     if (stage > 0)
                         pipeline_transfer(OpKind::send, stage - 1, fmt::format("send grad mb{}", mb), {last});
                 }
+                backward(0, layout.prefix, {}, true);
                 for (std::size_t k = 0; k < layers.size(); ++k) {
                     if (layers[k].update.count() == 0) continue;
                     std::vector<OpId> deps;

@@ -13,11 +13,20 @@ namespace clustersim::traces {
 struct TextWorkloadOptions {
     std::uint32_t world_size = 0;  // 0: the header's all_gpus
     engine::Time time_unit{1000};  // one compute-time unit: 1 ns (SimAI's ns; ASTRA-sim's cycles at 1 GHz)
+    /// Data-parallel replicas to simulate; the others are folded by symmetry (OpGraph::job_ranks). 0: all of
+    /// them, or one when the whole job would expand to more than `max_ops` ops.
+    std::uint32_t replicas = 0;
+    /// SimAI / AICB conventions: an all-gather's size is its whole output (SimAI's busbw convention), not each
+    /// rank's input (ASTRA-sim's).
+    bool simai = false;
+    std::uint64_t max_ops = 20'000'000;
 };
 
 OpGraph read_text_workload(const std::string& path, const TextWorkloadOptions& options);
 
 /// Whether `text` (the start of a file) looks like a text workload (its first word names a parallelism).
 bool looks_like_text_workload(const std::string& text);
+/// Whether a text workload's header has keys only SimAI / AICB write (all_gpus, ep, pp, vpp, ga, pp_comm).
+bool looks_like_simai_workload(const std::string& text);
 
 }  // namespace clustersim::traces

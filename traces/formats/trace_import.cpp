@@ -22,7 +22,8 @@ std::string detect_trace_format(const std::string& path) {
     if (head.find("clustersim-trace") != std::string::npos) return "native";
     if (looks_like_kineto(head)) return "kineto";
     if (looks_like_chakra(head)) return "chakra";
-    if (looks_like_text_workload(head)) return "simai";
+    if (looks_like_simai_workload(head)) return "simai";
+    if (looks_like_text_workload(head)) return "astra-text";
     return "native";
 }
 
@@ -43,6 +44,8 @@ OpGraph import_traces(const std::vector<std::string>& files, const ImportOptions
     if (format == "simai" || format == "astra-text") {
         TextWorkloadOptions t;
         t.world_size = options.world_size;
+        t.replicas = options.replicas;
+        t.simai = format == "simai";
         return read_text_workload(files.front(), t);
     }
     if (format == "native") return read_native_trace(files.front());

@@ -15,12 +15,13 @@ struct ImportOptions {
     std::uint32_t world_size = 0;  // kineto: SPMD fill; text workloads: when the header has no all_gpus
     std::optional<int> iteration;  // kineto: ProfilerStep#N
     bool keep_gaps = true;         // kineto: host gaps as delay ops
+    std::uint32_t replicas = 0;    // text workloads: data-parallel replicas to simulate (0: all, if not too large)
 };
 
 /// Format names for --format, "auto" first.
 const std::vector<std::string>& trace_format_names();
 
-/// "kineto", "chakra", "simai" or "native", from the first bytes of the file.
+/// "kineto", "chakra", "simai", "astra-text" or "native", from the first bytes of the file.
 std::string detect_trace_format(const std::string& path);
 
 /// Reads the files in the given (or detected) format. Native and text workloads take exactly one file.
