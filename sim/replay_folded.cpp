@@ -44,8 +44,6 @@ Time ReplayEngine::folded_duration(const traces::Op& op, std::uint32_t index) {
     for (const std::uint32_t j : comm.job_members) gpus.push_back(cluster_.gpus()[j]);
     NcclTopologyInfo info = nccl_info(gpus);
     const auto n = static_cast<std::uint32_t>(gpus.size());
-    const double nvlink_efficiency = options_.nccl_link_efficiency[static_cast<std::size_t>(topo::LinkKind::nvlink)];
-    const double nic_efficiency = options_.nccl_link_efficiency[static_cast<std::size_t>(topo::LinkKind::infiniband)];
     std::optional<NcclAlgorithm> forced;
     if (options_.algorithm) forced = *options_.algorithm == tree_algorithm_ ? NcclAlgorithm::tree : NcclAlgorithm::ring;
     const NcclEstimate raw =
@@ -59,29 +57,38 @@ Time ReplayEngine::folded_duration(const traces::Op& op, std::uint32_t index) {
     if (cached != folded_durations_.end() && cached->first == key) return cached->second;
     double us = 0;
     if (op.collective == traces::CollectiveKind::all_to_all) {
-        // Each member sends bytes/n to every other: to the members of its node over NVLink, to the others through
-        // its NIC (one per GPU on rail-optimized nodes); the busier of the two bounds the call.
+        // As the simulation runs an all-to-all (direct, without NCCL's protocol model): each member sends bytes/n
+        // to every other, to those of its node over NVLink, to the others through its NIC (one per GPU on
+        // rail-optimized nodes); the busier of the two bounds the call, after the longest route's latency.
         const topo::DeviceId first = gpus.front();
         std::uint32_t local = 0;
         double nic_bw = INFINITY;
+        Time latency{0};
         for (const topo::DeviceId q : gpus) {
-            if (cluster_.device(q).node == cluster_.device(first).node)
+            if (q == first) continue;
+            const bool same_node = cluster_.device(q).node == cluster_.device(first).node;
+            const double bottleneck = route_bottleneck(first, q);
+            Time route_latency{0};
+            for (const topo::LinkId l : route_scratch_) route_latency += cluster_.link(l).latency;
+            latency = std::max(latency, route_latency);
+            if (same_node)
                 ++local;
             else
-                nic_bw = std::min(nic_bw, route_bottleneck(first, q));
+                nic_bw = std::min(nic_bw, bottleneck);
         }
         const double share = static_cast<double>(op.bytes) / n;
-        const double intra_s = (local - 1) * share / (info.intra_bw_gbps * 1e9 * (info.nvlink ? nvlink_efficiency : 1));
-        const double inter_s = local == n ? 0 : (n - local) * share / (nic_bw * nic_efficiency);
-        const bool network = local < n;
-        us = nccl_base_latency_us(NcclAlgorithm::ring, NcclProtocol::simple) +
-             nccl_hop_latency_us(network, info.nvlink, NcclAlgorithm::ring, NcclProtocol::simple) +
-             std::max(intra_s, inter_s) * 1e6;
+        const double intra_s = local * share / (info.intra_bw_gbps * 1e9);
+        const double inter_s = local + 1 == n ? 0 : (n - 1 - local) * share / nic_bw;
+        us = engine::to_seconds(latency) * 1e6 + std::max(intra_s, inter_s) * 1e6;
+        inst.modelled_protocol = false;
         inst.predicted_us = us;
     } else {
         // NCCL's formulas on the bandwidths the flow simulation's transfers reach.
-        if (info.nvlink) info.intra_bw_gbps *= nvlink_efficiency;
-        info.inter_bw_gbps *= nic_efficiency;
+        const auto efficiency = [&](topo::LinkKind kind) {
+            return options_.nccl_link_efficiency[static_cast<std::size_t>(kind)];
+        };
+        if (info.nvlink) info.intra_bw_gbps *= efficiency(topo::LinkKind::nvlink);
+        info.inter_bw_gbps *= efficiency(topo::LinkKind::infiniband);
         const auto algorithm = raw.algorithm;
         us = nccl_choose(op.collective, nccl_bytes(op.collective, op.bytes, n), info, algorithm, raw.protocol).time_us;
     }

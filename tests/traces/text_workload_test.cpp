@@ -79,3 +79,107 @@ TEST_CASE("malformed text workloads name the file and the line", "[traces][text]
     REQUIRE_THROWS_WITH(traces::read_text_workload(testing::test_data("traces/text_bad_comm.txt"), {}),
                         Contains("text_bad_comm.txt:3: unknown communication type \"ALLSHUFFLE\""));
 }
+
+namespace {
+const traces::Communicator& comm_named(const traces::OpGraph& g, const std::string& name) {
+    for (const auto& c : g.comms) {
+        if (c.name == name) return c;
+    }
+    FAIL("no communicator " << name);
+    return g.comms.front();
+}
+}  // namespace
+
+TEST_CASE("AICB workloads list every micro-batch: they expand to one iteration, not ga of them", "[traces][text]") {
+    // text_unrolled_moe.txt (ga 2): grad_gather (prefix), two micro-batches of [embedding_layer, mlp_moelayer]
+    // whose first embedding has another weight-gradient time (as AICB writes it), optimizer1 (suffix).
+    // TP 2, PP 2, EP 2 on 16 GPUs: 4 data-parallel replicas.
+    traces::TextWorkloadOptions options;
+    options.simai = true;
+    const auto g = traces::read_text_workload(testing::test_data("traces/text_unrolled_moe.txt"), options);
+    REQUIRE(g.rank_count == 16);
+    REQUIRE(g.job_ranks.empty());
+    // Per rank: 6 lines x 3 computes + 6 updates, 8 collectives (grad_gather's weight gradient, two embedding
+    // forwards, two all-to-alls forward and two backward, optimizer1's forward), 4 pipeline transfers.
+    REQUIRE(g.ops.size() == 16 * 36);
+    REQUIRE(count(g, 0, traces::OpKind::compute) == 24);
+    REQUIRE(count(g, 0, traces::OpKind::collective) == 8);
+    REQUIRE(count(g, 0, traces::OpKind::send) == 2);
+    REQUIRE(count(g, 8, traces::OpKind::recv) == 2);
+    // Every line's compute once: forward 1,040,001 ns, input gradient 800,003, weight gradient 710,001, updates 600.
+    engine::Time compute{0};
+    for (const auto& op : g.ops) {
+        if (op.rank.value == 0 && op.kind == traces::OpKind::compute) compute += op.duration;
+    }
+    REQUIRE(compute == engine::Time{2'550'605'000});
+    // SimAI sizes an all-gather by its output: 64 MiB over 4 replicas is 16 MiB from each; ASTRA-sim by the input.
+    auto gather_bytes = [](const traces::OpGraph& graph) {
+        for (const auto& op : graph.ops) {
+            if (op.kind == traces::OpKind::collective && op.collective == traces::CollectiveKind::all_gather)
+                return op.bytes;
+        }
+        return std::uint64_t{0};
+    };
+    REQUIRE(gather_bytes(g) == 16'777'216);
+    REQUIRE(gather_bytes(traces::read_text_workload(testing::test_data("traces/text_unrolled_moe.txt"), {})) ==
+            67'108'864);
+}
+
+TEST_CASE("symmetry reduction keeps the first data-parallel replicas and folds groups reaching the others",
+          "[traces][text][fold]") {
+    traces::TextWorkloadOptions options;
+    options.replicas = 1;
+    const auto g = traces::read_text_workload(testing::test_data("traces/text_unrolled_moe.txt"), options);
+    // Replica 0 of each stage: job ranks (stage x 8 + t).
+    REQUIRE(g.rank_count == 4);
+    REQUIRE(g.job_size() == 16);
+    REQUIRE(g.job_ranks == std::vector<std::uint32_t>{0, 1, 8, 9});
+    REQUIRE(g.ops.size() == 4 * 36);
+    const auto& dp = comm_named(g, "dp.s0.t0");
+    REQUIRE(dp.ranks == std::vector<traces::RankId>{traces::RankId{0}});
+    REQUIRE(dp.job_members == std::vector<std::uint32_t>{0, 2, 4, 6});
+    const auto& ep = comm_named(g, "ep.s1.b0.t1");
+    REQUIRE(ep.ranks == std::vector<traces::RankId>{traces::RankId{3}});
+    REQUIRE(ep.job_members == std::vector<std::uint32_t>{9, 11});
+    const auto& tp = comm_named(g, "tp.s0.d0");
+    REQUIRE_FALSE(tp.folded());
+    REQUIRE(tp.ranks == std::vector<traces::RankId>{traces::RankId{0}, traces::RankId{1}});
+    // Two replicas cover an expert group: it is simulated whole; the data-parallel group stays folded.
+    options.replicas = 2;
+    const auto two = traces::read_text_workload(testing::test_data("traces/text_unrolled_moe.txt"), options);
+    REQUIRE(two.rank_count == 8);
+    REQUIRE_FALSE(comm_named(two, "ep.s1.b0.t1").folded());
+    REQUIRE(comm_named(two, "dp.s1.t1").job_members == std::vector<std::uint32_t>{9, 11, 13, 15});
+    // By default the job is reduced only when it would not fit the op budget.
+    options.replicas = 0;
+    options.max_ops = 500;
+    REQUIRE(traces::read_text_workload(testing::test_data("traces/text_unrolled_moe.txt"), options).rank_count == 4);
+}
+
+TEST_CASE("the 9,216-GPU SimAI MoE workload expands to one replica of 24 ranks", "[traces][text][fold]") {
+    if (!testing::shared_data_available()) {
+        WARN("../shared/data not found: SimAI MoE workload test skipped");
+        return;
+    }
+    // TP 2, EP 16, PP 12, ga 24 on 9,216 GPUs: 384 replicas. 1,789 lines = 6 iteration-level lines, 24
+    // micro-batches of 74 (embedding, 8 x (attention column, attention row, 7 MoE lines), final column) and 7
+    // (loss and optimizer).
+    traces::TextWorkloadOptions options;
+    options.simai = true;
+    const auto g = traces::read_text_workload(testing::shared_data("simai/example/workload_analytical.txt"), options);
+    REQUIRE(g.rank_count == 24);
+    REQUIRE(g.job_size() == 9216);
+    REQUIRE(g.job_ranks[2] == 768);  // stage 1, replica 0, t 0
+    // Per rank: 1,789 lines x 3 computes, 1,789 updates, 24 x 2 pipeline transfers per neighbour; collectives:
+    // per micro-batch 8 layers x (2 attention + 7 MoE lines) x (forward + input gradient), the embedding's
+    // forward, the final column's two; 12 in the iteration-level lines (6 gradient syncs, 3 loss, 4 optimizer
+    // minus grad_param_compute's none).
+    REQUIRE(count(g, 0, traces::OpKind::compute) == 4 * 1789);
+    REQUIRE(count(g, 0, traces::OpKind::collective) == 24 * (8 * 9 * 2 + 1 + 2) + 12);
+    REQUIRE(count(g, 0, traces::OpKind::send) == 24);
+    REQUIRE(count(g, 2, traces::OpKind::send) == 48);
+    const auto& dp = comm_named(g, "dp.s0.t0");
+    REQUIRE(dp.job_members.size() == 384);
+    REQUIRE(comm_named(g, "ep.s0.b0.t0").job_members.size() == 16);
+    REQUIRE(comm_named(g, "dp_ep.s0.r0.t0").job_members.size() == 24);
+}

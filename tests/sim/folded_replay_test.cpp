@@ -1,0 +1,96 @@
+// Symmetry reduction in the replay: a job replayed with one data-parallel replica (the others folded, their
+// collectives timed by the cost model) against the same job replayed whole, and the 9,216-GPU SimAI MoE job.
+#include <algorithm>
+
+#include <catch2/catch.hpp>
+
+#include "sim/analysis.h"
+#include "sim/replay.h"
+#include "tests/test_support.h"
+#include "topologies/topology_loader.h"
+#include "traces/formats/text_workload_reader.h"
+#include "traces/native_trace.h"
+
+using namespace clustersim;
+
+namespace {
+traces::OpGraph moe_job(std::uint32_t replicas) {
+    traces::TextWorkloadOptions options;
+    options.simai = true;
+    options.world_size = 64;  // TP 2 x PP 2 x 16 replicas on 8 DGX-H100 nodes
+    options.replicas = replicas;
+    return traces::read_text_workload(testing::test_data("traces/text_unrolled_moe.txt"), options);
+}
+
+// Duration of the first op named `name` on rank 0.
+engine::Time first_duration(const traces::OpGraph& g, const traces::Timeline& tl, const std::string& name) {
+    for (std::size_t i = 0; i < g.ops.size(); ++i) {
+        if (g.ops[i].rank.value == 0 && g.names[g.ops[i].name] == name) return tl.ops[i].end - tl.ops[i].start;
+    }
+    FAIL("no op " << name);
+    return {};
+}
+}  // namespace
+
+TEST_CASE("a job replayed with one replica agrees with the whole job", "[sim][fold]") {
+    const topo::Cluster cluster = topo::load_topology("dgx-h100", {"nodes=8"});
+    const traces::OpGraph whole = moe_job(16), folded = moe_job(1);
+    REQUIRE(whole.rank_count == 64);
+    REQUIRE(folded.rank_count == 4);
+    const sim::ReplayResult a = sim::replay(whole, cluster, sim::ReplayOptions{});
+    const sim::ReplayResult b = sim::replay(folded, cluster, sim::ReplayOptions{});
+    // Measured: 4.677 ms whole, 4.721 ms folded (+0.9%): the folded all-gather over 16 replicas on 4 nodes takes
+    // NCCL's model time (more per-step latency than the simulated ring).
+    const double whole_s = engine::to_seconds(a.timeline.makespan), folded_s = engine::to_seconds(b.timeline.makespan);
+    REQUIRE(folded_s == Approx(whole_s).epsilon(0.02));
+    // A folded all-to-all (two GPUs of one node) costs what the simulation gives the same call, to the nanosecond.
+    const engine::Time simulated = first_duration(whole, a.timeline, "mlp_moelayer fwd ALLTOALL_EP");
+    const engine::Time modelled = first_duration(folded, b.timeline, "mlp_moelayer fwd ALLTOALL_EP");
+    REQUIRE(std::abs((simulated - modelled).count()) < 1000);
+    // Ops of the simulated ranks keep their order and count; flows only among the simulated GPUs.
+    REQUIRE(b.flows < a.flows);
+    const auto summary = sim::summarize_run(folded, b.timeline);
+    REQUIRE(summary.ranks.size() == 4);
+    REQUIRE(summary.ranks[2].rank == 32);  // the job rank of stage 1's replica 0
+    // Same inputs, same outputs.
+    const sim::ReplayResult again = sim::replay(folded, cluster, sim::ReplayOptions{});
+    REQUIRE(again.timeline.makespan == b.timeline.makespan);
+    // The native format keeps the reduction.
+    const std::string text = traces::native_trace_text(folded);
+    const traces::OpGraph back = traces::parse_native_trace(text, "folded.json");
+    REQUIRE(back.job_ranks == folded.job_ranks);
+    REQUIRE(back.comms == folded.comms);
+    REQUIRE(traces::native_trace_text(back) == text);
+}
+
+TEST_CASE("a folded job needs a topology with all the job's GPUs", "[sim][fold][input]") {
+    const topo::Cluster small = topo::load_topology("dgx-h100", {"nodes=2"});
+    REQUIRE_THROWS_WITH(sim::replay(moe_job(1), small, sim::ReplayOptions{}),
+                        Catch::Matchers::Contains("the job has 64 ranks (4 simulated) but the topology") &&
+                            Catch::Matchers::Contains("has only 16 GPUs"));
+}
+
+TEST_CASE("the 9,216-GPU SimAI MoE workload replays on 1,152 DGX-H100 nodes", "[sim][fold]") {
+    if (!testing::shared_data_available()) {
+        WARN("../shared/data not found: SimAI MoE replay skipped");
+        return;
+    }
+    traces::TextWorkloadOptions options;
+    options.simai = true;
+    const traces::OpGraph g =
+        traces::read_text_workload(testing::shared_data("simai/example/workload_analytical.txt"), options);
+    const topo::Cluster cluster = topo::load_topology("dgx-h100", {"nodes=1152"});
+    const sim::ReplayResult r = sim::replay(g, cluster, sim::ReplayOptions{});
+    // Every op ran; every collective call ended after its last member arrived.
+    REQUIRE(std::all_of(r.timeline.ops.begin(), r.timeline.ops.end(), [](const auto& t) { return t.end >= t.start; }));
+    REQUIRE(
+        std::all_of(r.collectives.begin(), r.collectives.end(), [](const auto& c) { return c.end >= c.last_arrival; }));
+    // The iteration is at least the busiest rank's compute (the file's times) and at most everything serialized.
+    const auto summary = sim::summarize_run(g, r.timeline);
+    engine::Time compute{0}, serial{0};
+    for (const auto& rank : summary.ranks) compute = std::max(compute, rank.compute);
+    for (const auto& t : r.timeline.ops) serial += t.end - t.start;
+    REQUIRE(r.timeline.makespan >= compute);
+    REQUIRE(r.timeline.makespan <= serial);
+    REQUIRE(summary.ranks.back().rank == 11 * 768 + 1);
+}
