@@ -30,6 +30,10 @@ void ReplayEngine::setup() {
                               cluster_.description, gpus.size())
                 : fmt::format("the job has {} ranks ({} simulated) but the topology '{}' has only {} GPUs",
                               g_.job_size(), g_.rank_count, cluster_.description, gpus.size()));
+    if (!options_.rank_to_gpu.empty() && !g_.job_ranks.empty())
+        throw engine::InputError(
+            "a rank mapping cannot be combined with symmetry reduction: job rank j runs on GPU j (folded "
+            "communicators name their members by job rank)");
     if (!options_.rank_to_gpu.empty() && options_.rank_to_gpu.size() != g_.rank_count)
         throw engine::InputError(
             fmt::format("rank mapping lists {} GPUs for {} ranks", options_.rank_to_gpu.size(), g_.rank_count));

@@ -121,9 +121,9 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
     s.cluster = topo::load_topology(doc.require("topology"));
     s.graph = read_workload(doc.require("workload"), path, s.workload_description);
     traces::validate(s.graph);
-    if (s.graph.rank_count > s.cluster.gpus().size())
+    if (s.graph.job_size() > s.cluster.gpus().size())
         doc.require("workload")
-            .fail(fmt::format("the workload has {} ranks but the topology '{}' has {} GPUs", s.graph.rank_count,
+            .fail(fmt::format("the workload has {} ranks but the topology '{}' has {} GPUs", s.graph.job_size(),
                               s.cluster.description, s.cluster.gpus().size()));
     if (auto system = doc.find("system")) read_system(*system, s.options);
     if (auto outputs = doc.find("outputs")) {

@@ -19,6 +19,7 @@ struct ConvertOptions {
     std::uint32_t world_size = 0;
     int iteration = -1;
     bool drop_gaps = false;
+    std::uint32_t replicas = 0;
 };
 
 void convert(const ConvertOptions& o) {
@@ -27,6 +28,7 @@ void convert(const ConvertOptions& o) {
     import.world_size = o.world_size;
     if (o.iteration >= 0) import.iteration = o.iteration;
     import.keep_gaps = !o.drop_gaps;
+    import.replicas = o.replicas;
     const traces::OpGraph graph = traces::import_traces(o.inputs, import);
     traces::write_native_trace(graph, o.output);
     std::fprintf(stderr, "wrote %s: %u ranks, %zu ops, %zu streams, %zu communicators\n", o.output.c_str(),
@@ -50,6 +52,10 @@ void add_convert_command(CLI::App& app) {
         ->check(CLI::IsMember(traces::trace_format_names()));
     cmd->add_option("-o,--output", o->output, "Output file")->required();
     cmd->add_option("--world-size", o->world_size, "Ranks of the job (Kineto; default: distributedInfo)");
+    cmd->add_option("--replicas", o->replicas,
+                    "Text workloads: data-parallel replicas to keep; the others are folded by symmetry (default: all, "
+                    "or 1 when the job exceeds 20 M ops)")
+        ->check(CLI::PositiveNumber);
     cmd->add_option("--iteration", o->iteration, "ProfilerStep#N to import (Kineto; default: the first)");
     cmd->add_flag("--drop-gaps", o->drop_gaps, "Drop host gaps between kernels (Kineto)");
     cmd->callback([o] { convert(*o); });
