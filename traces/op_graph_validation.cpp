@@ -48,6 +48,14 @@ void check_folded(const OpGraph& g, const Communicator& c) {
             reject(g, fmt::format("communicator '{}': rank {} (job rank {}) is not among its job members", c.name,
                                   r.value, g.job_rank(r)));
     }
+    // A member that is simulated must be listed among the simulated members (else nobody issues its part).
+    for (std::uint32_t r = 0; r < g.rank_count; ++r) {
+        const RankId rank{r};
+        if (std::binary_search(members.begin(), members.end(), g.job_rank(rank)) &&
+            std::find(c.ranks.begin(), c.ranks.end(), rank) == c.ranks.end())
+            reject(g, fmt::format("communicator '{}': job rank {} is simulated (rank {}) but not among its ranks",
+                                  c.name, g.job_rank(rank), r));
+    }
 }
 
 void check_ids(const OpGraph& g) {

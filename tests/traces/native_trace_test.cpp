@@ -42,6 +42,12 @@ TEST_CASE("malformed traces fail with the file, the place and what was expected"
     REQUIRE_THROWS_WITH(load("bad_wrong_type.json"),
                         Contains("bad_wrong_type.json: ops[1].bytes: expected a non-negative integer, got \"lots\""));
     REQUIRE_THROWS_WITH(load("bad_truncated.json"), Contains("bad_truncated.json: not valid JSON at byte"));
+    // Symmetry reduction: a simulated job rank must issue its collectives; job ranks must exist.
+    REQUIRE_THROWS_WITH(load("bad_folded_member.json"),
+                        Contains("bad_folded_member.json: communicator 'dp': job rank 4 is simulated (rank 1) but not "
+                                 "among its ranks"));
+    REQUIRE_THROWS_WITH(load("bad_job_rank.json"),
+                        Contains("bad_job_rank.json: job rank 4 does not exist: the job has 4 ranks"));
 }
 
 TEST_CASE("a dependency cycle through stream order is found", "[traces][validation][input]") {
