@@ -1,8 +1,10 @@
 // `clustersim replay TRACE --topology T`: replay a native trace on a topology without writing a scenario.
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <CLI/CLI.hpp>
 
 #include "engine/error.h"
@@ -29,10 +31,70 @@ struct ReplayCliOptions {
     std::string from_gpu;  // the traced GPU when the trace does not say
     std::string topology;
     std::vector<std::string> overrides;
+    std::vector<std::string> what_if_overrides;  // what-if: topology parameters changed against the faithful run
     std::string network = "max-min";
     std::string algorithm;
     std::string out_dir;
 };
+
+// The busiest rank's figure for one field of the breakdown.
+engine::Time busiest(const traces::RunSummary& summary, engine::Time traces::RankBreakdown::*field) {
+    engine::Time most{0};
+    for (const auto& r : summary.ranks) most = std::max(most, r.*field);
+    return most;
+}
+
+// What-if: the same job with kernels retargeted to another GPU (--gpu), a forced collective algorithm
+// (--collective-algo) and topology changes (--what-if-set), side by side with the faithful replay. Its outputs go
+// to DIR/what-if/.
+void run_what_if(const ReplayCliOptions& o, const sim::Scenario& faithful, topo::Cluster cluster,
+                 const sim::RunResult& faithful_result, const std::string& dir) {
+    sim::Scenario s;
+    s.name = faithful.name + " (what-if)";
+    s.source = faithful.source;
+    s.graph = faithful.graph;
+    s.workload_description = faithful.workload_description;
+    s.options = faithful.options;
+    s.outputs = faithful.outputs;
+    std::vector<std::string> changes;
+    if (!o.gpu.empty()) {
+        const auto& catalogue = topo::GpuCatalogue::builtin();
+        const std::string from_name = o.from_gpu.empty() ? s.graph.traced_gpu : o.from_gpu;
+        const auto from = catalogue.find(from_name), to = catalogue.find(o.gpu);
+        if (!from)
+            throw engine::InputError(
+                fmt::format("the traced GPU '{}' is not in the catalogue: give --from-gpu (known: {})", from_name,
+                            catalogue.names()));
+        if (!to) throw engine::InputError(fmt::format("unknown GPU '{}' (known: {})", o.gpu, catalogue.names()));
+        sim::retarget(s.graph, catalogue.gpus()[*from], catalogue.gpus()[*to]);
+        changes.push_back(fmt::format("kernels measured on {} rescaled to {} by kernel class",
+                                      catalogue.gpus()[*from].name, catalogue.gpus()[*to].name));
+    }
+    if (!o.algorithm.empty()) {
+        s.options.algorithm = sim::find_collective_algorithm(o.algorithm);
+        changes.push_back("collectives forced to " + o.algorithm);
+    }
+    s.cluster = std::move(cluster);
+    if (!o.what_if_overrides.empty())
+        changes.push_back(fmt::format("topology {} with {}", s.cluster.description,
+                                      fmt::format("{}", fmt::join(o.what_if_overrides, ", "))));
+    const sim::RunResult result = sim::run_scenario(s);
+    sim::write_outputs(s, result, dir + "/what-if");
+    std::printf("\nwhat-if: %s\n", fmt::format("{}", fmt::join(changes, "; ")).c_str());
+    std::printf("  %-10s %14s %14s\n", "", "faithful", "what-if");
+    const auto row = [](const char* name, engine::Time a, engine::Time b, const char* note) {
+        std::printf("  %-10s %14s %14s   %s\n", name, engine::format_time(a).c_str(), engine::format_time(b).c_str(),
+                    note);
+    };
+    row("iteration", faithful_result.summary.makespan, result.summary.makespan, "");
+    row("compute", busiest(faithful_result.summary, &traces::RankBreakdown::compute),
+        busiest(result.summary, &traces::RankBreakdown::compute), "(busiest rank)");
+    row("exposed", busiest(faithful_result.summary, &traces::RankBreakdown::exposed_communication),
+        busiest(result.summary, &traces::RankBreakdown::exposed_communication), "(busiest rank)");
+    row("peer wait", busiest(faithful_result.summary, &traces::RankBreakdown::peer_wait),
+        busiest(result.summary, &traces::RankBreakdown::peer_wait), "(busiest rank)");
+    std::printf("  what-if outputs in %s/what-if/\n", dir.c_str());
+}
 
 void run_replay(const ReplayCliOptions& o) {
     sim::Scenario s;
@@ -41,6 +103,17 @@ void run_replay(const ReplayCliOptions& o) {
     while (!std::filesystem::path(s.name).extension().empty()) s.name = std::filesystem::path(s.name).stem().string();
     s.source = first;
     s.cluster = topo::load_topology(o.topology, o.overrides);
+    const bool what_if = !o.gpu.empty() || !o.algorithm.empty() || !o.what_if_overrides.empty();
+    std::optional<topo::Cluster> what_if_cluster;  // the faithful one, changed by --what-if-set (checked up front)
+    if (what_if) {
+        std::vector<std::string> overrides = o.overrides;
+        overrides.insert(overrides.end(), o.what_if_overrides.begin(), o.what_if_overrides.end());
+        try {
+            what_if_cluster.emplace(topo::load_topology(o.topology, overrides));
+        } catch (const engine::InputError& e) {
+            throw engine::InputError(fmt::format("--what-if-set: {}", e.what()));
+        }
+    }
     traces::ImportOptions import;
     import.format = o.format;
     import.world_size = o.world_size;
@@ -58,7 +131,6 @@ void run_replay(const ReplayCliOptions& o) {
                                          o.traces.size() > 1 ? fmt::format(" (+{} files)", o.traces.size() - 1) : "");
     s.options.network.sharing =
         o.network == "contention-free" ? sim::SharingModel::contention_free : sim::SharingModel::max_min;
-    if (!o.algorithm.empty()) s.options.algorithm = sim::find_collective_algorithm(o.algorithm);
     const sim::RunResult result = sim::run_scenario(s);
     const std::string dir = o.out_dir.empty() ? "out/" + s.name : o.out_dir;
     sim::write_outputs(s, result, dir);
@@ -76,36 +148,7 @@ void run_replay(const ReplayCliOptions& o) {
                         engine::format_time(c.simulated_transfer).c_str());
         }
     }
-    if (!o.gpu.empty()) {
-        // What-if: the same job with kernels retargeted to another GPU, side by side with the faithful replay.
-        const auto& catalogue = topo::GpuCatalogue::builtin();
-        const std::string from_name = o.from_gpu.empty() ? s.graph.traced_gpu : o.from_gpu;
-        const auto from = catalogue.find(from_name), to = catalogue.find(o.gpu);
-        if (!from)
-            throw engine::InputError(
-                fmt::format("the traced GPU '{}' is not in the catalogue: give --from-gpu (known: {})", from_name,
-                            catalogue.names()));
-        if (!to) throw engine::InputError(fmt::format("unknown GPU '{}' (known: {})", o.gpu, catalogue.names()));
-        traces::OpGraph retargeted = s.graph;
-        sim::retarget(retargeted, catalogue.gpus()[*from], catalogue.gpus()[*to]);
-        const sim::ReplayResult replayed = sim::replay(retargeted, s.cluster, s.options);
-        sim::RunResult other;
-        other.summary = sim::summarize_run(retargeted, replayed.timeline);
-        std::printf("\nwhat-if --gpu %s (kernels measured on %s rescaled by kernel class):\n",
-                    catalogue.gpus()[*to].name.c_str(), catalogue.gpus()[*from].name.c_str());
-        std::printf("  %-10s %14s %14s\n", "", "faithful", "what-if");
-        std::printf("  %-10s %14s %14s\n", "iteration", engine::format_time(result.summary.makespan).c_str(),
-                    engine::format_time(other.summary.makespan).c_str());
-        engine::Time compute_a{0}, compute_b{0}, exposed_a{0}, exposed_b{0};
-        for (const auto& r : result.summary.ranks)
-            compute_a = std::max(compute_a, r.compute), exposed_a = std::max(exposed_a, r.exposed_communication);
-        for (const auto& r : other.summary.ranks)
-            compute_b = std::max(compute_b, r.compute), exposed_b = std::max(exposed_b, r.exposed_communication);
-        std::printf("  %-10s %14s %14s   (busiest rank)\n", "compute", engine::format_time(compute_a).c_str(),
-                    engine::format_time(compute_b).c_str());
-        std::printf("  %-10s %14s %14s   (busiest rank)\n", "exposed", engine::format_time(exposed_a).c_str(),
-                    engine::format_time(exposed_b).c_str());
-    }
+    if (what_if) run_what_if(o, s, std::move(*what_if_cluster), result, dir);
     if (s.graph.traced_iteration.count() >= 0) {
         const double traced = engine::to_seconds(s.graph.traced_iteration),
                      replayed = engine::to_seconds(result.summary.makespan);
@@ -142,7 +185,9 @@ void add_replay_command(CLI::App& app) {
         ->check(CLI::PositiveNumber);
     cmd->add_flag("--drop-gaps", options->drop_gaps,
                   "Drop the host's gaps between kernels (what if launches were free)");
-    cmd->add_option("--gpu", options->gpu, "What-if: also replay with kernel times retargeted to this GPU (e.g. H100)");
+    cmd->add_option("--gpu", options->gpu,
+                    "What-if: also replay with kernel times retargeted to this GPU (e.g. H100); what-if options "
+                    "combine into one what-if run, printed beside the faithful one");
     cmd->add_option("--from-gpu", options->from_gpu,
                     "The GPU the trace was recorded on, when the trace does not name it");
     cmd->add_option("--topology", options->topology, "Topology preset name or YAML file")->required();
@@ -150,7 +195,12 @@ void add_replay_command(CLI::App& app) {
     cmd->add_option("--network", options->network, "Network model")
         ->capture_default_str()
         ->check(CLI::IsMember({"max-min", "contention-free"}));
-    cmd->add_option("--collective-algo", options->algorithm, "Force a collective algorithm")
+    cmd->add_option("--what-if-set", options->what_if_overrides,
+                    "What-if: also replay with this topology parameter changed, key=value (repeatable), e.g. "
+                    "spine_bandwidth=\"50 GB/s\"")
+        ->type_name("KEY=VALUE");
+    cmd->add_option("--collective-algo", options->algorithm,
+                    "What-if: also replay with every collective forced to this algorithm")
         ->check(CLI::IsMember({"direct", "double_tree", "halving_doubling", "hierarchical", "ring"}));
     cmd->add_option("-o,--out", options->out_dir, "Output folder (default: out/<trace name>)");
     cmd->callback([options] { run_replay(*options); });
