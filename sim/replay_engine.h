@@ -62,7 +62,14 @@ private:
     [[nodiscard]] NcclTopologyInfo nccl_info(std::span<const topo::DeviceId> gpus);
     [[nodiscard]] double route_bottleneck(topo::DeviceId from, topo::DeviceId to);
     void arrive_folded(traces::OpId op);
-    [[nodiscard]] engine::Time folded_duration(const traces::Op& op, std::uint32_t instance);
+    struct FoldedCost {  // a folded collective call's modelled time and what the model chose
+        engine::Time duration{};
+        std::size_t algorithm = 0;
+        NcclProtocol protocol = NcclProtocol::simple;
+        bool modelled_protocol = false;
+        double predicted_us = 0;
+    };
+    [[nodiscard]] FoldedCost folded_cost(const traces::Op& op, traces::CommId comm);
     void finish_folded(std::uint32_t instance);
     [[nodiscard]] double route_efficiency(std::span<const topo::LinkId> route) const;
     topo::DeviceId node_switch(topo::DeviceId gpu);
@@ -110,8 +117,8 @@ private:
     const std::size_t tree_algorithm_ = *find_collective_algorithm("double_tree");
     const std::size_t nvls_algorithm_ = *find_collective_algorithm("nvls");
     std::vector<std::pair<topo::DeviceId, topo::DeviceId>> switch_of_;  // GPU -> its NVSwitch, sorted
-    // Folded collectives' durations, by (communicator, kind, bytes): every call of the same shape costs the same.
-    std::vector<std::pair<std::array<std::uint64_t, 3>, engine::Time>> folded_durations_;
+    // Folded collectives' costs by (communicator, kind, bytes), sorted.
+    std::vector<std::pair<std::array<std::uint64_t, 3>, FoldedCost>> folded_costs_;
     std::vector<std::vector<std::uint32_t>> ring_orders_;                  // by communicator
     std::vector<std::pair<std::uint32_t, std::uint32_t>> live_transfers_;  // flow owner slot -> (instance, transfer)
     std::vector<std::uint32_t> free_live_;

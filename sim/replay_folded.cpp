@@ -29,32 +29,28 @@ void ReplayEngine::arrive_folded(OpId id) {
     if (inst.first_arrival.count() < 0) inst.first_arrival = sim_.now();
     inst.last_arrival = sim_.now();
     if (++inst.arrived < ranks.size()) return;
+    // Every call of one shape (communicator, kind, size) costs the same: computed once.
+    const std::array<std::uint64_t, 3> key = {inst.comm.value, static_cast<std::uint64_t>(op.collective), op.bytes};
+    auto cached = std::lower_bound(folded_costs_.begin(), folded_costs_.end(), key,
+                                   [](const auto& entry, const auto& k) { return entry.first < k; });
+    if (cached == folded_costs_.end() || cached->first != key)
+        cached = folded_costs_.insert(cached, {key, folded_cost(op, inst.comm)});
+    const FoldedCost& cost = cached->second;
+    inst.algorithm = cost.algorithm;
+    inst.protocol = cost.protocol;
+    inst.modelled_protocol = cost.modelled_protocol;
+    inst.predicted_us = cost.predicted_us;
     inst.first_start = sim_.now();
-    inst.ideal = folded_duration(op, index);
+    inst.ideal = cost.duration;
     sim_.schedule_after(inst.ideal, to_u16(EventKind::folded_done), index);
 }
 
-Time ReplayEngine::folded_duration(const traces::Op& op, std::uint32_t index) {
-    Instance& inst = instances_[index];
-    const std::array<std::uint64_t, 3> key = {inst.comm.value, static_cast<std::uint64_t>(op.collective), op.bytes};
-    const auto cached = std::lower_bound(folded_durations_.begin(), folded_durations_.end(), key,
-                                         [](const auto& entry, const auto& k) { return entry.first < k; });
-    const traces::Communicator& comm = g_.comms[inst.comm.index()];
+ReplayEngine::FoldedCost ReplayEngine::folded_cost(const traces::Op& op, traces::CommId comm_id) {
+    const traces::Communicator& comm = g_.comms[comm_id.index()];
     std::vector<topo::DeviceId> gpus;
     for (const std::uint32_t j : comm.job_members) gpus.push_back(cluster_.gpus()[j]);
-    NcclTopologyInfo info = nccl_info(gpus);
     const auto n = static_cast<std::uint32_t>(gpus.size());
-    std::optional<NcclAlgorithm> forced;
-    if (options_.algorithm) forced = *options_.algorithm == tree_algorithm_ ? NcclAlgorithm::tree : NcclAlgorithm::ring;
-    const NcclEstimate raw =
-        nccl_choose(op.collective, nccl_bytes(op.collective, op.bytes, n), info, forced, options_.protocol);
-    inst.algorithm = raw.algorithm == NcclAlgorithm::tree   ? tree_algorithm_
-                     : raw.algorithm == NcclAlgorithm::nvls ? nvls_algorithm_
-                                                            : *find_collective_algorithm("ring");
-    inst.protocol = raw.protocol;
-    inst.modelled_protocol = true;
-    inst.predicted_us = raw.time_us;
-    if (cached != folded_durations_.end() && cached->first == key) return cached->second;
+    FoldedCost cost;
     double us = 0;
     if (op.collective == traces::CollectiveKind::all_to_all) {
         // As the simulation runs an all-to-all (direct, without NCCL's protocol model): each member sends bytes/n
@@ -66,35 +62,46 @@ Time ReplayEngine::folded_duration(const traces::Op& op, std::uint32_t index) {
         Time latency{0};
         for (const topo::DeviceId q : gpus) {
             if (q == first) continue;
-            const bool same_node = cluster_.device(q).node == cluster_.device(first).node;
             const double bottleneck = route_bottleneck(first, q);
             Time route_latency{0};
             for (const topo::LinkId l : route_scratch_) route_latency += cluster_.link(l).latency;
             latency = std::max(latency, route_latency);
-            if (same_node)
+            if (cluster_.device(q).node == cluster_.device(first).node)
                 ++local;
             else
                 nic_bw = std::min(nic_bw, bottleneck);
         }
+        const NcclTopologyInfo info = nccl_info(gpus);
         const double share = static_cast<double>(op.bytes) / n;
         const double intra_s = local * share / (info.intra_bw_gbps * 1e9);
         const double inter_s = local + 1 == n ? 0 : (n - 1 - local) * share / nic_bw;
-        us = engine::to_seconds(latency) * 1e6 + std::max(intra_s, inter_s) * 1e6;
-        inst.modelled_protocol = false;
-        inst.predicted_us = us;
+        us = (engine::to_seconds(latency) + std::max(intra_s, inter_s)) * 1e6;
+        cost.algorithm = *find_collective_algorithm("direct");
+        cost.predicted_us = us;
     } else {
-        // NCCL's formulas on the bandwidths the flow simulation's transfers reach.
+        // NCCL's choice for the whole communicator (a forced algorithm NCCL's model does not know is timed as
+        // its ring), then NCCL's formulas on the bandwidths the flow simulation's transfers reach.
+        NcclTopologyInfo info = nccl_info(gpus);
+        std::optional<NcclAlgorithm> forced;
+        if (options_.algorithm)
+            forced = *options_.algorithm == tree_algorithm_ ? NcclAlgorithm::tree : NcclAlgorithm::ring;
+        const std::uint64_t bytes = nccl_bytes(op.collective, op.bytes, n);
+        const NcclEstimate choice = nccl_choose(op.collective, bytes, info, forced, options_.protocol);
+        cost.algorithm = choice.algorithm == NcclAlgorithm::tree   ? tree_algorithm_
+                         : choice.algorithm == NcclAlgorithm::nvls ? nvls_algorithm_
+                                                                   : *find_collective_algorithm("ring");
+        cost.protocol = choice.protocol;
+        cost.modelled_protocol = true;
+        cost.predicted_us = choice.time_us;
         const auto efficiency = [&](topo::LinkKind kind) {
             return options_.nccl_link_efficiency[static_cast<std::size_t>(kind)];
         };
         if (info.nvlink) info.intra_bw_gbps *= efficiency(topo::LinkKind::nvlink);
         info.inter_bw_gbps *= efficiency(topo::LinkKind::infiniband);
-        const auto algorithm = raw.algorithm;
-        us = nccl_choose(op.collective, nccl_bytes(op.collective, op.bytes, n), info, algorithm, raw.protocol).time_us;
+        us = nccl_choose(op.collective, bytes, info, choice.algorithm, choice.protocol).time_us;
     }
-    const Time duration = engine::from_seconds(us * 1e-6);
-    folded_durations_.insert(cached, {key, duration});
-    return duration;
+    cost.duration = engine::from_seconds(us * 1e-6);
+    return cost;
 }
 
 void ReplayEngine::finish_folded(std::uint32_t index) {
