@@ -12,12 +12,14 @@ using traces::CollectiveKind;
 
 std::vector<std::uint32_t> append_ring(CollectivePlan& plan, std::span<const std::uint32_t> ring, std::uint32_t steps,
                                        std::uint64_t bytes, bool whole, std::uint32_t offset,
-                                       std::span<const std::uint32_t> start_after, std::uint32_t first_step) {
+                                       std::span<const std::uint32_t> start_after, std::uint32_t first_step,
+                                       std::uint32_t relay) {
     const auto n = static_cast<std::uint32_t>(ring.size());
     std::vector<std::uint32_t> last_into(start_after.begin(), start_after.end());
     last_into.resize(n, no_transfer);
     std::vector<std::uint32_t> next(n, no_transfer), last_from(n, no_transfer);
     std::vector<std::uint32_t> after;
+    std::uint32_t last_relayed = no_transfer;  // the relay's previous forward (its own FIFO edge)
     for (std::uint32_t k = 0; k < steps; ++k) {
         for (std::uint32_t i = 0; i < n; ++i) {
             const std::uint32_t piece = (i + 2 * n - k % n - offset % n) % n;
@@ -26,6 +28,13 @@ std::vector<std::uint32_t> append_ring(CollectivePlan& plan, std::span<const std
             // FIFO, for its own previous send on the same edge to have left.
             after.clear();
             if (last_into[i] != no_transfer) after.push_back(last_into[i]);
+            if (i + 1 == n && relay != no_transfer) {
+                // The wrap-around hop through the relay: over NVLink to it, then on from it (PXN).
+                const std::uint32_t hop = plan.add({ring[i], relay, size, first_step + k, last_from[i]}, after);
+                last_from[i] = hop;
+                last_relayed = next[0] = plan.add({relay, ring[0], size, first_step + k, last_relayed}, {hop});
+                continue;
+            }
             last_from[i] = next[(i + 1) % n] =
                 plan.add({ring[i], ring[(i + 1) % n], size, first_step + k, last_from[i]}, after);
         }
@@ -76,19 +85,20 @@ public:
         plan.channels_planned = rings > 1;
         for (std::uint32_t k = 0; k < rings; ++k) {
             const std::vector<std::uint32_t> ring = per_channel ? rotated(r, base, k) : base;
+            const std::uint32_t relay = per_channel ? wrap_relay(r, ring) : no_transfer;
             const std::uint64_t bytes = share_of(total, rings, k);
             switch (r.kind) {
                 case CollectiveKind::all_reduce:
                 case CollectiveKind::barrier: {
-                    const auto after = append_ring(plan, ring, n - 1, bytes, false, 0, {}, 0);
-                    append_ring(plan, ring, n - 1, bytes, false, n - 1, after, n - 1);
+                    const auto after = append_ring(plan, ring, n - 1, bytes, false, 0, {}, 0, relay);
+                    append_ring(plan, ring, n - 1, bytes, false, n - 1, after, n - 1, relay);
                     break;
                 }
                 case CollectiveKind::reduce_scatter:
-                    append_ring(plan, ring, n - 1, bytes, false, 0, {}, 0);
+                    append_ring(plan, ring, n - 1, bytes, false, 0, {}, 0, relay);
                     break;
                 case CollectiveKind::all_gather:
-                    append_ring(plan, ring, n - 1, bytes, true, 0, {}, 0);
+                    append_ring(plan, ring, n - 1, bytes, true, 0, {}, 0, relay);
                     break;
                 default:
                     break;
@@ -118,10 +128,28 @@ private:
         }
         return changes > 0 ? largest : 0;
     }
+    /// With an odd number of nodes the rotated ring's wrap-around hop (last node to node 0) changes rails; as
+    /// NCCL's PXN does, it goes over NVLink to the last node's GPU at ring[0]'s local position, which sends on
+    /// along the rail. Returns that GPU, or no_transfer when the hop already stays on a rail.
+    static std::uint32_t wrap_relay(const PlanRequest& r, const std::vector<std::uint32_t>& ring) {
+        std::vector<std::uint32_t> first_node, last_node;
+        for (const std::uint32_t m : ring) {
+            if (r.node_of[m] == r.node_of[ring.front()]) first_node.push_back(m);
+            if (r.node_of[m] == r.node_of[ring.back()]) last_node.push_back(m);
+        }
+        if (r.node_of[ring.front()] == r.node_of[ring.back()] || first_node.size() != last_node.size())
+            return no_transfer;
+        std::sort(first_node.begin(), first_node.end());
+        std::sort(last_node.begin(), last_node.end());
+        const auto position = std::find(first_node.begin(), first_node.end(), ring.front()) - first_node.begin();
+        const std::uint32_t relay = last_node[static_cast<std::size_t>(position)];
+        const auto exit_position = std::find(last_node.begin(), last_node.end(), ring.back()) - last_node.begin();
+        return exit_position == position ? no_transfer : relay;
+    }
     /// Ring k: each node's consecutive segment reordered so that the ring leaves a node through the same local
     /// position it enters the next one (the same rail on a rail-optimized fabric): even-numbered nodes run from
     /// position k to k-1, odd-numbered ones from k-1 to k. With an even number of nodes every crossing stays on
-    /// a rail; with an odd number, the wrap-around hop changes rails. Inside a node any order is assumed cheap
+    /// a rail; with an odd number, the wrap-around hop changes rails (wrap_relay). Inside a node any order is assumed cheap
     /// (a switch), as on NVSwitch servers.
     static std::vector<std::uint32_t> rotated(const PlanRequest& r, const std::vector<std::uint32_t>& ring,
                                               std::uint32_t k) {
