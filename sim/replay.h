@@ -47,6 +47,11 @@ struct ReplayOptions {
     std::uint32_t channels = 8;
     /// Link counters in the timeline: only links that carried traffic.
     bool link_counters = true;
+    /// How a folded collective (symmetry reduction) is timed: by the cost model (NCCL's formulas; fast), or
+    /// by simulating the call on its whole communicator alone on the cluster, once per call shape (exact on an
+    /// otherwise idle network, slower: a 384-member ring is about a million flows).
+    enum class FoldModel : std::uint8_t { cost_model, flows };
+    FoldModel fold_model = FoldModel::cost_model;
 };
 
 /// How one collective call ran.

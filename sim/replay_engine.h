@@ -70,6 +70,7 @@ private:
         double predicted_us = 0;
     };
     [[nodiscard]] FoldedCost folded_cost(const traces::Op& op, traces::CommId comm);
+    [[nodiscard]] FoldedCost simulated_cost(const traces::Op& op, const traces::Communicator& comm);
     void finish_folded(std::uint32_t instance);
     [[nodiscard]] double route_efficiency(std::span<const topo::LinkId> route) const;
     topo::DeviceId node_switch(topo::DeviceId gpu);

@@ -1,8 +1,9 @@
 // Folded collectives (symmetry reduction, OpGraph::job_ranks): a communicator with members that are not
-// simulated, whose part mirrors the simulated members'. Its calls are not expanded into flows: once every
-// simulated member has arrived, the call takes the time NCCL's cost model gives for the whole communicator on
-// the cluster (all-to-all: the busiest member's NVLink or NIC traffic), with the link efficiencies the flow
-// simulation applies. What this leaves out is in docs/models.md (symmetry reduction).
+// simulated, whose part mirrors the simulated members'. Its calls are not expanded into the run's flows: once
+// every simulated member has arrived, the call takes the time NCCL's cost model gives for the whole communicator
+// on the cluster (all-to-all: the busiest member's NVLink or NIC traffic), with the link efficiencies the flow
+// simulation applies; or (FoldModel::flows) the time a replay of that call alone on the cluster takes. What
+// this leaves out is in docs/models.md (symmetry reduction).
 #include <algorithm>
 #include <cmath>
 
@@ -47,6 +48,7 @@ void ReplayEngine::arrive_folded(OpId id) {
 
 ReplayEngine::FoldedCost ReplayEngine::folded_cost(const traces::Op& op, traces::CommId comm_id) {
     const traces::Communicator& comm = g_.comms[comm_id.index()];
+    if (options_.fold_model == ReplayOptions::FoldModel::flows) return simulated_cost(op, comm);
     std::vector<topo::DeviceId> gpus;
     for (const std::uint32_t j : comm.job_members) gpus.push_back(cluster_.gpus()[j]);
     const auto n = static_cast<std::uint32_t>(gpus.size());
@@ -102,6 +104,36 @@ ReplayEngine::FoldedCost ReplayEngine::folded_cost(const traces::Op& op, traces:
     }
     cost.duration = engine::from_seconds(us * 1e-6);
     return cost;
+}
+
+ReplayEngine::FoldedCost ReplayEngine::simulated_cost(const traces::Op& op, const traces::Communicator& comm) {
+    // The call alone: every member of the whole communicator issues it at time 0 on its job rank's GPU, with the
+    // run's options (algorithm, protocols, channels, network model); its time is the nested replay's makespan.
+    traces::OpGraph call;
+    call.source = g_.source + " (folded call on '" + comm.name + "')";
+    call.rank_count = static_cast<std::uint32_t>(comm.job_members.size());
+    std::vector<traces::RankId> ranks;
+    for (std::uint32_t r = 0; r < call.rank_count; ++r) ranks.push_back(traces::RankId{r});
+    const traces::CommId c = call.communicator(comm.name, ranks);
+    for (const traces::RankId r : ranks) {
+        traces::Op member = op;
+        member.rank = r;
+        member.stream = call.stream(r, "comm");
+        member.name = call.intern(g_.names[op.name]);
+        member.comm = c;
+        member.algorithm =
+            op.algorithm == traces::no_algorithm ? traces::no_algorithm : call.intern(g_.names[op.algorithm]);
+        call.add(member);
+    }
+    ReplayOptions options = options_;
+    options.rank_to_gpu = comm.job_members;
+    options.link_counters = false;
+    options.network.record_flows = false;
+    options.network.record_link_utilization = false;
+    const ReplayResult result = replay(call, cluster_, options);
+    const CollectiveRecord& record = result.collectives.front();
+    return FoldedCost{result.timeline.makespan, record.algorithm, record.protocol, record.modelled_protocol,
+                      record.nccl_predicted_us};
 }
 
 void ReplayEngine::finish_folded(std::uint32_t index) {

@@ -149,8 +149,8 @@ private:
     /// Ring k: each node's consecutive segment reordered so that the ring leaves a node through the same local
     /// position it enters the next one (the same rail on a rail-optimized fabric): even-numbered nodes run from
     /// position k to k-1, odd-numbered ones from k-1 to k. With an even number of nodes every crossing stays on
-    /// a rail; with an odd number, the wrap-around hop changes rails (wrap_relay). Inside a node any order is assumed cheap
-    /// (a switch), as on NVSwitch servers.
+    /// a rail; with an odd number, the wrap-around hop changes rails (wrap_relay). Inside a node any order is assumed
+    /// cheap (a switch), as on NVSwitch servers.
     static std::vector<std::uint32_t> rotated(const PlanRequest& r, const std::vector<std::uint32_t>& ring,
                                               std::uint32_t k) {
         std::vector<std::uint32_t> out;

@@ -27,6 +27,7 @@ struct ReplayCliOptions {
     int iteration = -1;
     bool drop_gaps = false;
     std::uint32_t replicas = 0;
+    std::string fold_model = "cost-model";
     std::string gpu;       // what-if: retarget measured kernel times to this GPU
     std::string from_gpu;  // the traced GPU when the trace does not say
     std::string topology;
@@ -131,6 +132,8 @@ void run_replay(const ReplayCliOptions& o) {
                                          o.traces.size() > 1 ? fmt::format(" (+{} files)", o.traces.size() - 1) : "");
     s.options.network.sharing =
         o.network == "contention-free" ? sim::SharingModel::contention_free : sim::SharingModel::max_min;
+    s.options.fold_model =
+        o.fold_model == "flows" ? sim::ReplayOptions::FoldModel::flows : sim::ReplayOptions::FoldModel::cost_model;
     const sim::RunResult result = sim::run_scenario(s);
     const std::string dir = o.out_dir.empty() ? "out/" + s.name : o.out_dir;
     sim::write_outputs(s, result, dir);
@@ -183,6 +186,12 @@ void add_replay_command(CLI::App& app) {
                     "Text workloads: data-parallel replicas to simulate; the others are folded by symmetry, their "
                     "collectives timed by the cost model (default: all, or 1 when the job exceeds 20 M ops)")
         ->check(CLI::PositiveNumber);
+    cmd->add_option(
+           "--fold-model", options->fold_model,
+           "How collectives of folded groups are timed: cost-model (NCCL's formulas, fast) or flows (each call "
+           "shape simulated alone on the whole group, exact on an idle network, slower)")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"cost-model", "flows"}));
     cmd->add_flag("--drop-gaps", options->drop_gaps,
                   "Drop the host's gaps between kernels (what if launches were free)");
     cmd->add_option("--gpu", options->gpu,
