@@ -123,10 +123,10 @@ void run_replay(const ReplayCliOptions& o) {
     import.replicas = o.replicas;
     s.graph = traces::import_traces(o.traces, import);
     if (!s.graph.job_ranks.empty())
-        std::printf(
-            "symmetry reduction: simulating %u of the job's %u ranks; collectives reaching the others are "
-            "timed by the cost model (docs/models.md)\n\n",
-            s.graph.rank_count, s.graph.job_size());
+        std::printf("symmetry reduction: simulating %u of the job's %u ranks; collectives reaching the others are "
+                    "timed %s (docs/models.md)\n\n",
+                    s.graph.rank_count, s.graph.job_size(),
+                    o.fold_model == "flows" ? "by simulating each call alone on its whole group" : "by the cost model");
     const std::string format = o.format == "auto" ? traces::detect_trace_format(first) : o.format;
     s.workload_description = fmt::format("{} trace {}{}", format, first,
                                          o.traces.size() > 1 ? fmt::format(" (+{} files)", o.traces.size() - 1) : "");
