@@ -4,13 +4,14 @@
 #include <filesystem>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "engine/atomic_file.h"
 #include "engine/params.h"
 #include "engine/yaml_reader.h"
 #include "sim/analysis.h"
 #include "topologies/topology_loader.h"
-#include "traces/native_trace.h"
+#include "traces/formats/trace_import.h"
 #include "traces/perfetto_writer.h"
 #include "traces/summary_writers.h"
 #include "workloads/workload_registry.h"
@@ -21,7 +22,14 @@ namespace {
 
 void read_system(const engine::YamlValue& system, ReplayOptions& options) {
     system.expect_only_keys({"network", "compute_slowdown_during_comm", "collective_algorithm", "collective_protocol",
-                             "communicator_algorithms", "channels", "chunks", "rank_to_gpu", "min_kernel_time"});
+                             "communicator_algorithms", "channels", "chunks", "rank_to_gpu", "min_kernel_time",
+                             "fold_model"});
+    if (auto v = system.find("fold_model")) {
+        const std::string model = v->as_string();
+        if (model != "cost-model" && model != "flows")
+            v->fail(fmt::format("expected cost-model or flows, got \"{}\"", model));
+        options.fold_model = model == "flows" ? ReplayOptions::FoldModel::flows : ReplayOptions::FoldModel::cost_model;
+    }
     if (auto v = system.find("chunks")) {
         const auto chunks = v->as_int();
         if (chunks < 1 || chunks > 1024) v->fail("expected a chunk count from 1 to 1024");
@@ -83,19 +91,41 @@ void read_system(const engine::YamlValue& system, ReplayOptions& options) {
     }
 }
 
+std::uint32_t positive_u32(const engine::YamlValue& v) {
+    const std::int64_t x = v.as_int();
+    if (x < 1 || x > UINT32_MAX) v.fail(fmt::format("expected a positive integer, got {}", x));
+    return static_cast<std::uint32_t>(x);
+}
+
 traces::OpGraph read_workload(const engine::YamlValue& workload, const std::string& scenario_path,
                               std::string& description) {
     if (auto trace = workload.find("trace")) {
-        workload.expect_only_keys({"trace"});
-        std::filesystem::path file = trace->as_string();
-        if (file.is_relative()) file = std::filesystem::path(scenario_path).parent_path() / file;
-        description = fmt::format("trace {}", trace->as_string());
-        try {
-            return traces::read_native_trace(file.string());
-        } catch (const engine::InputError& e) {
-            if (!std::filesystem::exists(file)) trace->fail(fmt::format("trace file '{}' not found", file.string()));
-            throw;
+        // A trace in any format import_traces reads: one file, or a list (one Kineto or Chakra file per rank),
+        // relative to the scenario file.
+        workload.expect_only_keys({"trace", "format", "world_size", "iteration", "drop_gaps", "replicas"});
+        std::vector<std::string> files;
+        for (const engine::YamlValue& item : trace->is_sequence() ? trace->elements() : std::vector{*trace}) {
+            std::filesystem::path file = item.as_string();
+            if (file.is_relative()) file = std::filesystem::path(scenario_path).parent_path() / file;
+            if (!std::filesystem::exists(file)) item.fail(fmt::format("trace file '{}' not found", file.string()));
+            files.push_back(file.string());
         }
+        if (files.empty()) trace->fail("expected a trace file or a list of them");
+        traces::ImportOptions import;
+        if (auto v = workload.find("format")) {
+            import.format = v->as_string();
+            const auto& names = traces::trace_format_names();
+            if (std::find(names.begin(), names.end(), import.format) == names.end())
+                v->fail(fmt::format("expected a trace format ({}), got \"{}\"", fmt::join(names, ", "), import.format));
+        }
+        if (auto v = workload.find("world_size")) import.world_size = positive_u32(*v);
+        if (auto v = workload.find("iteration")) import.iteration = static_cast<int>(v->as_int());
+        if (auto v = workload.find("drop_gaps")) import.keep_gaps = !v->as_bool();
+        if (auto v = workload.find("replicas")) import.replicas = positive_u32(*v);
+        const std::string format = import.format == "auto" ? traces::detect_trace_format(files.front()) : import.format;
+        description = fmt::format("{} trace {}{}", format, trace->is_sequence() ? files.front() : trace->as_string(),
+                                  files.size() > 1 ? fmt::format(" (+{} files)", files.size() - 1) : "");
+        return traces::import_traces(files, import);
     }
     const auto generator = workload.require("generator");
     const auto& entry = workloads::find_workload_generator(generator.as_string(), generator.location());

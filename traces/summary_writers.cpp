@@ -42,6 +42,8 @@ std::string summary_json(const RunSummary& s, const OpGraph& g) {
         "  \"makespan_us\": {},\n  \"ranks\": {},\n  \"ops\": {},\n  \"events\": {},\n  \"flows\": {},\n  "
         "\"bytes_on_network\": {},\n",
         microseconds_text(s.makespan), s.ranks.size(), s.ops, s.events, s.flows, s.bytes_on_network);
+    // Symmetry reduction: the job's size beside the simulated ranks.
+    if (!g.job_ranks.empty()) out += fmt::format("  \"job_ranks\": {},\n", g.job_size());
     out += "  \"per_rank_us\": [";
     for (std::size_t r = 0; r < s.ranks.size(); ++r) {
         out += fmt::format("{}\n    {{\"rank\": {}", r ? "," : "", s.ranks[r].rank);
@@ -69,8 +71,8 @@ std::string summary_json(const RunSummary& s, const OpGraph& g) {
         const Op& op = g.ops[cp.steps[k].op.index()];
         out += fmt::format(
             "{}\n    {{\"op\": {}, \"rank\": {}, \"name\": {}, \"kind\": \"{}\", \"start_us\": {}, \"end_us\": {}}}",
-            k ? "," : "", cp.steps[k].op.value, op.rank.value, json_string(g.names[op.name]), op_kind_name(op.kind),
-            microseconds_text(cp.steps[k].start), microseconds_text(cp.steps[k].end));
+            k ? "," : "", cp.steps[k].op.value, g.job_rank(op.rank), json_string(g.names[op.name]),
+            op_kind_name(op.kind), microseconds_text(cp.steps[k].start), microseconds_text(cp.steps[k].end));
     }
     out += "\n  ]}\n}\n";
     return out;
@@ -90,8 +92,11 @@ std::string ranks_csv(const RunSummary& s) {
 
 std::string summary_table(const RunSummary& s, const OpGraph& g) {
     std::string out = fmt::format("scenario   {}\ntopology   {}\nworkload   {}\n", s.scenario, s.topology, s.workload);
-    out += fmt::format("iteration  {}   ({} ranks, {} ops, {} flows, {} on the network, {} events)\n\n",
-                       engine::format_time(s.makespan), s.ranks.size(), s.ops, s.flows,
+    const std::string ranks = g.job_ranks.empty()
+                                  ? fmt::format("{} ranks", s.ranks.size())
+                                  : fmt::format("{} of {} ranks simulated", s.ranks.size(), g.job_size());
+    out += fmt::format("iteration  {}   ({}, {} ops, {} flows, {} on the network, {} events)\n\n",
+                       engine::format_time(s.makespan), ranks, s.ops, s.flows,
                        engine::format_bytes(static_cast<double>(s.bytes_on_network)), s.events);
     out += fmt::format("{:>5} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}\n", "rank", "compute%", "comm%",
                        "overlap%", "exposed%", "network%", "peer%", "bubble%", "early%", "other%");

@@ -73,6 +73,27 @@ TEST_CASE("scenario errors name the file, the line and the key", "[examples][inp
             Catch::Matchers::Contains("has 16 GPUs"));
 }
 
+TEST_CASE("a scenario replays trace files of any format, with their import options", "[examples][input]") {
+    const std::string path = std::string(CLUSTERSIM_SOURCE_DIR) + "/docs/examples/03-simai-moe-symmetry/scenario.yaml";
+    const auto folded = sim::load_scenario(path, {});
+    REQUIRE(folded.graph.rank_count == 4);
+    REQUIRE(folded.graph.job_size() == 64);
+    REQUIRE(folded.workload_description.rfind("simai trace workload.txt", 0) == 0);
+    const auto whole = sim::load_scenario(path, {"workload.replicas=16"});
+    REQUIRE(whole.graph.rank_count == 64);
+    REQUIRE(whole.graph.job_ranks.empty());
+    REQUIRE_THROWS_WITH(sim::load_scenario(path, {"workload.format=csv"}),
+                        Catch::Matchers::Contains("--set: workload.format: expected a trace format (auto,") &&
+                            Catch::Matchers::Contains("got \"csv\""));
+    REQUIRE_THROWS_WITH(
+        sim::load_scenario(path, {"workload.trace=[workload.txt, missing.txt]"}),
+        Catch::Matchers::Contains("trace file '") && Catch::Matchers::Contains("missing.txt' not found"));
+    REQUIRE_THROWS_WITH(sim::load_scenario(path, {"workload.replicas=0"}),
+                        Catch::Matchers::Contains("workload.replicas: expected a positive integer, got 0"));
+    REQUIRE_THROWS_WITH(sim::load_scenario(path, {"system.fold_model=exact"}),
+                        Catch::Matchers::Contains("system.fold_model: expected cost-model or flows, got \"exact\""));
+}
+
 TEST_CASE("a communicator's algorithm can be chosen in the scenario", "[examples]") {
     const std::string path =
         std::string(CLUSTERSIM_SOURCE_DIR) + "/docs/examples/01-dgx-h100-pipeline-dp/scenario.yaml";
