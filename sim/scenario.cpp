@@ -102,7 +102,8 @@ traces::OpGraph read_workload(const engine::YamlValue& workload, const std::stri
     if (auto trace = workload.find("trace")) {
         // A trace in any format import_traces reads: one file, or a list (one Kineto or Chakra file per rank),
         // relative to the scenario file.
-        workload.expect_only_keys({"trace", "format", "world_size", "iteration", "drop_gaps", "replicas"});
+        workload.expect_only_keys({"trace", "format", "world_size", "iteration", "drop_gaps", "replicas",
+                                   "pipeline_schedule", "pipeline_chunks"});
         std::vector<std::string> files;
         for (const engine::YamlValue& item : trace->is_sequence() ? trace->elements() : std::vector{*trace}) {
             std::filesystem::path file = item.as_string();
@@ -122,6 +123,12 @@ traces::OpGraph read_workload(const engine::YamlValue& workload, const std::stri
         if (auto v = workload.find("iteration")) import.iteration = static_cast<int>(v->as_int());
         if (auto v = workload.find("drop_gaps")) import.keep_gaps = !v->as_bool();
         if (auto v = workload.find("replicas")) import.replicas = positive_u32(*v);
+        if (auto v = workload.find("pipeline_schedule")) {
+            const auto schedule = traces::parse_pipeline_schedule(v->as_string());
+            if (!schedule) v->fail(fmt::format("expected 1f1b or gpipe, got \"{}\"", v->as_string()));
+            import.schedule = *schedule;
+        }
+        if (auto v = workload.find("pipeline_chunks")) import.pipeline_chunks = positive_u32(*v);
         const std::string format = import.format == "auto" ? traces::detect_trace_format(files.front()) : import.format;
         description = fmt::format("{} trace {}{}", format, trace->is_sequence() ? files.front() : trace->as_string(),
                                   files.size() > 1 ? fmt::format(" (+{} files)", files.size() - 1) : "");

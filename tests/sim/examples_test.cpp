@@ -88,6 +88,10 @@ TEST_CASE("a scenario replays trace files of any format, with their import optio
     REQUIRE_THROWS_WITH(
         sim::load_scenario(path, {"workload.trace=[workload.txt, missing.txt]"}),
         Catch::Matchers::Contains("trace file '") && Catch::Matchers::Contains("missing.txt' not found"));
+    REQUIRE(sim::load_scenario(path, {"workload.pipeline_schedule=gpipe"}).graph.ops.size() == 144);
+    REQUIRE_THROWS_WITH(
+        sim::load_scenario(path, {"workload.pipeline_schedule=zigzag"}),
+        Catch::Matchers::Contains("workload.pipeline_schedule: expected 1f1b or gpipe, got \"zigzag\""));
     REQUIRE_THROWS_WITH(sim::load_scenario(path, {"workload.replicas=0"}),
                         Catch::Matchers::Contains("workload.replicas: expected a positive integer, got 0"));
     REQUIRE_THROWS_WITH(sim::load_scenario(path, {"system.fold_model=exact"}),

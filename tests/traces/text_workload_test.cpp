@@ -170,14 +170,23 @@ TEST_CASE("the 9,216-GPU SimAI MoE workload expands to one replica of 24 ranks",
     REQUIRE(g.rank_count == 24);
     REQUIRE(g.job_size() == 9216);
     REQUIRE(g.job_ranks[2] == 768);  // stage 1, replica 0, t 0
-    // Per rank: 1,789 lines x 3 computes, 1,789 updates, 24 x 2 pipeline transfers per neighbour; collectives:
+    // Per rank: 1,789 lines x 3 computes, 1,789 updates; collectives:
     // per micro-batch 8 layers x (2 attention + 7 MoE lines) x (forward + input gradient), the embedding's
     // forward, the final column's two; 12 in the iteration-level lines (6 gradient syncs, 3 loss, 4 optimizer
     // minus grad_param_compute's none).
     REQUIRE(count(g, 0, traces::OpKind::compute) == 4 * 1789);
     REQUIRE(count(g, 0, traces::OpKind::collective) == 24 * (8 * 9 * 2 + 1 + 2) + 12);
-    REQUIRE(count(g, 0, traces::OpKind::send) == 24);
-    REQUIRE(count(g, 2, traces::OpKind::send) == 48);
+    // Interleaved 1F1B over the header's vpp 8: each micro-batch crosses each stage 8 times. Stage 0 sends every
+    // chunk's activations to stage 1 (24 x 8) and the gradients of chunks 1-7 back to stage 11 (24 x 7); stage 1
+    // sends both ways for every chunk.
+    REQUIRE(count(g, 0, traces::OpKind::send) == 24 * 8 + 24 * 7);
+    REQUIRE(count(g, 2, traces::OpKind::send) == 2 * 24 * 8);
+    options.schedule = traces::PipelineSchedule::gpipe;
+    options.chunks = 1;
+    const auto gpipe =
+        traces::read_text_workload(testing::shared_data("simai/example/workload_analytical.txt"), options);
+    REQUIRE(count(gpipe, 0, traces::OpKind::send) == 24);
+    REQUIRE(count(gpipe, 2, traces::OpKind::send) == 48);
     const auto& dp = comm_named(g, "dp.s0.t0");
     REQUIRE(dp.job_members.size() == 384);
     REQUIRE(comm_named(g, "ep.s0.b0.t0").job_members.size() == 16);

@@ -20,6 +20,8 @@ struct ConvertOptions {
     int iteration = -1;
     bool drop_gaps = false;
     std::uint32_t replicas = 0;
+    std::string schedule = "1f1b";
+    std::uint32_t pipeline_chunks = 0;
 };
 
 void convert(const ConvertOptions& o) {
@@ -29,6 +31,8 @@ void convert(const ConvertOptions& o) {
     if (o.iteration >= 0) import.iteration = o.iteration;
     import.keep_gaps = !o.drop_gaps;
     import.replicas = o.replicas;
+    import.schedule = *traces::parse_pipeline_schedule(o.schedule);
+    import.pipeline_chunks = o.pipeline_chunks;
     const traces::OpGraph graph = traces::import_traces(o.inputs, import);
     traces::write_native_trace(graph, o.output);
     std::fprintf(stderr, "wrote %s: %u ranks, %zu ops, %zu streams, %zu communicators\n", o.output.c_str(),
@@ -52,6 +56,14 @@ void add_convert_command(CLI::App& app) {
         ->check(CLI::IsMember(traces::trace_format_names()));
     cmd->add_option("-o,--output", o->output, "Output file")->required();
     cmd->add_option("--world-size", o->world_size, "Ranks of the job (Kineto; default: distributedInfo)");
+    cmd->add_option("--pipeline-schedule", o->schedule,
+                    "Text workloads: pipeline schedule, 1f1b (Megatron's; interleaved over the header's vpp model "
+                    "chunks) or gpipe")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"1f1b", "gpipe"}));
+    cmd->add_option("--pipeline-chunks", o->pipeline_chunks,
+                    "Text workloads: model chunks per pipeline stage (interleaving; default: the header's vpp)")
+        ->check(CLI::PositiveNumber);
     cmd->add_option("--replicas", o->replicas,
                     "Text workloads: data-parallel replicas to keep; the others are folded by symmetry (default: all, "
                     "or 1 when the job exceeds 20 M ops)")

@@ -27,6 +27,8 @@ struct ReplayCliOptions {
     int iteration = -1;
     bool drop_gaps = false;
     std::uint32_t replicas = 0;
+    std::string schedule = "1f1b";
+    std::uint32_t pipeline_chunks = 0;
     std::string fold_model = "cost-model";
     std::string gpu;       // what-if: retarget measured kernel times to this GPU
     std::string from_gpu;  // the traced GPU when the trace does not say
@@ -121,12 +123,15 @@ void run_replay(const ReplayCliOptions& o) {
     if (o.iteration >= 0) import.iteration = o.iteration;
     import.keep_gaps = !o.drop_gaps;
     import.replicas = o.replicas;
+    import.schedule = *traces::parse_pipeline_schedule(o.schedule);
+    import.pipeline_chunks = o.pipeline_chunks;
     s.graph = traces::import_traces(o.traces, import);
     if (!s.graph.job_ranks.empty())
-        std::printf("symmetry reduction: simulating %u of the job's %u ranks; collectives reaching the others are "
-                    "timed %s (docs/models.md)\n\n",
-                    s.graph.rank_count, s.graph.job_size(),
-                    o.fold_model == "flows" ? "by simulating each call alone on its whole group" : "by the cost model");
+        std::printf(
+            "symmetry reduction: simulating %u of the job's %u ranks; collectives reaching the others are "
+            "timed %s (docs/models.md)\n\n",
+            s.graph.rank_count, s.graph.job_size(),
+            o.fold_model == "flows" ? "by simulating each call alone on its whole group" : "by the cost model");
     const std::string format = o.format == "auto" ? traces::detect_trace_format(first) : o.format;
     s.workload_description = fmt::format("{} trace {}{}", format, first,
                                          o.traces.size() > 1 ? fmt::format(" (+{} files)", o.traces.size() - 1) : "");
@@ -182,6 +187,14 @@ void add_replay_command(CLI::App& app) {
         "--world-size", options->world_size,
         "Ranks of the job (default: the traces' distributedInfo); ranks without a file replay the first file's ops");
     cmd->add_option("--iteration", options->iteration, "ProfilerStep#N to import (default: the first)");
+    cmd->add_option("--pipeline-schedule", options->schedule,
+                    "Text workloads: pipeline schedule, 1f1b (Megatron's; interleaved over the header's vpp model "
+                    "chunks) or gpipe")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"1f1b", "gpipe"}));
+    cmd->add_option("--pipeline-chunks", options->pipeline_chunks,
+                    "Text workloads: model chunks per pipeline stage (interleaving; default: the header's vpp)")
+        ->check(CLI::PositiveNumber);
     cmd->add_option("--replicas", options->replicas,
                     "Text workloads: data-parallel replicas to simulate; the others are folded by symmetry, their "
                     "collectives timed by the cost model (default: all, or 1 when the job exceeds 20 M ops)")

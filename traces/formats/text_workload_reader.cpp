@@ -11,8 +11,11 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include "engine/error.h"
+#include "engine/log.h"
+#include "traces/pipeline_schedule.h"
 #include "traces/text_file.h"
 
 namespace clustersim::traces {
@@ -35,7 +38,7 @@ struct Layer {
 
 struct Header {
     std::string kind;
-    std::uint32_t tp = 0, ep = 1, pp = 1, ga = 1, all_gpus = 0;
+    std::uint32_t tp = 0, ep = 1, pp = 1, vpp = 1, ga = 1, all_gpus = 0;
     std::uint64_t pp_comm = 0;
 };
 
@@ -152,6 +155,8 @@ OpGraph read_text_workload(const std::string& path, const TextWorkloadOptions& o
             h.ep = static_cast<std::uint32_t>(std::max<std::uint64_t>(1, v));
         else if (key == "pp:")
             h.pp = static_cast<std::uint32_t>(std::max<std::uint64_t>(1, v));
+        else if (key == "vpp:")
+            h.vpp = static_cast<std::uint32_t>(std::max<std::uint64_t>(1, v));
         else if (key == "ga:")
             h.ga = static_cast<std::uint32_t>(std::max<std::uint64_t>(1, v));
         else if (key == "all_gpus:")
@@ -201,6 +206,22 @@ OpGraph read_text_workload(const std::string& path, const TextWorkloadOptions& o
     const std::uint32_t dp = world / (tp * h.pp);
     const std::uint32_t ep = dp % h.ep == 0 ? h.ep : 1;
     const MicroBatchLayout layout = micro_batch_layout(layers, h.ga);
+    // Model chunks per stage (interleaved 1F1B): the header's vpp unless overridden, when the micro-batches come
+    // in groups of the stage count and each chunk gets a line; a micro-batch's lines split into equal runs.
+    std::uint32_t chunks = h.pp > 1 ? std::max<std::uint32_t>(1, options.chunks ? options.chunks : h.vpp) : 1;
+    if (chunks > 1 && (layout.micro_batches % h.pp != 0 || layout.last(0) - layout.first(0) < chunks)) {
+        engine::layer_log("traces").warn(
+            "{}: {} micro-batches of {} lines do not interleave over {} stages x {} "
+            "chunks: one chunk per stage",
+            path, layout.micro_batches, layout.last(0) - layout.first(0), h.pp, chunks);
+        chunks = 1;
+    }
+    auto chunk_lines = [&](std::uint32_t mb, std::uint32_t c) {
+        const std::size_t first = layout.first(mb), size = layout.last(mb) - first;
+        const std::size_t base = size / chunks, extra = size % chunks;
+        const std::size_t begin = first + c * base + std::min<std::size_t>(c, extra);
+        return std::pair{begin, begin + base + (c < extra ? 1 : 0)};
+    };
     // Symmetry reduction: simulate the first `replicas` data-parallel replicas (all stages, all tensor ranks).
     std::uint32_t replicas = options.replicas ? std::min(options.replicas, dp) : dp;
     const std::uint64_t ops_per_rank = 6 * (layout.unrolled ? layers.size() : std::uint64_t{h.ga} * layers.size());
@@ -279,7 +300,14 @@ OpGraph read_text_workload(const std::string& path, const TextWorkloadOptions& o
             for (std::uint32_t t = 0; t < tp; ++t) {
                 const RankId r = rank_of(stage, replica, t);
                 const StreamId compute = g.stream(r, "compute"), comm = g.stream(r, "dp");
-                const StreamId pp_stream = h.pp > 1 ? g.stream(r, "pp") : StreamId::invalid();
+                // Pipeline transfers: activations and gradients each on their own communicator and streams, so
+                // each (sender, receiver, communicator) carries one kind in one order (with interleaving, the last
+                // stage sends both to stage 0).
+                std::array<StreamId, 4> pp_streams;  // receive and send activations, receive and send gradients
+                if (h.pp > 1) {
+                    pp_streams = {g.stream(r, "pp recv act"), g.stream(r, "pp send act"), g.stream(r, "pp recv grad"),
+                                  g.stream(r, "pp send grad")};
+                }
                 auto add_compute = [&](const std::string& name, engine::Time duration, std::vector<OpId> deps = {}) {
                     Op op{r, compute, g.intern(name), OpKind::compute, KernelClass::other};
                     op.duration = duration;
@@ -303,14 +331,16 @@ OpGraph read_text_workload(const std::string& path, const TextWorkloadOptions& o
                     }
                     return g.add(op, deps);
                 };
-                auto pipeline_transfer = [&](OpKind kind, std::uint32_t peer_stage, const std::string& name,
-                                             std::vector<OpId> deps) {
-                    const std::uint32_t lo = std::min(stage, peer_stage);
-                    Op op{r, pp_stream, g.intern(name), kind, KernelClass::communication};
+                auto pipeline_transfer = [&](OpKind kind, bool activation, std::uint32_t peer_stage,
+                                             const std::string& name, std::vector<OpId> deps) {
+                    const std::uint32_t lo = std::min(stage, peer_stage), hi = std::max(stage, peer_stage);
+                    Op op{r, pp_streams[(activation ? 0 : 2) + (kind == OpKind::send ? 1 : 0)], g.intern(name), kind,
+                          KernelClass::communication};
                     op.bytes = h.pp_comm;
                     op.peer = rank_of(peer_stage, replica, t);
-                    op.comm = g.communicator(fmt::format("pp.{}-{}.d{}.t{}", lo, lo + 1, replica, t),
-                                             {rank_of(lo, replica, t), rank_of(lo + 1, replica, t)});
+                    op.comm = g.communicator(
+                        fmt::format("pp.{}.{}-{}.d{}.t{}", activation ? "act" : "grad", lo, hi, replica, t),
+                        {rank_of(lo, replica, t), rank_of(hi, replica, t)});
                     return g.add(op, deps);
                 };
                 std::vector<OpId> wg_comm(layers.size(), OpId::invalid());
@@ -339,28 +369,46 @@ OpGraph read_text_workload(const std::string& path, const TextWorkloadOptions& o
                     }
                     return out;
                 };
-                forward(0, layout.prefix, {});
-                for (std::uint32_t mb = 0; mb < layout.micro_batches; ++mb) {
+                // The previous and next virtual stage of chunk c: with interleaving, chunk c of the last stage
+                // feeds chunk c + 1 of stage 0.
+                constexpr std::uint32_t none = UINT32_MAX;
+                auto previous = [&](std::uint32_t c) { return stage > 0 ? stage - 1 : c > 0 ? h.pp - 1 : none; };
+                auto next = [&](std::uint32_t c) { return stage + 1 < h.pp ? stage + 1 : c + 1 < chunks ? 0 : none; };
+                OpId reached = forward(0, layout.prefix, {});  // the rank's last compute-stream op so far
+                bool suffix_done = false;
+                auto run_suffix = [&] {
+                    forward(layout.suffix, layers.size(), {});
+                    backward(layout.suffix, layers.size(), {}, true);
+                    suffix_done = true;
+                };
+                for (const PipelineStep& step :
+                     pipeline_schedule(options.schedule, h.pp, stage, layout.micro_batches, chunks)) {
+                    // GPipe: the trailing iteration-level lines between the last forward and the first backward;
+                    // 1F1B: after the last backward.
+                    if (!step.forward && !suffix_done && options.schedule == PipelineSchedule::gpipe) run_suffix();
+                    const auto [first, last] = chunk_lines(step.micro_batch, step.chunk);
+                    const std::string tag = chunks > 1 ? fmt::format("mb{} chunk{}", step.micro_batch, step.chunk)
+                                                       : fmt::format("mb{}", step.micro_batch);
                     std::vector<OpId> before;
-                    if (stage > 0)
-                        before.push_back(
-                            pipeline_transfer(OpKind::recv, stage - 1, fmt::format("recv act mb{}", mb), {}));
-                    const OpId last = forward(layout.first(mb), layout.last(mb), std::move(before));
-                    if (stage + 1 < h.pp)
-                        pipeline_transfer(OpKind::send, stage + 1, fmt::format("send act mb{}", mb), {last});
+                    const std::uint32_t from = step.forward ? previous(step.chunk) : next(step.chunk);
+                    const std::uint32_t to = step.forward ? next(step.chunk) : previous(step.chunk);
+                    const char* what = step.forward ? "act" : "grad";
+                    // A receive is posted when the rank reaches its step (as Megatron posts it with the previous
+                    // step's send), not earlier: a posted NCCL receive occupies the GPU.
+                    if (from != none) {
+                        std::vector<OpId> posted;
+                        if (reached.valid()) posted.push_back(reached);
+                        before.push_back(pipeline_transfer(OpKind::recv, step.forward, from,
+                                                           fmt::format("recv {} {}", what, tag), posted));
+                    }
+                    const bool sync = layout.unrolled || step.micro_batch + 1 == layout.micro_batches;
+                    const OpId out = step.forward ? forward(first, last, std::move(before))
+                                                  : backward(first, last, std::move(before), sync);
+                    reached = out;
+                    if (to != none)
+                        pipeline_transfer(OpKind::send, step.forward, to, fmt::format("send {} {}", what, tag), {out});
                 }
-                forward(layout.suffix, layers.size(), {});
-                backward(layout.suffix, layers.size(), {}, true);
-                for (std::uint32_t mb = 0; mb < layout.micro_batches; ++mb) {
-                    std::vector<OpId> before;
-                    if (stage + 1 < h.pp)
-                        before.push_back(
-                            pipeline_transfer(OpKind::recv, stage + 1, fmt::format("recv grad mb{}", mb), {}));
-                    const bool sync = layout.unrolled || mb + 1 == layout.micro_batches;
-                    const OpId last = backward(layout.first(mb), layout.last(mb), std::move(before), sync);
-                    if (stage > 0)
-                        pipeline_transfer(OpKind::send, stage - 1, fmt::format("send grad mb{}", mb), {last});
-                }
+                if (!suffix_done) run_suffix();
                 backward(0, layout.prefix, {}, true);
                 for (std::size_t k = 0; k < layers.size(); ++k) {
                     if (layers[k].update.count() == 0) continue;

@@ -7,6 +7,7 @@
 
 #include "engine/time.h"
 #include "traces/op_graph.h"
+#include "traces/pipeline_schedule.h"
 
 namespace clustersim::traces {
 
@@ -19,6 +20,9 @@ struct TextWorkloadOptions {
     /// SimAI / AICB conventions: an all-gather's size is its whole output (SimAI's busbw convention), not each
     /// rank's input (ASTRA-sim's).
     bool simai = false;
+    /// Pipeline schedule, and model chunks per stage for interleaving (0: the header's vpp).
+    PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
+    std::uint32_t chunks = 0;
     std::uint64_t max_ops = 20'000'000;
 };
 

@@ -46,6 +46,8 @@ OpGraph import_traces(const std::vector<std::string>& files, const ImportOptions
         t.world_size = options.world_size;
         t.replicas = options.replicas;
         t.simai = format == "simai";
+        t.schedule = options.schedule;
+        t.chunks = options.pipeline_chunks;
         return read_text_workload(files.front(), t);
     }
     if (format == "native") return read_native_trace(files.front());

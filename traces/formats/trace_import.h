@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "traces/op_graph.h"
+#include "traces/pipeline_schedule.h"
 
 namespace clustersim::traces {
 
@@ -16,6 +17,8 @@ struct ImportOptions {
     std::optional<int> iteration;  // kineto: ProfilerStep#N
     bool keep_gaps = true;         // kineto: host gaps as delay ops
     std::uint32_t replicas = 0;    // text workloads: data-parallel replicas to simulate (0: all, if not too large)
+    PipelineSchedule schedule = PipelineSchedule::one_f_one_b;  // text workloads
+    std::uint32_t pipeline_chunks = 0;                          // text workloads: 0: the header's vpp
 };
 
 /// Format names for --format, "auto" first.

@@ -12,6 +12,7 @@
 
 #include "engine/units.h"
 
+#include "traces/pipeline_schedule.h"
 #include "workloads/workload_registry.h"
 
 namespace clustersim::workloads {
@@ -60,26 +61,6 @@ Shape read_shape(const engine::Params& p) {
         s.backward_time = engine::parse_time(p.string("backward_time"), p.location("backward_time"));
     s.optimizer = p.boolean("optimizer");
     return s;
-}
-
-/// The order in which a stage runs forwards (+i) and backwards (-(i+1)) of micro-batches i.
-std::vector<int> stage_schedule(const Shape& s, std::uint32_t stage) {
-    std::vector<int> order;
-    const int m = static_cast<int>(s.microbatches);
-    if (!s.one_f_one_b) {
-        for (int i = 0; i < m; ++i) order.push_back(i);
-        for (int i = 0; i < m; ++i) order.push_back(-(i + 1));
-        return order;
-    }
-    const int warmup = std::min(m, static_cast<int>(s.pp - stage - 1));
-    int f = 0, b = 0;
-    for (; f < warmup; ++f) order.push_back(f);
-    while (f < m) {
-        order.push_back(f++);
-        order.push_back(-(++b));
-    }
-    while (b < m) order.push_back(-(++b));
-    return order;
 }
 
 }  // namespace
@@ -142,18 +123,22 @@ OpGraph build_pipeline_data_parallel(const engine::Params& params) {
                                                                         : engine::Time{-1};
             const double fwd_flops = layer_flops * s.layers;
             OpId last_backward, last_allreduce;
-            for (const int step : stage_schedule(s, st)) {
-                if (step >= 0) {
+            const auto schedule =
+                s.one_f_one_b ? traces::PipelineSchedule::one_f_one_b : traces::PipelineSchedule::gpipe;
+            for (const traces::PipelineStep& step : traces::pipeline_schedule(schedule, s.pp, st, s.microbatches)) {
+                if (step.forward) {
                     std::vector<OpId> deps;
                     if (!first_stage)
-                        deps.push_back(p2p(OpKind::recv, recv, fmt::format("recv act mb{}", step), st - 1,
+                        deps.push_back(p2p(OpKind::recv, recv, fmt::format("recv act mb{}", step.micro_batch), st - 1,
                                            pair_comm[d][st - 1], {}));
-                    const OpId fwd = compute_op(fmt::format("forward mb{}", step), fwd_flops, fwd_time, deps);
+                    const OpId fwd =
+                        compute_op(fmt::format("forward mb{}", step.micro_batch), fwd_flops, fwd_time, deps);
                     if (!last_stage)
-                        p2p(OpKind::send, send, fmt::format("send act mb{}", step), st + 1, pair_comm[d][st], {fwd});
+                        p2p(OpKind::send, send, fmt::format("send act mb{}", step.micro_batch), st + 1,
+                            pair_comm[d][st], {fwd});
                     continue;
                 }
-                const int mb = -step - 1;
+                const auto mb = static_cast<int>(step.micro_batch);
                 std::vector<OpId> deps;
                 if (!last_stage)
                     deps.push_back(
