@@ -95,12 +95,10 @@ CommId OpGraph::communicator(std::string_view name, std::vector<RankId> ranks) {
 }
 
 std::uint32_t OpGraph::intern(std::string_view name) {
-    const auto it = std::lower_bound(name_index_.begin(), name_index_.end(), name,
-                                     [](const auto& entry, std::string_view n) { return entry.first < n; });
-    if (it != name_index_.end() && it->first == name) return it->second;
+    if (const auto it = name_index_.find(name); it != name_index_.end()) return it->second;
     const auto id = static_cast<std::uint32_t>(names.size());
     names.emplace_back(name);
-    name_index_.insert(it, {std::string(name), id});
+    name_index_.emplace(std::string(name), id);
     return id;
 }
 

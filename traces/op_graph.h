@@ -8,6 +8,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "engine/ids.h"
@@ -137,7 +138,12 @@ public:
     bool operator==(const OpGraph&) const = default;
 
 private:
-    std::vector<std::pair<std::string, std::uint32_t>> name_index_;  // sorted, for interning
+    struct NameHash {  // heterogeneous lookup: find a string_view without building a string
+        using is_transparent = void;
+        std::size_t operator()(std::string_view name) const { return std::hash<std::string_view>{}(name); }
+    };
+    // Name -> id, for interning; only looked up, never iterated (names keep their insertion order).
+    std::unordered_map<std::string, std::uint32_t, NameHash, std::equal_to<>> name_index_;
 };
 
 /// Checks what the replay relies on; throws InputError naming the source, rank and op: unknown ids, dependency

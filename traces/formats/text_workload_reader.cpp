@@ -83,7 +83,9 @@ struct MicroBatchLayout {
 MicroBatchLayout micro_batch_layout(const std::vector<Layer>& layers, std::uint32_t ga) {
     const std::size_t n = layers.size();
     MicroBatchLayout best{0, n, n, ga, false};
-    for (std::size_t prefix = 0; ga > 1 && prefix < n; ++prefix) {
+    // The leading iteration-level lines are few (AICB writes up to 7): searching 256 keeps this O(n) per block size.
+    constexpr std::size_t longest_prefix = 256;
+    for (std::size_t prefix = 0; ga > 1 && prefix < std::min(n, longest_prefix); ++prefix) {
         for (std::size_t block = (n - prefix) / ga; block > 0 && block * ga > best.block * ga * best.unrolled;
              --block) {
             bool repeats = true;
