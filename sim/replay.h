@@ -19,6 +19,21 @@
 
 namespace clustersim::sim {
 
+/// Where a running replay is, for progress reports.
+struct ReplayProgress {
+    std::uint64_t ops_done = 0;
+    std::uint64_t ops = 0;
+    std::uint64_t events = 0;
+    engine::Time now{};
+};
+
+/// Called every 2^16 events with the replay's progress; a plain function and a context pointer, so the event
+/// loop pays one branch per event.
+struct ProgressReporter {
+    void (*report)(void* context, const ReplayProgress& progress) = nullptr;
+    void* context = nullptr;
+};
+
 struct ReplayOptions {
     NetworkOptions network;
     ComputeModel compute;
@@ -52,6 +67,8 @@ struct ReplayOptions {
     /// otherwise idle network, slower: a 384-member ring is about a million flows).
     enum class FoldModel : std::uint8_t { cost_model, flows };
     FoldModel fold_model = FoldModel::cost_model;
+    /// Progress reports (nothing by default; nested replays of folded calls never report).
+    ProgressReporter progress;
 };
 
 /// How one collective call ran.

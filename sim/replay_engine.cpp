@@ -261,7 +261,13 @@ ReplayResult ReplayEngine::run() {
         if (waiting_[i] == 0) ready_queue_.push_back(OpId::from_index(i));
     }
     drain_ready();
-    auto handler = [this](const engine::Event& e) {
+    const ProgressReporter progress = options_.progress;
+    auto report = [&] {
+        progress.report(progress.context,
+                        ReplayProgress{completed_, g_.ops.size(), sim_.events_processed(), sim_.now()});
+    };
+    auto handler = [this, &progress, &report](const engine::Event& e) {
+        if (progress.report && (sim_.events_processed() & ((1U << 16) - 1)) == 0) report();
         if (FlowNetwork::owns(e.kind)) {
             const auto event = net_.handle(e);
             if (event.arrived)

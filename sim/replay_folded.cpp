@@ -127,6 +127,7 @@ ReplayEngine::FoldedCost ReplayEngine::simulated_cost(const traces::Op& op, cons
     }
     ReplayOptions options = options_;
     options.rank_to_gpu = comm.job_members;
+    options.progress = {};
     options.link_counters = false;
     options.network.record_flows = false;
     options.network.record_link_utilization = false;

@@ -13,6 +13,7 @@
 #include "sim/retarget.h"
 #include "sim/scenario.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/terminal_progress.h"
 #include "topologies/topology_loader.h"
 #include "traces/formats/trace_import.h"
 #include "traces/summary_writers.h"
@@ -81,7 +82,12 @@ void run_what_if(const ReplayCliOptions& o, const sim::Scenario& faithful, topo:
     if (!o.what_if_overrides.empty())
         changes.push_back(fmt::format("topology {} with {}", s.cluster.description,
                                       fmt::format("{}", fmt::join(o.what_if_overrides, ", "))));
-    const sim::RunResult result = sim::run_scenario(s);
+    const sim::RunResult result = [&] {
+        TerminalProgress progress("replay");
+        s.options.progress = progress.reporter();
+        return sim::run_scenario(s);
+    }();
+    s.options.progress = {};
     sim::write_outputs(s, result, dir + "/what-if");
     std::printf("\nwhat-if: %s\n", fmt::format("{}", fmt::join(changes, "; ")).c_str());
     std::printf("  %-10s %14s %14s\n", "", "faithful", "what-if");
@@ -139,7 +145,12 @@ void run_replay(const ReplayCliOptions& o) {
         o.network == "contention-free" ? sim::SharingModel::contention_free : sim::SharingModel::max_min;
     s.options.fold_model =
         o.fold_model == "flows" ? sim::ReplayOptions::FoldModel::flows : sim::ReplayOptions::FoldModel::cost_model;
-    const sim::RunResult result = sim::run_scenario(s);
+    const sim::RunResult result = [&] {
+        TerminalProgress progress("replay");
+        s.options.progress = progress.reporter();
+        return sim::run_scenario(s);
+    }();
+    s.options.progress = {};
     const std::string dir = o.out_dir.empty() ? "out/" + s.name : o.out_dir;
     sim::write_outputs(s, result, dir);
     const std::string table = traces::summary_table(result.summary, s.graph);

@@ -7,6 +7,7 @@
 #include "engine/time.h"
 #include "sim/scenario.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/terminal_progress.h"
 #include "traces/summary_writers.h"
 
 #include <spdlog/spdlog.h>
@@ -22,10 +23,15 @@ struct RunOptions {
 
 void run(const RunOptions& o) {
     auto& log = engine::layer_log("cli");
-    const sim::Scenario scenario = sim::load_scenario(o.scenario, o.overrides);
+    sim::Scenario scenario = sim::load_scenario(o.scenario, o.overrides);
     log.info("scenario '{}': {} ranks, {} ops on {}", scenario.name, scenario.graph.rank_count,
              scenario.graph.ops.size(), scenario.cluster.description);
-    const sim::RunResult result = sim::run_scenario(scenario);
+    const sim::RunResult result = [&] {
+        TerminalProgress progress("run");
+        scenario.options.progress = progress.reporter();
+        return sim::run_scenario(scenario);
+    }();
+    scenario.options.progress = {};
     const std::string dir = o.out_dir.empty() ? "out/" + scenario.name : o.out_dir;
     sim::write_outputs(scenario, result, dir);
     const std::string table = traces::summary_table(result.summary, scenario.graph);

@@ -151,6 +151,8 @@ OpGraph read_text_workload(const std::string& path, const TextWorkloadOptions& o
         const std::string& key = head[i];
         if (key.back() != ':') continue;
         const std::uint64_t v = unsigned_at(head[i + 1], 1, key.c_str());
+        if (v > UINT32_MAX && key != "pp_comm")
+            fail(1, fmt::format("{} {} is out of range (at most {})", key, v, UINT32_MAX));
         if (key == "model_parallel_NPU_group:")
             h.tp = static_cast<std::uint32_t>(v);
         else if (key == "ep:")
@@ -203,11 +205,17 @@ OpGraph read_text_workload(const std::string& path, const TextWorkloadOptions& o
     const bool hybrid =
         h.kind.rfind("HYBRID_TRANSFORMER", 0) == 0 || h.kind == "HYBRID_DATA_MODEL" || h.kind == "HYBRID_MODEL_DATA";
     const std::uint32_t tp = hybrid ? std::max<std::uint32_t>(1, h.tp) : h.kind == "MODEL" ? world : 1;
-    if (world % (tp * h.pp) != 0)
+    if (world % (std::uint64_t{tp} * h.pp) != 0)
         fail(1, fmt::format("{} ranks do not split into tensor groups of {} and {} pipeline stages", world, tp, h.pp));
     const std::uint32_t dp = world / (tp * h.pp);
-    const std::uint32_t ep = dp % h.ep == 0 ? h.ep : 1;
+    if (dp % h.ep != 0)
+        fail(1, fmt::format("ep: {} expert-parallel ranks do not divide the {} data-parallel replicas", h.ep, dp));
+    const std::uint32_t ep = h.ep;
     const MicroBatchLayout layout = micro_batch_layout(layers, h.ga);
+    if (options.simai && h.ga > 1 && !layout.unrolled)
+        engine::layer_log("traces").warn(
+            "{}: ga {} but the lines do not repeat {} times (AICB's layout): each micro-batch runs all {} lines", path,
+            h.ga, h.ga, layers.size());
     // Model chunks per stage (interleaved 1F1B): the header's vpp unless overridden, when the micro-batches come
     // in groups of the stage count and each chunk gets a line; a micro-batch's lines split into equal runs.
     std::uint32_t chunks = h.pp > 1 ? std::max<std::uint32_t>(1, options.chunks ? options.chunks : h.vpp) : 1;
@@ -228,6 +236,12 @@ OpGraph read_text_workload(const std::string& path, const TextWorkloadOptions& o
     std::uint32_t replicas = options.replicas ? std::min(options.replicas, dp) : dp;
     const std::uint64_t ops_per_rank = 6 * (layout.unrolled ? layers.size() : std::uint64_t{h.ga} * layers.size());
     if (options.replicas == 0 && ops_per_rank * world > options.max_ops) replicas = 1;
+    // Even reduced, a graph past a billion ops (about 70 GB) cannot be built: say so rather than run out of memory.
+    const std::uint64_t simulated_ops = ops_per_rank * replicas * tp * h.pp;
+    if (simulated_ops > 1'000'000'000)
+        fail(1, fmt::format("the workload expands to about {} ops for {} simulated ranks ({} micro-batches of {} "
+                            "lines): too large to replay (fewer --replicas, or a smaller ga)",
+                            simulated_ops, std::uint64_t{replicas} * tp * h.pp, h.ga, layers.size()));
 
     OpGraph g;
     g.rank_count = replicas * tp * h.pp;
