@@ -78,6 +78,15 @@ TEST_CASE("malformed text workloads name the file and the line", "[traces][text]
                         Contains("text_short_line.txt:4: expected 12 fields") && Contains("got 7"));
     REQUIRE_THROWS_WITH(traces::read_text_workload(testing::test_data("traces/text_bad_comm.txt"), {}),
                         Contains("text_bad_comm.txt:3: unknown communication type \"ALLSHUFFLE\""));
+    // Header values that cannot describe a job (these crashed or were silently replaced before).
+    REQUIRE_THROWS_WITH(
+        traces::read_text_workload(testing::test_data("traces/text_bad_ep.txt"), {}),
+        Contains("text_bad_ep.txt:1: ep: 3 expert-parallel ranks do not divide the 4 data-parallel replicas"));
+    REQUIRE_THROWS_WITH(traces::read_text_workload(testing::test_data("traces/text_pp_out_of_range.txt"), {}),
+                        Contains("text_pp_out_of_range.txt:1: pp: 4294967296 is out of range"));
+    REQUIRE_THROWS_WITH(
+        traces::read_text_workload(testing::test_data("traces/text_too_many_microbatches.txt"), {}),
+        Contains("text_too_many_microbatches.txt:1: the workload expands to about") && Contains("too large to replay"));
 }
 
 namespace {
