@@ -11,7 +11,7 @@ enum class EventKind : std::uint16_t {
     flow_arrived,         // target: flow whose last byte has reached its destination
     network_rate_update,  // target: unused; recompute max-min rates of the links touched at this instant
     compute_done,         // target: timer of a stream whose compute op has finished
-    folded_done,          // target: collective instance on a folded communicator whose modelled time has passed
+    modelled_done,        // target: collective instance timed by a model (folded, or the cost-model mode), done
     count_
 };
 

@@ -67,6 +67,11 @@ struct ReplayOptions {
     /// otherwise idle network, slower: a 384-member ring is about a million flows).
     enum class FoldModel : std::uint8_t { cost_model, flows };
     FoldModel fold_model = FoldModel::cost_model;
+    /// How collectives are timed: as flows on the network (contention, skew, the algorithm's steps), or, for a
+    /// fast approximate run, every call by the cost model folded collectives use (NCCL's formulas on the
+    /// cluster's bandwidths, once all members have arrived; no contention between calls).
+    enum class CollectiveModel : std::uint8_t { flows, cost_model };
+    CollectiveModel collective_model = CollectiveModel::flows;
     /// Progress reports (nothing by default; nested replays of folded calls never report).
     ProgressReporter progress;
 };

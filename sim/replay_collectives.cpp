@@ -20,8 +20,8 @@ void ReplayEngine::arrive_collective(OpId id) {
     const traces::Op& op = g_.ops[id.index()];
     set_comm_active(op.rank, +1);  // the NCCL kernel is resident (and spinning) from its launch
     const std::uint32_t index = partner_[id.index()];
-    if (g_.comms[instances_[index].comm.index()].folded()) {
-        arrive_folded(id);
+    if (modelled(g_.comms[instances_[index].comm.index()])) {
+        arrive_modelled(id);
         return;
     }
     Instance& inst = instances_[index];

@@ -274,8 +274,8 @@ ReplayResult ReplayEngine::run() {
                 on_flow(event.flow);
             else if (event.flow.valid())
                 on_drained(event.flow);
-        } else if (e.kind == to_u16(EventKind::folded_done)) {
-            finish_folded(e.target);
+        } else if (e.kind == to_u16(EventKind::modelled_done)) {
+            finish_modelled(e.target);
         } else {
             CLUSTERSIM_CHECK(e.kind == to_u16(EventKind::compute_done), "unknown event kind {}", e.kind);
             const std::uint32_t s = timer_stream_[e.target];

@@ -61,17 +61,21 @@ private:
     void plan_instance(std::uint32_t instance, const traces::Op& op);
     [[nodiscard]] NcclTopologyInfo nccl_info(std::span<const topo::DeviceId> gpus);
     [[nodiscard]] double route_bottleneck(topo::DeviceId from, topo::DeviceId to);
-    void arrive_folded(traces::OpId op);
-    struct FoldedCost {  // a folded collective call's modelled time and what the model chose
+    void arrive_modelled(traces::OpId op);
+    struct ModelledCost {  // a modelled collective call's time and what the model chose
         engine::Time duration{};
         std::size_t algorithm = 0;
         NcclProtocol protocol = NcclProtocol::simple;
         bool modelled_protocol = false;
         double predicted_us = 0;
     };
-    [[nodiscard]] FoldedCost folded_cost(const traces::Op& op, traces::CommId comm);
-    [[nodiscard]] FoldedCost simulated_cost(const traces::Op& op, const traces::Communicator& comm);
-    void finish_folded(std::uint32_t instance);
+    [[nodiscard]] ModelledCost modelled_cost(const traces::Op& op, traces::CommId comm);
+    /// Whether a communicator's collectives are timed by a model rather than run as flows.
+    [[nodiscard]] bool modelled(const traces::Communicator& comm) const {
+        return comm.folded() || options_.collective_model == ReplayOptions::CollectiveModel::cost_model;
+    }
+    [[nodiscard]] ModelledCost simulated_cost(const traces::Op& op, const traces::Communicator& comm);
+    void finish_modelled(std::uint32_t instance);
     [[nodiscard]] double route_efficiency(std::span<const topo::LinkId> route) const;
     topo::DeviceId node_switch(topo::DeviceId gpu);
     const std::vector<std::uint32_t>& ring_order(traces::CommId comm);
@@ -118,8 +122,8 @@ private:
     const std::size_t tree_algorithm_ = *find_collective_algorithm("double_tree");
     const std::size_t nvls_algorithm_ = *find_collective_algorithm("nvls");
     std::vector<std::pair<topo::DeviceId, topo::DeviceId>> switch_of_;  // GPU -> its NVSwitch, sorted
-    // Folded collectives' costs by (communicator, kind, bytes), sorted.
-    std::vector<std::pair<std::array<std::uint64_t, 3>, FoldedCost>> folded_costs_;
+    // Modelled collectives' costs by (communicator, kind, bytes), sorted.
+    std::vector<std::pair<std::array<std::uint64_t, 3>, ModelledCost>> modelled_costs_;
     std::vector<std::vector<std::uint32_t>> ring_orders_;                  // by communicator
     std::vector<std::pair<std::uint32_t, std::uint32_t>> live_transfers_;  // flow owner slot -> (instance, transfer)
     std::vector<std::uint32_t> free_live_;

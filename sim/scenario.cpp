@@ -23,7 +23,14 @@ namespace {
 void read_system(const engine::YamlValue& system, ReplayOptions& options) {
     system.expect_only_keys({"network", "compute_slowdown_during_comm", "collective_algorithm", "collective_protocol",
                              "communicator_algorithms", "channels", "chunks", "rank_to_gpu", "min_kernel_time",
-                             "fold_model"});
+                             "fold_model", "collective_model"});
+    if (auto v = system.find("collective_model")) {
+        const std::string model = v->as_string();
+        if (model != "cost-model" && model != "flows")
+            v->fail(fmt::format("expected flows or cost-model, got \"{}\"", model));
+        options.collective_model =
+            model == "cost-model" ? ReplayOptions::CollectiveModel::cost_model : ReplayOptions::CollectiveModel::flows;
+    }
     if (auto v = system.find("fold_model")) {
         const std::string model = v->as_string();
         if (model != "cost-model" && model != "flows")

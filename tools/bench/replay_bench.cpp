@@ -1,6 +1,6 @@
 // Replay benchmark: a generated 1,024-rank graph of about a million ops (compute + collectives) on a
 // rail-optimized DGX-H100 cluster. Prints wall time, ops and events per second, and peak memory per op, for
-// the contention-aware and the contention-free network in the same run.
+// the contention-aware and the contention-free network and the cost-model collectives in the same run.
 #include <sys/resource.h>
 
 #include <chrono>
@@ -35,9 +35,18 @@ int main(int argc, char** argv) {
     std::printf(
         "| network | wall s | ops/s | events | events/s | flows | simulated | peak RSS MiB | bytes/op (replay) "
         "|\n|---|---|---|---|---|---|---|---|---|\n");
-    for (const auto sharing : {sim::SharingModel::contention_free, sim::SharingModel::max_min}) {
+    struct Mode {
+        const char* name;
+        sim::SharingModel sharing;
+        sim::ReplayOptions::CollectiveModel collectives;
+    };
+    for (const Mode mode :
+         {Mode{"cost-model collectives", sim::SharingModel::max_min, sim::ReplayOptions::CollectiveModel::cost_model},
+          Mode{"contention-free", sim::SharingModel::contention_free, sim::ReplayOptions::CollectiveModel::flows},
+          Mode{"max-min", sim::SharingModel::max_min, sim::ReplayOptions::CollectiveModel::flows}}) {
         sim::ReplayOptions options;
-        options.network.sharing = sharing;
+        options.network.sharing = mode.sharing;
+        options.collective_model = mode.collectives;
         options.network.record_flows = false;
         options.network.record_link_utilization = false;
         options.link_counters = false;
@@ -45,8 +54,7 @@ int main(int argc, char** argv) {
         const auto result = sim::replay(graph, cluster, options);
         const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         const long rss = peak_rss_kib();
-        std::printf("| %s | %.2f | %.0f | %llu | %.0f | %llu | %.3f s | %.0f | %.0f |\n",
-                    sharing == sim::SharingModel::max_min ? "max-min" : "contention-free", wall,
+        std::printf("| %s | %.2f | %.0f | %llu | %.0f | %llu | %.3f s | %.0f | %.0f |\n", mode.name, wall,
                     static_cast<double>(graph.ops.size()) / wall, static_cast<unsigned long long>(result.events),
                     static_cast<double>(result.events) / wall, static_cast<unsigned long long>(result.flows),
                     engine::to_seconds(result.timeline.makespan), static_cast<double>(rss) / 1024,

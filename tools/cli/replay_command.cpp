@@ -31,6 +31,7 @@ struct ReplayCliOptions {
     std::string schedule = "1f1b";
     std::uint32_t pipeline_chunks = 0;
     std::string fold_model = "cost-model";
+    std::string collective_model = "flows";
     std::string gpu;       // what-if: retarget measured kernel times to this GPU
     std::string from_gpu;  // the traced GPU when the trace does not say
     std::string topology;
@@ -143,6 +144,8 @@ void run_replay(const ReplayCliOptions& o) {
                                          o.traces.size() > 1 ? fmt::format(" (+{} files)", o.traces.size() - 1) : "");
     s.options.network.sharing =
         o.network == "contention-free" ? sim::SharingModel::contention_free : sim::SharingModel::max_min;
+    s.options.collective_model = o.collective_model == "cost-model" ? sim::ReplayOptions::CollectiveModel::cost_model
+                                                                     : sim::ReplayOptions::CollectiveModel::flows;
     s.options.fold_model =
         o.fold_model == "flows" ? sim::ReplayOptions::FoldModel::flows : sim::ReplayOptions::FoldModel::cost_model;
     const sim::RunResult result = [&] {
@@ -210,6 +213,11 @@ void add_replay_command(CLI::App& app) {
                     "Text workloads: data-parallel replicas to simulate; the others are folded by symmetry, their "
                     "collectives timed by the cost model (default: all, or 1 when the job exceeds 20 M ops)")
         ->check(CLI::PositiveNumber);
+    cmd->add_option("--collective-model", options->collective_model,
+                    "How collectives are timed: flows (simulated on the network: contention, skew, algorithm steps) "
+                    "or cost-model (NCCL's formulas per call once all members arrived: fast, no contention)")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"flows", "cost-model"}));
     cmd->add_option(
            "--fold-model", options->fold_model,
            "How collectives of folded groups are timed: cost-model (NCCL's formulas, fast) or flows (each call "

@@ -1,9 +1,9 @@
-// Folded collectives (symmetry reduction, OpGraph::job_ranks): a communicator with members that are not
-// simulated, whose part mirrors the simulated members'. Its calls are not expanded into the run's flows: once
-// every simulated member has arrived, the call takes the time NCCL's cost model gives for the whole communicator
-// on the cluster (all-to-all: the busiest member's NVLink or NIC traffic), with the link efficiencies the flow
-// simulation applies; or (FoldModel::flows) the time a replay of that call alone on the cluster takes. What
-// this leaves out is in docs/models.md (symmetry reduction).
+// Collectives timed by a model instead of flows: those of folded communicators (symmetry reduction,
+// OpGraph::job_ranks: members that are not simulated mirror the simulated ones), and every one in the
+// cost-model collective mode. Once every simulated member has arrived, the call takes the time NCCL's cost model
+// gives for the whole communicator on the cluster (all-to-all: the busiest member's NVLink or NIC traffic), with
+// the link efficiencies the flow simulation applies; or, for folded calls with FoldModel::flows, the time a
+// replay of that call alone on the cluster takes. What this leaves out is in docs/models.md.
 #include <algorithm>
 #include <cmath>
 
@@ -14,7 +14,7 @@ namespace clustersim::sim {
 using engine::Time;
 using traces::OpId;
 
-void ReplayEngine::arrive_folded(OpId id) {
+void ReplayEngine::arrive_modelled(OpId id) {
     const traces::Op& op = g_.ops[id.index()];
     const std::uint32_t index = partner_[id.index()];
     Instance& inst = instances_[index];
@@ -32,27 +32,32 @@ void ReplayEngine::arrive_folded(OpId id) {
     if (++inst.arrived < ranks.size()) return;
     // Every call of one shape (communicator, kind, size) costs the same: computed once.
     const std::array<std::uint64_t, 3> key = {inst.comm.value, static_cast<std::uint64_t>(op.collective), op.bytes};
-    auto cached = std::lower_bound(folded_costs_.begin(), folded_costs_.end(), key,
+    auto cached = std::lower_bound(modelled_costs_.begin(), modelled_costs_.end(), key,
                                    [](const auto& entry, const auto& k) { return entry.first < k; });
-    if (cached == folded_costs_.end() || cached->first != key)
-        cached = folded_costs_.insert(cached, {key, folded_cost(op, inst.comm)});
-    const FoldedCost& cost = cached->second;
+    if (cached == modelled_costs_.end() || cached->first != key)
+        cached = modelled_costs_.insert(cached, {key, modelled_cost(op, inst.comm)});
+    const ModelledCost& cost = cached->second;
     inst.algorithm = cost.algorithm;
     inst.protocol = cost.protocol;
     inst.modelled_protocol = cost.modelled_protocol;
     inst.predicted_us = cost.predicted_us;
     inst.first_start = sim_.now();
     inst.ideal = cost.duration;
-    sim_.schedule_after(inst.ideal, to_u16(EventKind::folded_done), index);
+    sim_.schedule_after(inst.ideal, to_u16(EventKind::modelled_done), index);
 }
 
-ReplayEngine::FoldedCost ReplayEngine::folded_cost(const traces::Op& op, traces::CommId comm_id) {
+ReplayEngine::ModelledCost ReplayEngine::modelled_cost(const traces::Op& op, traces::CommId comm_id) {
     const traces::Communicator& comm = g_.comms[comm_id.index()];
-    if (options_.fold_model == ReplayOptions::FoldModel::flows) return simulated_cost(op, comm);
+    if (comm.folded() && options_.fold_model == ReplayOptions::FoldModel::flows) return simulated_cost(op, comm);
+    // The whole communicator's GPUs: a folded one's job members, else its ranks'.
     std::vector<topo::DeviceId> gpus;
     for (const std::uint32_t j : comm.job_members) gpus.push_back(cluster_.gpus()[j]);
+    if (!comm.folded()) {
+        for (const traces::RankId r : comm.ranks) gpus.push_back(gpu_of(r));
+    }
     const auto n = static_cast<std::uint32_t>(gpus.size());
-    FoldedCost cost;
+    ModelledCost cost;
+    if (n < 2) return cost;  // nothing to exchange
     double us = 0;
     if (op.collective == traces::CollectiveKind::all_to_all) {
         // As the simulation runs an all-to-all (direct, without NCCL's protocol model): each member sends bytes/n
@@ -106,7 +111,7 @@ ReplayEngine::FoldedCost ReplayEngine::folded_cost(const traces::Op& op, traces:
     return cost;
 }
 
-ReplayEngine::FoldedCost ReplayEngine::simulated_cost(const traces::Op& op, const traces::Communicator& comm) {
+ReplayEngine::ModelledCost ReplayEngine::simulated_cost(const traces::Op& op, const traces::Communicator& comm) {
     // The call alone: every member of the whole communicator issues it at time 0 on its job rank's GPU, with the
     // run's options (algorithm, protocols, channels, network model); its time is the nested replay's makespan.
     traces::OpGraph call;
@@ -133,11 +138,11 @@ ReplayEngine::FoldedCost ReplayEngine::simulated_cost(const traces::Op& op, cons
     options.network.record_link_utilization = false;
     const ReplayResult result = replay(call, cluster_, options);
     const CollectiveRecord& record = result.collectives.front();
-    return FoldedCost{result.timeline.makespan, record.algorithm, record.protocol, record.modelled_protocol,
+    return ModelledCost{result.timeline.makespan, record.algorithm, record.protocol, record.modelled_protocol,
                       record.nccl_predicted_us};
 }
 
-void ReplayEngine::finish_folded(std::uint32_t index) {
+void ReplayEngine::finish_modelled(std::uint32_t index) {
     Instance& inst = instances_[index];
     inst.end = sim_.now();
     inst.transfers_left = 0;
