@@ -96,6 +96,12 @@ TEST_CASE("malformed Kineto input fails with the file and what was expected", "[
     options.iteration = 7;
     REQUIRE_THROWS_WITH(traces::read_kineto({testing::test_data("traces/kineto_tiny.json")}, options),
                         Contains("kineto_tiny.json: no ProfilerStep#7 in the trace (it has: 1)"));
+    // An SPMD fill too large to build is refused up front, not run out of memory.
+    traces::KinetoOptions huge;
+    huge.world_size = 4'000'000'000;
+    REQUIRE_THROWS_WITH(traces::read_kineto({testing::test_data("traces/kineto_tiny.json")}, huge),
+                        Contains("kineto_tiny.json: filling 4000000000 ranks from 1 file(s) expands to about") &&
+                            Contains("too large to replay"));
 }
 
 TEST_CASE("a tiny Kineto trace keeps host gaps and infers a cross-stream wait", "[traces][kineto]") {

@@ -331,6 +331,16 @@ OpGraph read_kineto(const std::vector<std::string>& files, const KinetoOptions& 
         if (t.rank >= world) reject(t.file, fmt::format("rank {} is outside a world of {} ranks", t.rank, world));
         if (!by_rank.emplace(t.rank, i).second) reject(t.file, fmt::format("rank {} is given twice", t.rank));
     }
+    // Refuse a fill past a billion ops (about 70 GB) with a message rather than running out of memory.
+    std::uint64_t expanded = 0;
+    for (std::uint32_t r = 0; r < world; ++r) {
+        const auto it = by_rank.find(r);
+        expanded += traces[it != by_rank.end() ? it->second : by_rank.begin()->second].events.size();
+    }
+    if (expanded > 1'000'000'000)
+        reject(traces.front().file, fmt::format("filling {} ranks from {} file(s) expands to about {} ops: too large "
+                                                "to replay (give a smaller --world-size)",
+                                                world, files.size(), expanded));
     OpGraph g;
     g.rank_count = world;
     g.source = files.size() == 1 ? files.front() : fmt::format("{} and {} more", files.front(), files.size() - 1);
