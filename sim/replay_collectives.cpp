@@ -64,6 +64,7 @@ void ReplayEngine::plan_instance(std::uint32_t index, const traces::Op& op) {
     request.channels = std::max<std::uint32_t>(1, options_.channels);
     request.switched_nodes =
         std::all_of(ranks.begin(), ranks.end(), [&](traces::RankId r) { return node_switch(gpu_of(r)).valid(); });
+    if (!request.switched_nodes && !one_node) request.channel_rings = mesh_rings(inst.comm);
     // The algorithm: forced by the run, else hinted by the op, else NCCL's choice (or the kind's default).
     // Precedence: the run's forced algorithm (a what-if), then the communicator's, then the op's hint.
     std::optional<std::size_t> algorithm = options_.algorithm;
@@ -79,6 +80,8 @@ void ReplayEngine::plan_instance(std::uint32_t index, const traces::Op& op) {
         for (const traces::RankId r : ranks) gpus.push_back(gpu_of(r));
         NcclTopologyInfo info = nccl_info(gpus);
         info.nvls = request.switch_reduction;
+        // Rings per NIC on mesh nodes: NCCL crosses nodes through that many NICs.
+        if (request.channel_rings.size() > 1) info.inter_bw_gbps *= static_cast<double>(request.channel_rings.size());
         std::optional<NcclAlgorithm> nccl_algorithm;
         if (algorithm == tree) {
             nccl_algorithm = NcclAlgorithm::tree;

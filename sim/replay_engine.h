@@ -79,6 +79,7 @@ private:
     [[nodiscard]] double route_efficiency(std::span<const topo::LinkId> route) const;
     topo::DeviceId node_switch(topo::DeviceId gpu);
     const std::vector<std::uint32_t>& ring_order(traces::CommId comm);
+    const std::vector<std::vector<std::uint32_t>>& mesh_rings(traces::CommId comm);
     void start_transfer(std::uint32_t instance, std::uint32_t transfer);
     void finish_transfer(std::uint32_t instance, std::uint32_t transfer);
     void finish_member(std::uint32_t instance, std::uint32_t member);
@@ -124,7 +125,9 @@ private:
     std::vector<std::pair<topo::DeviceId, topo::DeviceId>> switch_of_;  // GPU -> its NVSwitch, sorted
     // Modelled collectives' costs by (communicator, kind, bytes), sorted.
     std::vector<std::pair<std::array<std::uint64_t, 3>, ModelledCost>> modelled_costs_;
-    std::vector<std::vector<std::uint32_t>> ring_orders_;                  // by communicator
+    std::vector<std::vector<std::uint32_t>> ring_orders_;              // by communicator
+    std::vector<std::vector<std::vector<std::uint32_t>>> mesh_rings_;  // by communicator (replay_mesh_rings.cpp)
+    std::vector<std::uint8_t> mesh_rings_done_;
     std::vector<std::pair<std::uint32_t, std::uint32_t>> live_transfers_;  // flow owner slot -> (instance, transfer)
     std::vector<std::uint32_t> free_live_;
     std::vector<traces::OpId> ready_queue_;

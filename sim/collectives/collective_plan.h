@@ -66,6 +66,9 @@ struct PlanRequest {
     std::vector<std::uint32_t> ring_order;  // members in ring order (empty: member order), as NCCL's search finds
     std::uint32_t channels = 1;             // NCCL channels: across nodes, a ring per channel (see ring.cpp)
     bool switched_nodes = false;            // every node's GPUs meet at a switch: any order inside is as cheap
+    /// Rings of member indices, one per channel, that the caller found for nodes without a switch (each enters
+    /// and leaves every node through GPUs of one NIC, over direct NVLink hops inside); empty: none.
+    std::vector<std::vector<std::uint32_t>> channel_rings;
 };
 
 /// The share of `bytes` that chunk `chunk` of `parts` carries: the first ones take the remainder.

@@ -77,14 +77,20 @@ public:
         // rotated so that every channel leaves and enters the nodes through different GPUs, and so through
         // different NICs; each ring carries its share of the buffer. Modelled on switched nodes (any order inside
         // a node is as cheap), with at most one ring per GPU of the largest node (more would repeat). Elsewhere
-        // (DGX-1's NVLink mesh, where the searched order matters, or one GPU per node) there is one ring and the
-        // executor splits each transfer over the channels instead.
+        // (DGX-1's NVLink mesh, where the searched order matters, or one GPU per node) the caller may give one ring
+        // per NIC (PlanRequest::channel_rings); otherwise there is one ring and the executor splits each transfer
+        // over the channels instead.
         const std::uint32_t largest = r.switched_nodes ? largest_node_segment(r, base) : 0;
         const bool per_channel = largest > 1;
-        const auto rings = per_channel ? std::clamp<std::uint32_t>(r.channels, 1, largest) : 1U;
+        const bool given = !per_channel && r.channel_rings.size() > 1;  // mesh nodes: the caller's NIC rings
+        const auto rings = per_channel ? std::clamp<std::uint32_t>(r.channels, 1, largest)
+                           : given     ? static_cast<std::uint32_t>(r.channel_rings.size())
+                                       : 1U;
         plan.channels_planned = rings > 1;
         for (std::uint32_t k = 0; k < rings; ++k) {
-            const std::vector<std::uint32_t> ring = per_channel ? rotated(r, base, k) : base;
+            const std::vector<std::uint32_t> ring = per_channel ? rotated(r, base, k)
+                                                    : given     ? r.channel_rings[k]
+                                                                : base;
             const std::uint32_t relay = per_channel ? wrap_relay(r, ring) : no_transfer;
             const std::uint64_t bytes = share_of(total, rings, k);
             switch (r.kind) {
