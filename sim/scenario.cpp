@@ -110,7 +110,7 @@ traces::OpGraph read_workload(const engine::YamlValue& workload, const std::stri
         // A trace in any format import_traces reads: one file, or a list (one Kineto or Chakra file per rank),
         // relative to the scenario file.
         workload.expect_only_keys({"trace", "format", "world_size", "iteration", "drop_gaps", "replicas",
-                                   "pipeline_schedule", "pipeline_chunks"});
+                                   "pipeline_schedule", "pipeline_chunks", "fill"});
         std::vector<std::string> files;
         for (const engine::YamlValue& item : trace->is_sequence() ? trace->elements() : std::vector{*trace}) {
             std::filesystem::path file = item.as_string();
@@ -129,6 +129,11 @@ traces::OpGraph read_workload(const engine::YamlValue& workload, const std::stri
         if (auto v = workload.find("world_size")) import.world_size = positive_u32(*v);
         if (auto v = workload.find("iteration")) import.iteration = static_cast<int>(v->as_int());
         if (auto v = workload.find("drop_gaps")) import.keep_gaps = !v->as_bool();
+        if (auto v = workload.find("fill")) {
+            if (v->as_string() != "spmd" && v->as_string() != "fold")
+                v->fail(fmt::format("expected spmd or fold, got \"{}\"", v->as_string()));
+            import.fold = v->as_string() == "fold";
+        }
         if (auto v = workload.find("replicas")) import.replicas = positive_u32(*v);
         if (auto v = workload.find("pipeline_schedule")) {
             const auto schedule = traces::parse_pipeline_schedule(v->as_string());

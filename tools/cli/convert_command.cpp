@@ -19,6 +19,7 @@ struct ConvertOptions {
     std::uint32_t world_size = 0;
     int iteration = -1;
     bool drop_gaps = false;
+    std::string fill = "spmd";
     std::uint32_t replicas = 0;
     std::string schedule = "1f1b";
     std::uint32_t pipeline_chunks = 0;
@@ -30,6 +31,7 @@ void convert(const ConvertOptions& o) {
     import.world_size = o.world_size;
     if (o.iteration >= 0) import.iteration = o.iteration;
     import.keep_gaps = !o.drop_gaps;
+    import.fold = o.fill == "fold";
     import.replicas = o.replicas;
     import.schedule = *traces::parse_pipeline_schedule(o.schedule);
     import.pipeline_chunks = o.pipeline_chunks;
@@ -69,6 +71,11 @@ void add_convert_command(CLI::App& app) {
                     "or 1 when the job exceeds 20 M ops)")
         ->check(CLI::PositiveNumber);
     cmd->add_option("--iteration", o->iteration, "ProfilerStep#N to import (Kineto; default: the first)");
+    cmd->add_option("--fill", o->fill,
+                    "Kineto with --world-size above the files' ranks: spmd (missing ranks replay the first file's "
+                    "ops) or fold (only the given ranks are simulated; groups reaching the others are folded)")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"spmd", "fold"}));
     cmd->add_flag("--drop-gaps", o->drop_gaps, "Drop host gaps between kernels (Kineto)");
     cmd->callback([o] { convert(*o); });
 }

@@ -27,6 +27,7 @@ struct ReplayCliOptions {
     std::uint32_t world_size = 0;
     int iteration = -1;
     bool drop_gaps = false;
+    std::string fill = "spmd";
     std::uint32_t replicas = 0;
     std::string schedule = "1f1b";
     std::uint32_t pipeline_chunks = 0;
@@ -129,6 +130,7 @@ void run_replay(const ReplayCliOptions& o) {
     import.world_size = o.world_size;
     if (o.iteration >= 0) import.iteration = o.iteration;
     import.keep_gaps = !o.drop_gaps;
+    import.fold = o.fill == "fold";
     import.replicas = o.replicas;
     import.schedule = *traces::parse_pipeline_schedule(o.schedule);
     import.pipeline_chunks = o.pipeline_chunks;
@@ -145,7 +147,7 @@ void run_replay(const ReplayCliOptions& o) {
     s.options.network.sharing =
         o.network == "contention-free" ? sim::SharingModel::contention_free : sim::SharingModel::max_min;
     s.options.collective_model = o.collective_model == "cost-model" ? sim::ReplayOptions::CollectiveModel::cost_model
-                                                                     : sim::ReplayOptions::CollectiveModel::flows;
+                                                                    : sim::ReplayOptions::CollectiveModel::flows;
     s.options.fold_model =
         o.fold_model == "flows" ? sim::ReplayOptions::FoldModel::flows : sim::ReplayOptions::FoldModel::cost_model;
     const sim::RunResult result = [&] {
@@ -224,6 +226,11 @@ void add_replay_command(CLI::App& app) {
            "shape simulated alone on the whole group, exact on an idle network, slower)")
         ->capture_default_str()
         ->check(CLI::IsMember({"cost-model", "flows"}));
+    cmd->add_option("--fill", options->fill,
+                    "Kineto with --world-size above the files' ranks: spmd (missing ranks replay the first file's "
+                    "ops) or fold (only the given ranks are simulated; groups reaching the others are folded)")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"spmd", "fold"}));
     cmd->add_flag("--drop-gaps", options->drop_gaps,
                   "Drop the host's gaps between kernels (what if launches were free)");
     cmd->add_option("--gpu", options->gpu,

@@ -243,9 +243,16 @@ RankTrace parse_rank(const std::string& file, const KinetoOptions& options) {
     return trace;
 }
 
+/// Which job ranks the graph simulates: `simulated[j]` is job rank j's rank in the graph (none when folded away).
+struct RankMap {
+    std::uint32_t world = 0;
+    std::vector<std::uint32_t> simulated;
+    static constexpr std::uint32_t none = UINT32_MAX;
+};
+
 /// Appends rank `rank`'s ops from `trace` to the graph.
 void build_rank(OpGraph& g, const RankTrace& trace, std::uint32_t rank, const KinetoOptions& options,
-                std::map<std::string, CommId>& comms) {
+                const RankMap& ranks_of, std::map<std::string, CommId>& comms) {
     const RankId r{rank};
     // Per event: its op id and stream end times, to infer cross-stream waits.
     std::vector<std::pair<Time, OpId>> ends;  // (end, op) of events already added, all streams
@@ -290,18 +297,20 @@ void build_rank(OpGraph& g, const RankTrace& trace, std::uint32_t rank, const Ki
             std::vector<std::uint32_t> members = e.group_ranks;
             std::string name = e.group.empty() ? "world" : e.group;
             if (members.empty()) {
-                for (std::uint32_t k = 0; k < g.rank_count; ++k) members.push_back(k);
+                for (std::uint32_t k = 0; k < ranks_of.world; ++k) members.push_back(k);
             }
             auto it = comms.find(name);
             if (it == comms.end()) {
                 std::vector<RankId> ranks;
                 for (const auto m : members) {
-                    if (m >= g.rank_count)
+                    if (m >= ranks_of.world)
                         reject(trace.file, fmt::format("process group '{}' names rank {}, but the job has {} ranks",
-                                                       name, m, g.rank_count));
-                    ranks.push_back(RankId{m});
+                                                       name, m, ranks_of.world));
+                    if (ranks_of.simulated[m] != RankMap::none) ranks.push_back(RankId{ranks_of.simulated[m]});
                 }
                 it = comms.emplace(name, g.communicator(name, ranks)).first;
+                // Members not simulated: the group is folded and keeps its whole membership.
+                if (ranks.size() < members.size()) g.comms[it->second.index()].job_members = members;
             }
             op.comm = it->second;
         }
@@ -337,20 +346,32 @@ OpGraph read_kineto(const std::vector<std::string>& files, const KinetoOptions& 
         const auto it = by_rank.find(r);
         expanded += traces[it != by_rank.end() ? it->second : by_rank.begin()->second].events.size();
     }
-    if (expanded > 1'000'000'000)
+    if (!options.fold && expanded > 1'000'000'000)
         reject(traces.front().file, fmt::format("filling {} ranks from {} file(s) expands to about {} ops: too large "
-                                                "to replay (give a smaller --world-size)",
+                                                "to replay (give a smaller --world-size, or fold the missing ranks)",
                                                 world, files.size(), expanded));
     OpGraph g;
-    g.rank_count = world;
     g.source = files.size() == 1 ? files.front() : fmt::format("{} and {} more", files.front(), files.size() - 1);
+    RankMap ranks_of{world, std::vector<std::uint32_t>(world, RankMap::none)};
+    const bool fold = options.fold && by_rank.size() < world;
+    for (std::uint32_t r = 0; r < world; ++r) {
+        if (!fold) {
+            ranks_of.simulated[r] = r;
+        } else if (by_rank.count(r)) {
+            ranks_of.simulated[r] = static_cast<std::uint32_t>(g.job_ranks.size());
+            g.job_ranks.push_back(r);
+        }
+    }
+    g.rank_count = fold ? static_cast<std::uint32_t>(by_rank.size()) : world;
+    if (fold) g.job_rank_count = world;
     std::map<std::string, CommId> comms;
     Time traced{0};
     for (std::uint32_t r = 0; r < world; ++r) {
-        // Ranks without a file replay the lowest given rank's trace (SPMD fill).
+        // Ranks without a file replay the lowest given rank's trace (SPMD fill), or are folded away.
+        if (ranks_of.simulated[r] == RankMap::none) continue;
         const auto it = by_rank.find(r);
         const RankTrace& t = traces[it != by_rank.end() ? it->second : by_rank.begin()->second];
-        build_rank(g, t, r, options, comms);
+        build_rank(g, t, ranks_of.simulated[r], options, ranks_of, comms);
         Time last{0};
         for (const auto& e : t.events) last = std::max(last, e.end);
         traced = std::max(traced, last - t.window_start);

@@ -14,6 +14,10 @@ struct KinetoOptions {
     std::optional<int> iteration;  // ProfilerStep#N to import; default: the first one in each file
     bool keep_gaps = true;         // keep the host's gaps between kernels on a stream as delay ops
     std::uint32_t world_size = 0;  // 0: from distributedInfo; ranks without a file are filled SPMD-style
+    /// Ranks without a file: replayed as copies of the first given rank (SPMD fill), or, with `fold`, not
+    /// simulated: the graph holds the given ranks only and folds the groups that reach the others (symmetry
+    /// reduction, OpGraph::job_ranks).
+    bool fold = false;
 };
 
 /// Reads the files (one rank each, gzip or not) into one graph of world_size ranks. Errors name the file and

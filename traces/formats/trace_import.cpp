@@ -36,6 +36,7 @@ OpGraph import_traces(const std::vector<std::string>& files, const ImportOptions
         k.iteration = options.iteration;
         k.keep_gaps = options.keep_gaps;
         k.world_size = options.world_size;
+        k.fold = options.fold;
         return read_kineto(files, k);
     }
     if (files.size() != 1)
