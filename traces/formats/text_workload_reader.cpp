@@ -234,12 +234,13 @@ OpGraph read_text_workload(const std::string& path, const TextWorkloadOptions& o
     };
     // Symmetry reduction: simulate the first `replicas` data-parallel replicas (all stages, all tensor ranks).
     std::uint32_t replicas = options.replicas ? std::min(options.replicas, dp) : dp;
-    const std::uint64_t ops_per_rank = 6 * (layout.unrolled ? layers.size() : std::uint64_t{h.ga} * layers.size());
-    if (options.replicas == 0 && ops_per_rank * world > options.max_ops) replicas = 1;
+    // Estimates in floating point: the products of header values can pass 2^64.
+    const double ops_per_rank = 6.0 * static_cast<double>(layers.size()) * (layout.unrolled ? 1.0 : h.ga);
+    if (options.replicas == 0 && ops_per_rank * world > static_cast<double>(options.max_ops)) replicas = 1;
     // Even reduced, a graph past a billion ops (about 70 GB) cannot be built: say so rather than run out of memory.
-    const std::uint64_t simulated_ops = ops_per_rank * replicas * tp * h.pp;
-    if (simulated_ops > 1'000'000'000)
-        fail(1, fmt::format("the workload expands to about {} ops for {} simulated ranks ({} micro-batches of {} "
+    const double simulated_ops = ops_per_rank * replicas * tp * h.pp;
+    if (simulated_ops > 1e9)
+        fail(1, fmt::format("the workload expands to about {:.3g} ops for {} simulated ranks ({} micro-batches of {} "
                             "lines): too large to replay (fewer --replicas, or a smaller ga)",
                             simulated_ops, std::uint64_t{replicas} * tp * h.pp, h.ga, layers.size()));
 
