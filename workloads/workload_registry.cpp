@@ -16,6 +16,9 @@ std::vector<engine::ParamSpec> pipeline_params() {
         {"dp", ParamType::integer, "1", "data-parallel replicas of the pipeline"},
         {"microbatches", ParamType::integer, "8", "micro-batches per iteration"},
         {"schedule", ParamType::string, "1f1b", "pipeline schedule: gpipe or 1f1b"},
+        {"virtual_stages", ParamType::integer, "1",
+         "model chunks per stage (Megatron's interleaved schedule; divides layers_per_stage, and pp divides "
+         "microbatches)"},
         {"layers_per_stage", ParamType::integer, "4", "transformer layers on each stage"},
         {"hidden", ParamType::integer, "4096", "hidden size h"},
         {"seq_len", ParamType::integer, "2048", "sequence length s"},
@@ -33,7 +36,8 @@ std::vector<engine::ParamSpec> pipeline_params() {
 const std::vector<GeneratorEntry>& workload_generators() {
     static const std::vector<GeneratorEntry> entries = {
         {"pipeline",
-         "transformer layers split over pp pipeline stages (GPipe or 1F1B), replicated dp times with a per-layer "
+         "transformer layers split over pp pipeline stages (GPipe, 1F1B or interleaved 1F1B), replicated dp times "
+         "with a per-layer "
          "gradient all-reduce overlapping the last backward",
          pipeline_params(), &build_pipeline_data_parallel},
     };

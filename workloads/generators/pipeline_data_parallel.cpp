@@ -1,5 +1,6 @@
-// The pipeline generator: a transformer whose layers are split over `pp` stages, run with a GPipe or 1F1B
-// schedule over `microbatches` micro-batches, and replicated `dp` times. Rank = replica * pp + stage, so the
+// The pipeline generator: a transformer whose layers are split over `pp` stages (and, with `virtual_stages`,
+// over that many model chunks per stage: Megatron's interleaved schedule), run with a GPipe or 1F1B schedule over
+// `microbatches` micro-batches, and replicated `dp` times. Rank = replica * pp + stage, so the
 // stages of a replica sit side by side (on one node's NVLink when pp divides the GPUs per node) and each
 // data-parallel group spans the replicas.
 //
@@ -25,7 +26,7 @@ using traces::RankId;
 namespace {
 
 struct Shape {
-    std::uint32_t pp = 1, dp = 1, microbatches = 1, layers = 1;
+    std::uint32_t pp = 1, dp = 1, microbatches = 1, layers = 1, chunks = 1;
     bool one_f_one_b = true;
     double hidden = 0, seq = 0, batch = 0;
     traces::DataType dtype = traces::DataType::bf16;
@@ -49,6 +50,13 @@ Shape read_shape(const engine::Params& p) {
     if (schedule != "gpipe" && schedule != "1f1b")
         p.fail("schedule", fmt::format("unknown schedule '{}' (known: gpipe, 1f1b)", schedule));
     s.one_f_one_b = schedule == "1f1b";
+    s.chunks = positive(p, "virtual_stages", 1 << 10);
+    if (s.layers % s.chunks != 0)
+        p.fail("virtual_stages",
+               fmt::format("{} layers per stage do not split into {} model chunks", s.layers, s.chunks));
+    if (s.chunks > 1 && s.microbatches % s.pp != 0)
+        p.fail("virtual_stages",
+               fmt::format("interleaving needs the micro-batches ({}) in groups of pp ({})", s.microbatches, s.pp));
     s.hidden = static_cast<double>(positive(p, "hidden", 1 << 20));
     s.seq = static_cast<double>(positive(p, "seq_len", 1 << 24));
     s.batch = static_cast<double>(positive(p, "micro_batch_size", 1 << 16));
@@ -69,8 +77,9 @@ OpGraph build_pipeline_data_parallel(const engine::Params& params) {
     const Shape s = read_shape(params);
     OpGraph g;
     g.rank_count = s.pp * s.dp;
-    g.source = fmt::format("pipeline generator (pp={}, dp={}, {} micro-batches, {})", s.pp, s.dp, s.microbatches,
-                           s.one_f_one_b ? "1F1B" : "GPipe");
+    g.source = fmt::format("pipeline generator (pp={}, dp={}, {} micro-batches, {}{})", s.pp, s.dp, s.microbatches,
+                           s.one_f_one_b ? "1F1B" : "GPipe",
+                           s.chunks > 1 ? fmt::format(", {} model chunks per stage", s.chunks) : "");
     const double width = traces::data_type_size(s.dtype);
     const double h = s.hidden, b = s.batch, q = s.seq;
     const double layer_flops = 24 * b * q * h * h + 4 * b * q * q * h;
@@ -79,12 +88,16 @@ OpGraph build_pipeline_data_parallel(const engine::Params& params) {
     const auto layer_grad_bytes = static_cast<std::uint64_t>(width * 12 * h * h);
     const auto rank_of = [&](std::uint32_t replica, std::uint32_t stage) { return RankId{replica * s.pp + stage}; };
 
-    // Communicators: one per adjacent stage pair of a replica; one data-parallel group per stage.
+    // Communicators: one per adjacent stage pair of a replica (and, with model chunks, one from the last stage back
+    // to the first, which chunk c + 1 receives from); one data-parallel group per stage.
     std::vector<std::vector<traces::CommId>> pair_comm(s.dp);
+    std::vector<traces::CommId> wrap_comm(s.dp);
     for (std::uint32_t d = 0; d < s.dp; ++d) {
         for (std::uint32_t st = 0; st + 1 < s.pp; ++st)
             pair_comm[d].push_back(
                 g.communicator(fmt::format("pp{}.{}-{}", d, st, st + 1), {rank_of(d, st), rank_of(d, st + 1)}));
+        if (s.chunks > 1 && s.pp > 1)
+            wrap_comm[d] = g.communicator(fmt::format("pp{}.{}-0", d, s.pp - 1), {rank_of(d, s.pp - 1), rank_of(d, 0)});
     }
     std::vector<traces::CommId> dp_comm;
     if (s.dp > 1) {
@@ -98,13 +111,18 @@ OpGraph build_pipeline_data_parallel(const engine::Params& params) {
     for (std::uint32_t d = 0; d < s.dp; ++d) {
         for (std::uint32_t st = 0; st < s.pp; ++st) {
             const RankId rank = rank_of(d, st);
-            const auto compute = g.stream(rank, "compute"), recv = g.stream(rank, "recv"),
-                       send = g.stream(rank, "send");
+            // With model chunks the first stage receives activations from the last and gradients from the second:
+            // activations and gradients get their own streams, each in schedule order.
+            const auto compute = g.stream(rank, "compute");
+            const auto recv = g.stream(rank, s.chunks > 1 ? "recv act" : "recv"),
+                       send = g.stream(rank, s.chunks > 1 ? "send act" : "send");
+            const auto recv_grad = s.chunks > 1 ? g.stream(rank, "recv grad") : recv,
+                       send_grad = s.chunks > 1 ? g.stream(rank, "send grad") : send;
             const auto dp = s.dp > 1 ? g.stream(rank, "dp") : traces::StreamId::invalid();
             auto compute_op = [&](const std::string& name, double flops, engine::Time fixed, std::vector<OpId> deps) {
                 traces::Op op{rank, compute, g.intern(name), OpKind::compute, traces::KernelClass::gemm, s.dtype};
                 op.flops = flops;
-                op.bytes = static_cast<std::uint64_t>(layer_bytes * s.layers);
+                op.bytes = static_cast<std::uint64_t>(layer_bytes * s.layers / s.chunks);
                 op.duration = fixed;
                 return g.add(op, deps);
             };
@@ -116,43 +134,57 @@ OpGraph build_pipeline_data_parallel(const engine::Params& params) {
                 op.peer = rank_of(d, peer_stage);
                 return g.add(op, deps);
             };
-            const bool last_stage = st + 1 == s.pp, first_stage = st == 0;
             const engine::Time fwd_time = s.forward_time;
             const engine::Time bwd_time = s.backward_time.count() >= 0  ? s.backward_time
                                           : s.forward_time.count() >= 0 ? engine::Time{2 * s.forward_time.count()}
                                                                         : engine::Time{-1};
-            const double fwd_flops = layer_flops * s.layers;
+            // Per model chunk: its share of the stage's layers, FLOPs and fixed times.
+            const std::uint32_t chunk_layers = s.layers / s.chunks;
+            const double fwd_flops = layer_flops * chunk_layers;
+            auto chunk_time = [&](engine::Time t) { return t.count() >= 0 ? engine::Time{t.count() / s.chunks} : t; };
+            // The stage and communicator a chunk's input comes from and its output goes to (none: the model's end).
+            struct Peer {
+                std::uint32_t stage = UINT32_MAX;
+                traces::CommId comm;
+            };
+            auto before = [&](std::uint32_t c) {
+                return st > 0 ? Peer{st - 1, pair_comm[d][st - 1]} : c > 0 ? Peer{s.pp - 1, wrap_comm[d]} : Peer{};
+            };
+            auto after = [&](std::uint32_t c) {
+                return st + 1 < s.pp      ? Peer{st + 1, pair_comm[d][st]}
+                       : c + 1 < s.chunks ? Peer{0, wrap_comm[d]}
+                                          : Peer{};
+            };
             OpId last_backward, last_allreduce;
             const auto schedule =
                 s.one_f_one_b ? traces::PipelineSchedule::one_f_one_b : traces::PipelineSchedule::gpipe;
-            for (const traces::PipelineStep& step : traces::pipeline_schedule(schedule, s.pp, st, s.microbatches)) {
+            for (const traces::PipelineStep& step :
+                 traces::pipeline_schedule(schedule, s.pp, st, s.microbatches, s.chunks)) {
+                const std::string tag = s.chunks > 1 ? fmt::format("mb{} chunk{}", step.micro_batch, step.chunk)
+                                                     : fmt::format("mb{}", step.micro_batch);
                 if (step.forward) {
                     std::vector<OpId> deps;
-                    if (!first_stage)
-                        deps.push_back(p2p(OpKind::recv, recv, fmt::format("recv act mb{}", step.micro_batch), st - 1,
-                                           pair_comm[d][st - 1], {}));
-                    const OpId fwd =
-                        compute_op(fmt::format("forward mb{}", step.micro_batch), fwd_flops, fwd_time, deps);
-                    if (!last_stage)
-                        p2p(OpKind::send, send, fmt::format("send act mb{}", step.micro_batch), st + 1,
-                            pair_comm[d][st], {fwd});
+                    if (const Peer from = before(step.chunk); from.comm.valid())
+                        deps.push_back(p2p(OpKind::recv, recv, "recv act " + tag, from.stage, from.comm, {}));
+                    const OpId fwd = compute_op("forward " + tag, fwd_flops, chunk_time(fwd_time), deps);
+                    if (const Peer to = after(step.chunk); to.comm.valid())
+                        p2p(OpKind::send, send, "send act " + tag, to.stage, to.comm, {fwd});
                     continue;
                 }
-                const auto mb = static_cast<int>(step.micro_batch);
                 std::vector<OpId> deps;
-                if (!last_stage)
-                    deps.push_back(
-                        p2p(OpKind::recv, recv, fmt::format("recv grad mb{}", mb), st + 1, pair_comm[d][st], {}));
-                const bool final_mb = mb + 1 == static_cast<int>(s.microbatches);
+                if (const Peer from = after(step.chunk); from.comm.valid())
+                    deps.push_back(p2p(OpKind::recv, recv_grad, "recv grad " + tag, from.stage, from.comm, {}));
+                const bool final_mb = step.micro_batch + 1 == s.microbatches;
                 if (!final_mb || s.dp == 1) {
-                    last_backward = compute_op(fmt::format("backward mb{}", mb), 2 * fwd_flops, bwd_time, deps);
+                    last_backward = compute_op("backward " + tag, 2 * fwd_flops, chunk_time(bwd_time), deps);
                 } else {
                     // Layer by layer (last layer first), each layer's gradients all-reduced as soon as they exist.
                     const engine::Time per_layer =
                         bwd_time.count() >= 0 ? engine::Time{bwd_time.count() / s.layers} : engine::Time{-1};
-                    for (std::uint32_t l = s.layers; l-- > 0;) {
-                        last_backward =
-                            compute_op(fmt::format("backward mb{} layer{}", mb, l), 2 * layer_flops, per_layer, deps);
+                    for (std::uint32_t k = chunk_layers; k-- > 0;) {
+                        const std::uint32_t l = step.chunk * chunk_layers + k;
+                        last_backward = compute_op(fmt::format("backward mb{} layer{}", step.micro_batch, l),
+                                                   2 * layer_flops, per_layer, deps);
                         deps.clear();
                         traces::Op ar{rank,
                                       dp,
@@ -166,9 +198,8 @@ OpGraph build_pipeline_data_parallel(const engine::Params& params) {
                         last_allreduce = g.add(ar, std::vector<OpId>{last_backward});
                     }
                 }
-                if (!first_stage)
-                    p2p(OpKind::send, send, fmt::format("send grad mb{}", mb), st - 1, pair_comm[d][st - 1],
-                        {last_backward});
+                if (const Peer to = before(step.chunk); to.comm.valid())
+                    p2p(OpKind::send, send_grad, "send grad " + tag, to.stage, to.comm, {last_backward});
             }
             if (s.optimizer) {
                 // The optimizer step waits for every gradient all-reduce of this rank (the tail of the dp stream).
