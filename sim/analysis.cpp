@@ -2,6 +2,7 @@
 #include "sim/analysis.h"
 
 #include <algorithm>
+#include <cctype>
 
 namespace clustersim::sim {
 
@@ -154,7 +155,39 @@ traces::RunSummary summarize_run(const traces::OpGraph& g, const traces::Timelin
         s.ranks.push_back(analyze_rank(g, tl, traces::RankId{r}, by_rank[r]));
     s.top_links = most_contended_links(tl, 10);
     s.critical_path = critical_path(g, tl);
+    s.communication = communication_by_group(g, tl);
     return s;
+}
+
+std::vector<traces::GroupCommunication> communication_by_group(const traces::OpGraph& g, const traces::Timeline& tl) {
+    // The family of each communicator, once; rows by family in first-seen order, sorted at the end.
+    std::vector<std::uint32_t> row_of(g.comms.size());
+    std::vector<traces::GroupCommunication> rows;
+    for (std::size_t c = 0; c < g.comms.size(); ++c) {
+        const std::string& name = g.comms[c].name;
+        std::string family = name.substr(0, name.find('.'));
+        while (family.size() > 1 && std::isdigit(static_cast<unsigned char>(family.back()))) family.pop_back();
+        if (family.empty() || std::isdigit(static_cast<unsigned char>(family.front()))) family = name;
+        auto it = std::find_if(rows.begin(), rows.end(), [&](const auto& r) { return r.group == family; });
+        if (it == rows.end()) it = rows.insert(rows.end(), traces::GroupCommunication{family});
+        row_of[c] = static_cast<std::uint32_t>(it - rows.begin());
+    }
+    for (std::size_t i = 0; i < g.ops.size(); ++i) {
+        const traces::Op& op = g.ops[i];
+        if (!op.is_communication()) continue;
+        traces::GroupCommunication& row = rows[row_of[op.comm.index()]];
+        const traces::OpTiming& t = tl.ops[i];
+        ++row.ops;
+        row.bytes += op.bytes;
+        row.waiting += t.start - t.ready;
+        row.transferring += t.end - t.start;
+    }
+    std::erase_if(rows, [](const auto& r) { return r.ops == 0; });
+    std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
+        const Time ta = a.waiting + a.transferring, tb = b.waiting + b.transferring;
+        return ta != tb ? ta > tb : a.group < b.group;
+    });
+    return rows;
 }
 
 }  // namespace clustersim::sim

@@ -15,6 +15,9 @@ traces::RankBreakdown analyze_rank(const traces::OpGraph& graph, const traces::T
                                    std::span<const traces::OpId> rank_ops);
 std::vector<traces::LinkReport> most_contended_links(const traces::Timeline& timeline, std::size_t count);
 traces::CriticalPath critical_path(const traces::OpGraph& graph, const traces::Timeline& timeline);
+/// Time in communication ops by communicator family, most first (ties by name).
+std::vector<traces::GroupCommunication> communication_by_group(const traces::OpGraph& graph,
+                                                               const traces::Timeline& timeline);
 
 /// All of the above in one summary (scenario, topology and workload names left to the caller).
 traces::RunSummary summarize_run(const traces::OpGraph& graph, const traces::Timeline& timeline);

@@ -53,6 +53,17 @@ struct CriticalPath {
     bool operator==(const CriticalPath&) const = default;
 };
 
+/// Communication of one family of communicators ("tp", "dp", "ep", "pp", ...: a name up to its first '.' or
+/// trailing digits), summed over every rank's calls in it.
+struct GroupCommunication {
+    std::string group;
+    std::uint64_t ops = 0;        // collective and send/recv ops, all ranks
+    std::uint64_t bytes = 0;      // their per-rank sizes, summed
+    engine::Time waiting{};       // in a call waiting for peers (or for the peer to post)
+    engine::Time transferring{};  // in a call with data moving
+    bool operator==(const GroupCommunication&) const = default;
+};
+
 struct RunSummary {
     std::string scenario;
     std::string topology;
@@ -65,6 +76,7 @@ struct RunSummary {
     std::vector<RankBreakdown> ranks;
     std::vector<LinkReport> top_links;  // most contended first, at most 10
     CriticalPath critical_path;
+    std::vector<GroupCommunication> communication;  // most time in calls first
     bool operator==(const RunSummary&) const = default;
 };
 

@@ -61,6 +61,14 @@ std::string summary_json(const RunSummary& s, const OpGraph& g) {
             k ? "," : "", json_string(l.name), json_number(l.capacity_bytes_per_s / 1e9), json_number(l.bytes),
             json_number(l.mean_utilization), json_number(l.peak_utilization), json_number(l.contention_delay_s * 1e6));
     }
+    out += "\n  ],\n  \"communication_by_group\": [";
+    for (std::size_t k = 0; k < s.communication.size(); ++k) {
+        const GroupCommunication& c = s.communication[k];
+        out += fmt::format(
+            "{}\n    {{\"group\": {}, \"ops\": {}, \"bytes\": {}, \"waiting_us\": {}, \"transferring_us\": {}}}",
+            k ? "," : "", json_string(c.group), c.ops, c.bytes, microseconds_text(c.waiting),
+            microseconds_text(c.transferring));
+    }
     const CriticalPath& cp = s.critical_path;
     out += fmt::format(
         "\n  ],\n  \"critical_path\": {{\"compute_us\": {}, \"communication_us\": {}, \"copies_us\": {}, "
@@ -119,6 +127,17 @@ std::string summary_table(const RunSummary& s, const OpGraph& g) {
     out += fmt::format("\ncritical path: {} ops; compute {}, communication {}, copies {}, waiting {}\n",
                        cp.steps.size(), engine::format_time(cp.compute), engine::format_time(cp.communication),
                        engine::format_time(cp.copies), engine::format_time(cp.waiting));
+    if (!s.communication.empty()) {
+        out += fmt::format(
+            "\ncommunication by group (per simulated rank: ops, bytes, waiting for peers, transferring):\n");
+        const auto rank_count = static_cast<std::int64_t>(std::max<std::size_t>(1, s.ranks.size()));
+        for (const GroupCommunication& c : s.communication)
+            out += fmt::format("  {:<12} {:>9.1f} {:>12} {:>14} {:>14}\n", c.group,
+                               static_cast<double>(c.ops) / static_cast<double>(rank_count),
+                               engine::format_bytes(static_cast<double>(c.bytes) / static_cast<double>(rank_count)),
+                               engine::format_time(engine::Time{c.waiting.count() / rank_count}),
+                               engine::format_time(engine::Time{c.transferring.count() / rank_count}));
+    }
     (void)g;
     return out;
 }

@@ -115,3 +115,24 @@ TEST_CASE("a communicator's algorithm can be chosen in the scenario", "[examples
         sim::load_scenario(path, {"system.communicator_algorithms={dp.stage0: spiral}"}),
         Catch::Matchers::Contains("system.communicator_algorithms.dp.stage0: unknown collective algorithm 'spiral'"));
 }
+
+TEST_CASE("communication is attributed to communicator families", "[examples][analysis]") {
+    // Example 02: one all-reduce of 80 MB on 'world' per rank; each rank's time in it is its communication time.
+    const std::string path = std::string(CLUSTERSIM_SOURCE_DIR) + "/docs/examples/02-ring-allreduce-8gpu/scenario.yaml";
+    const auto scenario = sim::load_scenario(path, {});
+    const auto result = sim::run_scenario(scenario);
+    REQUIRE(result.summary.communication.size() == 1);
+    const auto& world = result.summary.communication.front();
+    REQUIRE(world.group == "world");
+    REQUIRE(world.ops == 8);
+    REQUIRE(world.bytes == 640'000'000);
+    engine::Time communication{0};
+    for (const auto& r : result.summary.ranks) communication += r.communication;
+    REQUIRE(world.waiting + world.transferring == communication);
+    // Example 01: pipeline transfers ("pp0.0-1" ... -> "pp") and data-parallel all-reduces ("dp.stage0" -> "dp").
+    const auto pipeline = sim::run_scenario(sim::load_scenario(
+        std::string(CLUSTERSIM_SOURCE_DIR) + "/docs/examples/01-dgx-h100-pipeline-dp/scenario.yaml", {}));
+    std::vector<std::string> groups;
+    for (const auto& c : pipeline.summary.communication) groups.push_back(c.group);
+    REQUIRE(groups == std::vector<std::string>{"pp", "dp"});
+}
