@@ -57,3 +57,19 @@ TEST_CASE("replayed pipeline schedules meet their closed forms", "[traces][pipel
     REQUIRE(run(PipelineSchedule::one_f_one_b, 0) == Time{33'000'000});  // the header's vpp: 2
     REQUIRE(run(PipelineSchedule::one_f_one_b, 2) == Time{33'000'000});
 }
+
+TEST_CASE("interleaving splits a micro-batch at its layers' first lines", "[traces][pipeline]") {
+    // text_interleave.txt: 2 stages x 2 chunks, 4 micro-batches of [emb, attn, mlp, attn, mlp, final] (ASTRA-sim's
+    // layout: the lines do not repeat 4 times): "attn" opens each of the 2 layers, so chunk 0 is [emb, attn, mlp]
+    // and chunk 1 [attn, mlp, final]. Stage 0 runs forwards of micro-batches 0, 1 through chunk 0, then through
+    // chunk 1, then 2, 3 likewise.
+    const auto g = traces::read_text_workload(testing::test_data("traces/text_interleave.txt"), {});
+    std::string forwards;
+    for (const auto& op : g.ops) {
+        const std::string& name = g.names[op.name];
+        if (op.rank.value == 0 && op.kind == traces::OpKind::compute && name.ends_with(" fwd"))
+            forwards += (forwards.empty() ? "" : " ") + name.substr(0, name.size() - 4);
+    }
+    const std::string c0 = "emb attn mlp", c1 = "attn mlp final";
+    REQUIRE(forwards == c0 + " " + c0 + " " + c1 + " " + c1 + " " + c0 + " " + c0 + " " + c1 + " " + c1);
+}

@@ -8,6 +8,7 @@
 
 #include <array>
 #include <charconv>
+#include <map>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -226,11 +227,35 @@ OpGraph read_text_workload(const std::string& path, const TextWorkloadOptions& o
             path, layout.micro_batches, layout.last(0) - layout.first(0), h.pp, chunks);
         chunks = 1;
     }
+    // Chunk boundaries inside a micro-batch (offsets from its first line): before every (n / chunks)-th line
+    // named like the first line whose name occurs a multiple n of `chunks` times (a layer's first line, e.g.
+    // AICB's attention_column: the embedding joins the first chunk, the final layer the last); else equal runs.
+    std::vector<std::size_t> chunk_starts(chunks + 1, 0);
+    {
+        const std::size_t size = layout.last(0) - layout.first(0);
+        std::map<std::string, std::size_t> occurrences;
+        for (std::size_t k = layout.first(0); k < layout.last(0); ++k) ++occurrences[layers[k].name];
+        std::string marker;
+        for (std::size_t k = layout.first(0) + 1; k < layout.last(0) && marker.empty() && chunks > 1; ++k) {
+            const std::size_t n = occurrences[layers[k].name];
+            if (n >= chunks && n % chunks == 0) marker = layers[k].name;
+        }
+        std::size_t seen = 0, next = 1;
+        const std::size_t every = marker.empty() ? 0 : occurrences[marker] / chunks;
+        for (std::size_t k = 0; k < size && !marker.empty(); ++k) {
+            if (layers[layout.first(0) + k].name != marker) continue;
+            if (seen > 0 && seen % every == 0 && next < chunks) chunk_starts[next++] = k;
+            ++seen;
+        }
+        if (marker.empty()) {
+            for (std::uint32_t c = 1; c < chunks; ++c)
+                chunk_starts[c] = c * (size / chunks) + std::min<std::size_t>(c, size % chunks);
+        }
+        chunk_starts[chunks] = size;
+    }
     auto chunk_lines = [&](std::uint32_t mb, std::uint32_t c) {
-        const std::size_t first = layout.first(mb), size = layout.last(mb) - first;
-        const std::size_t base = size / chunks, extra = size % chunks;
-        const std::size_t begin = first + c * base + std::min<std::size_t>(c, extra);
-        return std::pair{begin, begin + base + (c < extra ? 1 : 0)};
+        const std::size_t first = layout.first(mb);
+        return std::pair{first + chunk_starts[c], first + chunk_starts[c + 1]};
     };
     // Symmetry reduction: simulate the first `replicas` data-parallel replicas (all stages, all tensor ranks).
     std::uint32_t replicas = options.replicas ? std::min(options.replicas, dp) : dp;
