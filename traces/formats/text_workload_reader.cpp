@@ -7,9 +7,6 @@
 #include "traces/formats/text_workload_reader.h"
 
 #include <array>
-#include <charconv>
-#include <map>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -17,190 +14,16 @@
 #include "engine/error.h"
 #include "engine/log.h"
 #include "traces/pipeline_schedule.h"
-#include "traces/text_file.h"
 
 namespace clustersim::traces {
 
-namespace {
-
-struct Phase {
-    engine::Time compute{};
-    std::string comm = "NONE";
-    std::uint64_t bytes = 0;
-    int column = 0;  // of the comm type, for messages
-};
-
-struct Layer {
-    std::string name;
-    std::array<Phase, 3> phases;  // forward, input gradient, weight gradient
-    engine::Time update{};
-    int line = 0;
-};
-
-struct Header {
-    std::string kind;
-    std::uint32_t tp = 0, ep = 1, pp = 1, vpp = 1, ga = 1, all_gpus = 0;
-    std::uint64_t pp_comm = 0;
-};
-
-constexpr std::array<const char*, 8> kinds = {"DATA",
-                                              "MODEL",
-                                              "HYBRID_TRANSFORMER",
-                                              "HYBRID_TRANSFORMER_FWD_IN_BCKWD",
-                                              "HYBRID_DLRM",
-                                              "HYBRID_DATA_MODEL",
-                                              "HYBRID_MODEL_DATA",
-                                              "MICRO"};
-
-std::vector<std::string> words(const std::string& line) {
-    std::vector<std::string> out;
-    std::istringstream in(line);
-    for (std::string w; in >> w;) out.push_back(w);
-    return out;
-}
-
-// Same layer and communication (compute times may differ between micro-batches: AICB's first one does).
-bool same_layer(const Layer& a, const Layer& b) {
-    for (std::size_t p = 0; p < 3; ++p) {
-        if (a.phases[p].comm != b.phases[p].comm || a.phases[p].bytes != b.phases[p].bytes) return false;
-    }
-    return a.name == b.name;
-}
-
-// Which lines make up each micro-batch. AICB writes every micro-batch out: its generator repeats the model's
-// layers `ga` times between iteration-level lines (gradient synchronisation before, loss and optimizer after);
-// ASTRA-sim lists the layers once and each micro-batch runs them all.
-struct MicroBatchLayout {
-    std::size_t prefix = 0;  // iteration-level lines before the micro-batches (unrolled only)
-    std::size_t block = 0;   // lines per micro-batch
-    std::size_t suffix = 0;  // first iteration-level line after the micro-batches (unrolled only)
-    std::uint32_t micro_batches = 1;
-    bool unrolled = false;
-    [[nodiscard]] std::size_t first(std::uint32_t mb) const { return unrolled ? prefix + mb * block : 0; }
-    [[nodiscard]] std::size_t last(std::uint32_t mb) const { return unrolled ? prefix + (mb + 1) * block : block; }
-};
-
-// The unrolled layout covering the most lines with `ga` equal blocks (ties: the earliest), if there is one.
-MicroBatchLayout micro_batch_layout(const std::vector<Layer>& layers, std::uint32_t ga) {
-    const std::size_t n = layers.size();
-    MicroBatchLayout best{0, n, n, ga, false};
-    // The leading iteration-level lines are few (AICB writes up to 7): searching 256 keeps this O(n) per block size.
-    constexpr std::size_t longest_prefix = 256;
-    for (std::size_t prefix = 0; ga > 1 && prefix < std::min(n, longest_prefix); ++prefix) {
-        for (std::size_t block = (n - prefix) / ga; block > 0 && block * ga > best.block * ga * best.unrolled;
-             --block) {
-            bool repeats = true;
-            for (std::size_t k = prefix + block; k < prefix + ga * block && repeats; ++k)
-                repeats = same_layer(layers[k], layers[k - block]);
-            if (repeats) {
-                best = MicroBatchLayout{prefix, block, prefix + ga * block, ga, true};
-                break;
-            }
-        }
-    }
-    return best;
-}
-
-}  // namespace
-
-bool looks_like_text_workload(const std::string& text) {
-    const auto first = words(text.substr(0, text.find('\n')));
-    if (first.empty()) return false;
-    for (const char* k : kinds) {
-        if (first[0] == k) return true;
-    }
-    return false;
-}
-
-bool looks_like_simai_workload(const std::string& text) {
-    if (!looks_like_text_workload(text)) return false;
-    for (const std::string& w : words(text.substr(0, text.find('\n')))) {
-        for (const char* key : {"all_gpus:", "ep:", "pp:", "vpp:", "ga:", "pp_comm"}) {
-            if (w == key) return true;
-        }
-    }
-    return false;
-}
-
 OpGraph read_text_workload(const std::string& path, const TextWorkloadOptions& options) {
-    const std::string text = read_text_file(path);
-    std::vector<std::string> lines;
-    {
-        std::istringstream in(text);
-        for (std::string l; std::getline(in, l);) lines.push_back(l);
-    }
+    const TextWorkloadFile file = parse_text_workload_file(path, options.time_unit);
+    const TextHeader& h = file.header;
+    const std::vector<TextLayer>& layers = file.layers;
     auto fail = [&](int line, const std::string& message) -> void {
         throw engine::InputError(engine::SourceLocation{path, line, 0, ""}, message);
     };
-    auto unsigned_at = [&](const std::string& w, int line, const char* what) {
-        std::uint64_t v = 0;
-        const auto [p, ec] = std::from_chars(w.data(), w.data() + w.size(), v);
-        if (ec != std::errc() || p != w.data() + w.size())
-            fail(line, fmt::format("{}: expected a non-negative integer, got \"{}\"", what, w));
-        return v;
-    };
-    if (lines.size() < 2) fail(1, "expected a parallelism header line and a layer count");
-    Header h;
-    const auto head = words(lines[0]);
-    if (head.empty() || !looks_like_text_workload(lines[0])) {
-        std::string known;
-        for (const char* k : kinds) known += (known.empty() ? "" : ", ") + std::string(k);
-        fail(1, fmt::format("expected a parallelism ({}), got \"{}\"", known, head.empty() ? "" : head[0]));
-    }
-    h.kind = head[0];
-    for (std::size_t i = 1; i + 1 < head.size(); ++i) {
-        const std::string& key = head[i];
-        if (key.back() != ':') continue;
-        const std::uint64_t v = unsigned_at(head[i + 1], 1, key.c_str());
-        if (v > UINT32_MAX && key != "pp_comm")
-            fail(1, fmt::format("{} {} is out of range (at most {})", key, v, UINT32_MAX));
-        if (key == "model_parallel_NPU_group:")
-            h.tp = static_cast<std::uint32_t>(v);
-        else if (key == "ep:")
-            h.ep = static_cast<std::uint32_t>(std::max<std::uint64_t>(1, v));
-        else if (key == "pp:")
-            h.pp = static_cast<std::uint32_t>(std::max<std::uint64_t>(1, v));
-        else if (key == "vpp:")
-            h.vpp = static_cast<std::uint32_t>(std::max<std::uint64_t>(1, v));
-        else if (key == "ga:")
-            h.ga = static_cast<std::uint32_t>(std::max<std::uint64_t>(1, v));
-        else if (key == "all_gpus:")
-            h.all_gpus = static_cast<std::uint32_t>(v);
-        else if (key == "pp_comm")
-            h.pp_comm = v;
-    }
-    for (std::size_t i = 1; i + 1 < head.size(); ++i) {
-        if (head[i] == "pp_comm") h.pp_comm = unsigned_at(head[i + 1], 1, "pp_comm");
-    }
-    const auto count_words = words(lines[1]);
-    if (count_words.empty()) fail(2, "expected the number of layers");
-    const std::uint64_t layer_count = unsigned_at(count_words[0], 2, "layer count");
-    if (lines.size() < 2 + layer_count)
-        fail(static_cast<int>(lines.size()),
-             fmt::format("expected {} layer lines, the file has {}", layer_count, lines.size() - 2));
-    std::vector<Layer> layers;
-    for (std::uint64_t k = 0; k < layer_count; ++k) {
-        const int line = static_cast<int>(k + 3);
-        const auto w = words(lines[k + 2]);
-        if (w.size() < 12)
-            fail(line,
-                 fmt::format(
-                     "expected 12 fields (name, dep, then compute/comm/size for forward, input and weight gradient, "
-                     "and update time), got {}",
-                     w.size()));
-        Layer layer;
-        layer.name = w[0];
-        layer.line = line;
-        for (std::size_t p = 0; p < 3; ++p) {
-            Phase& phase = layer.phases[p];
-            phase.compute =
-                options.time_unit * static_cast<std::int64_t>(unsigned_at(w[2 + 3 * p], line, "compute time"));
-            phase.comm = w[3 + 3 * p];
-            phase.bytes = unsigned_at(w[4 + 3 * p], line, "communication size");
-        }
-        layer.update = options.time_unit * static_cast<std::int64_t>(unsigned_at(w[11], line, "update time"));
-        layers.push_back(std::move(layer));
-    }
     const std::uint32_t world = options.world_size ? options.world_size : h.all_gpus;
     if (world == 0) fail(1, "the header has no all_gpus: give the world size (--world-size)");
     const bool hybrid =
@@ -227,35 +50,10 @@ OpGraph read_text_workload(const std::string& path, const TextWorkloadOptions& o
             path, layout.micro_batches, layout.last(0) - layout.first(0), h.pp, chunks);
         chunks = 1;
     }
-    // Chunk boundaries inside a micro-batch (offsets from its first line): before every (n / chunks)-th line
-    // named like the first line whose name occurs a multiple n of `chunks` times (a layer's first line, e.g.
-    // AICB's attention_column: the embedding joins the first chunk, the final layer the last); else equal runs.
-    std::vector<std::size_t> chunk_starts(chunks + 1, 0);
-    {
-        const std::size_t size = layout.last(0) - layout.first(0);
-        std::map<std::string, std::size_t> occurrences;
-        for (std::size_t k = layout.first(0); k < layout.last(0); ++k) ++occurrences[layers[k].name];
-        std::string marker;
-        for (std::size_t k = layout.first(0) + 1; k < layout.last(0) && marker.empty() && chunks > 1; ++k) {
-            const std::size_t n = occurrences[layers[k].name];
-            if (n >= chunks && n % chunks == 0) marker = layers[k].name;
-        }
-        std::size_t seen = 0, next = 1;
-        const std::size_t every = marker.empty() ? 0 : occurrences[marker] / chunks;
-        for (std::size_t k = 0; k < size && !marker.empty(); ++k) {
-            if (layers[layout.first(0) + k].name != marker) continue;
-            if (seen > 0 && seen % every == 0 && next < chunks) chunk_starts[next++] = k;
-            ++seen;
-        }
-        if (marker.empty()) {
-            for (std::uint32_t c = 1; c < chunks; ++c)
-                chunk_starts[c] = c * (size / chunks) + std::min<std::size_t>(c, size % chunks);
-        }
-        chunk_starts[chunks] = size;
-    }
+    const std::vector<std::size_t> chunk_start = chunk_starts(layers, layout, chunks);
     auto chunk_lines = [&](std::uint32_t mb, std::uint32_t c) {
         const std::size_t first = layout.first(mb);
-        return std::pair{first + chunk_starts[c], first + chunk_starts[c + 1]};
+        return std::pair{first + chunk_start[c], first + chunk_start[c + 1]};
     };
     // Symmetry reduction: simulate the first `replicas` data-parallel replicas (all stages, all tensor ranks).
     std::uint32_t replicas = options.replicas ? std::min(options.replicas, dp) : dp;
@@ -355,9 +153,9 @@ OpGraph read_text_workload(const std::string& path, const TextWorkloadOptions& o
                     op.duration = duration;
                     return g.add(op, deps);
                 };
-                auto add_collective = [&](const Layer& l, std::size_t p, StreamId stream,
+                auto add_collective = [&](const TextLayer& l, std::size_t p, StreamId stream,
                                           std::vector<OpId> deps) -> OpId {
-                    const Phase& ph = l.phases[p];
+                    const TextPhase& ph = l.phases[p];
                     const auto kind = collective_kind(ph.comm, l.line);
                     if (!kind) return OpId::invalid();
                     static constexpr std::array<const char*, 3> phase_names = {"fwd", "ig", "wg"};
@@ -390,7 +188,7 @@ OpGraph read_text_workload(const std::string& path, const TextWorkloadOptions& o
                 auto forward = [&](std::size_t first, std::size_t last, std::vector<OpId> before) {
                     OpId out;
                     for (std::size_t k = first; k < last; ++k) {
-                        const Layer& l = layers[k];
+                        const TextLayer& l = layers[k];
                         out = add_compute(l.name + " fwd", l.phases[0].compute, before);
                         before.clear();
                         if (const OpId c = add_collective(l, 0, compute, {}); c.valid()) out = c;
@@ -402,7 +200,7 @@ OpGraph read_text_workload(const std::string& path, const TextWorkloadOptions& o
                 auto backward = [&](std::size_t first, std::size_t last, std::vector<OpId> before, bool sync) {
                     OpId out;
                     for (std::size_t k = last; k-- > first;) {
-                        const Layer& l = layers[k];
+                        const TextLayer& l = layers[k];
                         out = add_compute(l.name + " ig", l.phases[1].compute, before);
                         before.clear();
                         if (const OpId c = add_collective(l, 1, compute, {}); c.valid()) out = c;

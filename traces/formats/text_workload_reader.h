@@ -6,6 +6,7 @@
 #include <string>
 
 #include "engine/time.h"
+#include "traces/formats/text_workload_file.h"
 #include "traces/op_graph.h"
 #include "traces/pipeline_schedule.h"
 
@@ -27,10 +28,5 @@ struct TextWorkloadOptions {
 };
 
 OpGraph read_text_workload(const std::string& path, const TextWorkloadOptions& options);
-
-/// Whether `text` (the start of a file) looks like a text workload (its first word names a parallelism).
-bool looks_like_text_workload(const std::string& text);
-/// Whether a text workload's header has keys only SimAI / AICB write (all_gpus, ep, pp, vpp, ga, pp_comm).
-bool looks_like_simai_workload(const std::string& text);
 
 }  // namespace clustersim::traces
