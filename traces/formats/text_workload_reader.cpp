@@ -1,9 +1,10 @@
 // Text workload expansion. Ranks are laid out with tensor parallelism fastest, then data, then pipeline
-// (Megatron's order): rank = stage x (dp x tp) + replica x tp + t. Each iteration, per micro-batch (ga of them):
-// forward through the layers (pipeline stages receive activations first and send them on after), then backward
-// in reverse (input gradient, then weight gradient); the weight-gradient collectives run on their own stream,
-// overlapping the rest of the backward, and each layer's update waits for its collective. When the job is too
-// large to expand whole, only the first data-parallel replicas are simulated and the others folded by symmetry.
+// (Megatron's order): rank = stage x (dp x tp) + replica x tp + t. Each rank runs its stage's pipeline schedule
+// (1F1B, interleaved over model chunks, or GPipe) over the micro-batches: forwards through a chunk's lines
+// (receiving from the previous virtual stage first, sending to the next after), backwards in reverse (input
+// gradient, then weight gradient); weight-gradient collectives run on their own stream, overlapping the rest of
+// the backward, and each line's update waits for its collective. When the job is too large to expand whole, only
+// the first data-parallel replicas are simulated and the others folded by symmetry.
 #include "traces/formats/text_workload_reader.h"
 
 #include <array>
