@@ -139,7 +139,7 @@ ReplayEngine::ModelledCost ReplayEngine::simulated_cost(const traces::Op& op, co
     const ReplayResult result = replay(call, cluster_, options);
     const CollectiveRecord& record = result.collectives.front();
     return ModelledCost{result.timeline.makespan, record.algorithm, record.protocol, record.modelled_protocol,
-                      record.nccl_predicted_us};
+                        record.nccl_predicted_us};
 }
 
 void ReplayEngine::finish_modelled(std::uint32_t index) {

@@ -13,6 +13,7 @@
 #include "sim/retarget.h"
 #include "sim/scenario.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/import_options.h"
 #include "tools/cli/terminal_progress.h"
 #include "topologies/topology_loader.h"
 #include "traces/formats/trace_import.h"
@@ -23,14 +24,7 @@ namespace clustersim::cli {
 namespace {
 struct ReplayCliOptions {
     std::vector<std::string> traces;
-    std::string format = "auto";
-    std::uint32_t world_size = 0;
-    int iteration = -1;
-    bool drop_gaps = false;
-    std::string fill = "spmd";
-    std::uint32_t replicas = 0;
-    std::string schedule = "1f1b";
-    std::uint32_t pipeline_chunks = 0;
+    ImportCliOptions import;
     std::string fold_model = "cost-model";
     std::string collective_model = "flows";
     std::string gpu;       // what-if: retarget measured kernel times to this GPU
@@ -125,15 +119,7 @@ void run_replay(const ReplayCliOptions& o) {
             throw engine::InputError(fmt::format("--what-if-set: {}", e.what()));
         }
     }
-    traces::ImportOptions import;
-    import.format = o.format;
-    import.world_size = o.world_size;
-    if (o.iteration >= 0) import.iteration = o.iteration;
-    import.keep_gaps = !o.drop_gaps;
-    import.fold = o.fill == "fold";
-    import.replicas = o.replicas;
-    import.schedule = *traces::parse_pipeline_schedule(o.schedule);
-    import.pipeline_chunks = o.pipeline_chunks;
+    const traces::ImportOptions import = o.import.import_options();
     s.graph = traces::import_traces(o.traces, import);
     if (!s.graph.job_ranks.empty())
         std::printf(
@@ -141,7 +127,7 @@ void run_replay(const ReplayCliOptions& o) {
             "timed %s (docs/models.md)\n\n",
             s.graph.rank_count, s.graph.job_size(),
             o.fold_model == "flows" ? "by simulating each call alone on its whole group" : "by the cost model");
-    const std::string format = o.format == "auto" ? traces::detect_trace_format(first) : o.format;
+    const std::string format = import.format == "auto" ? traces::detect_trace_format(first) : import.format;
     s.workload_description = fmt::format("{} trace {}{}", format, first,
                                          o.traces.size() > 1 ? fmt::format(" (+{} files)", o.traces.size() - 1) : "");
     s.options.network.sharing =
@@ -196,25 +182,7 @@ void add_replay_command(CLI::App& app) {
            "Trace files: one native or text-workload file, or one Kineto / Chakra file per rank in rank order (.gz ok)")
         ->required()
         ->check(CLI::ExistingFile);
-    cmd->add_option("--format", options->format, "Trace format")
-        ->capture_default_str()
-        ->check(CLI::IsMember(traces::trace_format_names()));
-    cmd->add_option(
-        "--world-size", options->world_size,
-        "Ranks of the job (default: the traces' distributedInfo); ranks without a file replay the first file's ops");
-    cmd->add_option("--iteration", options->iteration, "ProfilerStep#N to import (default: the first)");
-    cmd->add_option("--pipeline-schedule", options->schedule,
-                    "Text workloads: pipeline schedule, 1f1b (Megatron's; interleaved over the header's vpp model "
-                    "chunks) or gpipe")
-        ->capture_default_str()
-        ->check(CLI::IsMember({"1f1b", "gpipe"}));
-    cmd->add_option("--pipeline-chunks", options->pipeline_chunks,
-                    "Text workloads: model chunks per pipeline stage (interleaving; default: the header's vpp)")
-        ->check(CLI::PositiveNumber);
-    cmd->add_option("--replicas", options->replicas,
-                    "Text workloads: data-parallel replicas to simulate; the others are folded by symmetry, their "
-                    "collectives timed by the cost model (default: all, or 1 when the job exceeds 20 M ops)")
-        ->check(CLI::PositiveNumber);
+    add_import_options(*cmd, options->import);
     cmd->add_option("--collective-model", options->collective_model,
                     "How collectives are timed: flows (simulated on the network: contention, skew, algorithm steps) "
                     "or cost-model (NCCL's formulas per call once all members arrived: fast, no contention)")
@@ -226,13 +194,6 @@ void add_replay_command(CLI::App& app) {
            "shape simulated alone on the whole group, exact on an idle network, slower)")
         ->capture_default_str()
         ->check(CLI::IsMember({"cost-model", "flows"}));
-    cmd->add_option("--fill", options->fill,
-                    "Kineto with --world-size above the files' ranks: spmd (missing ranks replay the first file's "
-                    "ops) or fold (only the given ranks are simulated; groups reaching the others are folded)")
-        ->capture_default_str()
-        ->check(CLI::IsMember({"spmd", "fold"}));
-    cmd->add_flag("--drop-gaps", options->drop_gaps,
-                  "Drop the host's gaps between kernels (what if launches were free)");
     cmd->add_option("--gpu", options->gpu,
                     "What-if: also replay with kernel times retargeted to this GPU (e.g. H100); what-if options "
                     "combine into one what-if run, printed beside the faithful one");
@@ -245,7 +206,7 @@ void add_replay_command(CLI::App& app) {
         ->check(CLI::IsMember({"max-min", "contention-free"}));
     cmd->add_option("--what-if-set", options->what_if_overrides,
                     "What-if: also replay with this topology parameter changed, key=value (repeatable), e.g. "
-                    "spine_bandwidth=\"50 GB/s\"")
+                    "nic_bandwidth=\"200 Gb/s\"")
         ->type_name("KEY=VALUE");
     cmd->add_option("--collective-algo", options->algorithm,
                     "What-if: also replay with every collective forced to this algorithm")
