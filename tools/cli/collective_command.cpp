@@ -7,6 +7,7 @@
 #include "engine/units.h"
 #include "sim/collective_sweep.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/terminal_progress.h"
 #include "topologies/topology_loader.h"
 
 namespace clustersim::cli {
@@ -52,7 +53,12 @@ void run_collective(const CollectiveCliOptions& o) {
             "# all-reduce inside every node (tp) and across nodes per local GPU index (dp), alone and together\n");
         std::printf("%14s %14s %14s %16s %16s %10s %10s\n", "size (B)", "tp alone (us)", "dp alone (us)",
                     "tp together (us)", "dp together (us)", "tp slower", "dp slower");
-        for (const auto& r : sim::run_concurrent_sweep(cluster, options)) {
+        const auto rows = [&] {
+            TerminalProgress progress("collective");
+            options.replay.progress = progress.reporter();
+            return sim::run_concurrent_sweep(cluster, options);
+        }();
+        for (const auto& r : rows) {
             const auto us = [](engine::Time t) { return static_cast<double>(t.count()) / 1e6; };
             std::printf("%14llu %14.2f %14.2f %16.2f %16.2f %9.2fx %9.2fx\n", static_cast<unsigned long long>(r.bytes),
                         us(r.tp_alone), us(r.dp_alone), us(r.tp_together), us(r.dp_together),
@@ -62,7 +68,12 @@ void run_collective(const CollectiveCliOptions& o) {
     }
     std::printf("%14s %14s %8s %12s %12s %12s %-16s %-7s %14s\n", "size (B)", "count", "type", "time (us)",
                 "algbw (GB/s)", "busbw (GB/s)", "algorithm", "proto", "NCCL model (us)");
-    for (const auto& r : sim::run_collective_sweep(cluster, options)) {
+    const auto rows = [&] {
+        TerminalProgress progress("collective");
+        options.replay.progress = progress.reporter();
+        return sim::run_collective_sweep(cluster, options);
+    }();
+    for (const auto& r : rows) {
         std::printf("%14llu %14llu %8s %12.2f %12.2f %12.2f %-16s %-7s %14.2f\n",
                     static_cast<unsigned long long>(r.bytes), static_cast<unsigned long long>(r.bytes / 4), "float",
                     static_cast<double>(r.time.count()) / 1e6, r.algbw_gbps, r.busbw_gbps, r.algorithm.c_str(),
