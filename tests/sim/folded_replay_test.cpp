@@ -161,3 +161,38 @@ TEST_CASE("the cost-model collective mode times every call by NCCL's model, clos
     const auto& last = model.timeline.ops.back();
     REQUIRE(last.end - last.start == engine::Time{0});
 }
+
+TEST_CASE("a replay reports its progress every 2^16 events, monotonically", "[sim][progress]") {
+    // 64 all-reduces of 16 MiB over 16 GPUs of 2 DGX-H100 nodes (8 channels each) run over 2^16 events: one report
+    // per 2^16 events, each with no fewer ops done and no earlier simulated time than the one before.
+    struct Seen {
+        std::vector<sim::ReplayProgress> reports;
+    } seen;
+    sim::ReplayOptions options;
+    options.progress = {
+        [](void* context, const sim::ReplayProgress& p) { static_cast<Seen*>(context)->reports.push_back(p); }, &seen};
+    traces::OpGraph g;
+    g.source = "progress test";
+    g.rank_count = 16;
+    std::vector<traces::RankId> all;
+    for (std::uint32_t r = 0; r < 16; ++r) all.push_back(traces::RankId{r});
+    const traces::CommId world = g.communicator("world", all);
+    for (int call = 0; call < 64; ++call) {
+        for (const traces::RankId r : all) {
+            traces::Op op{r, g.stream(r, "comm"), g.intern("grads"), traces::OpKind::collective,
+                          traces::KernelClass::communication};
+            op.bytes = 1 << 24;
+            op.comm = world;
+            g.add(op);
+        }
+    }
+    const auto result = sim::replay(g, topo::load_topology("dgx-h100", {"nodes=2"}), options);
+    REQUIRE(result.events >= (1U << 16));
+    REQUIRE(seen.reports.size() == result.events / (1U << 16));
+    for (std::size_t k = 0; k < seen.reports.size(); ++k) {
+        REQUIRE(seen.reports[k].ops == g.ops.size());
+        REQUIRE(seen.reports[k].events == (k + 1) << 16);
+        if (k > 0) REQUIRE(seen.reports[k].now >= seen.reports[k - 1].now);
+        if (k > 0) REQUIRE(seen.reports[k].ops_done >= seen.reports[k - 1].ops_done);
+    }
+}
