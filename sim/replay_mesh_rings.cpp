@@ -35,7 +35,8 @@ const std::vector<std::vector<std::uint32_t>>& ReplayEngine::mesh_rings(traces::
         mesh_rings_done_.resize(g_.comms.size(), 0);
     }
     auto& rings = mesh_rings_[comm.index()];
-    if (mesh_rings_done_[comm.index()]++) return rings;
+    if (mesh_rings_done_[comm.index()]) return rings;
+    mesh_rings_done_[comm.index()] = 1;
     const auto& ranks = g_.comms[comm.index()].ranks;
     // Members by node, nodes in order of first appearance; each node's members in member order (their position).
     std::vector<std::pair<std::int32_t, std::vector<std::uint32_t>>> nodes;

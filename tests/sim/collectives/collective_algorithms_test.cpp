@@ -214,6 +214,24 @@ TEST_CASE("across DGX-1 nodes each NIC carries its own ring, NVLink-only inside"
     REQUIRE(busbw < 48e9);
 }
 
+TEST_CASE("a communicator's rings per NIC are found once, however many calls it makes", "[sim][collectives]") {
+    // 300 identical all-reduces one after the other on 2 DGX-1 nodes move 300 times the flows of one: every call
+    // is planned with the same rings per NIC (cached per communicator; past 255 calls they must not be searched
+    // and appended again).
+    const auto cluster = topo::load_topology("dgx1-v100", {"nodes=2"});
+    auto flows = [&](int calls) {
+        testing::GraphBuilder b(16);
+        std::vector<std::uint32_t> members;
+        for (std::uint32_t m = 0; m < 16; ++m) members.push_back(m);
+        for (int call = 0; call < calls; ++call)
+            for (std::uint32_t m = 0; m < 16; ++m) b.collective(m, "comm", "world", members, 1 << 20);
+        sim::ReplayOptions options;
+        options.algorithm = sim::find_collective_algorithm("ring");
+        return sim::replay(b.g, cluster, options).flows;
+    };
+    REQUIRE(flows(300) == 300 * flows(1));
+}
+
 TEST_CASE("two all-reduces sharing a NIC each get about half of it", "[sim][collectives]") {
     // Ranks 0 and 8 (GPU 0 of each of two nodes) all-reduce 256 MB twice on two communicators at once: both go
     // through NIC 0 of each node, so each takes about twice as long as alone.
