@@ -76,9 +76,9 @@ void ReplayEngine::plan_instance(std::uint32_t index, const traces::Op& op) {
         algorithm = find_collective_algorithm(g_.names[op.algorithm]);
     const std::size_t tree = tree_algorithm_, ring = *find_collective_algorithm("ring");
     if (options_.protocols && op.collective != traces::CollectiveKind::all_to_all) {
-        std::vector<topo::DeviceId> gpus;
-        for (const traces::RankId r : ranks) gpus.push_back(gpu_of(r));
-        NcclTopologyInfo info = nccl_info(gpus);
+        gpu_scratch_.clear();
+        for (const traces::RankId r : ranks) gpu_scratch_.push_back(gpu_of(r));
+        NcclTopologyInfo info = nccl_info(gpu_scratch_);
         info.nvls = request.switch_reduction;
         // Rings per NIC on mesh nodes: NCCL crosses nodes through that many NICs.
         if (request.channel_rings.size() > 1) info.inter_bw_gbps *= static_cast<double>(request.channel_rings.size());

@@ -120,6 +120,7 @@ private:
     std::vector<int> comm_active_;              // by rank
     std::vector<std::vector<topo::LinkId>> channel_routes_;  // scratch of start_transfer
     std::vector<topo::LinkId> route_scratch_;
+    std::vector<topo::DeviceId> gpu_scratch_;  // a call's members' GPUs, for NCCL's tuner
     const std::size_t tree_algorithm_ = *find_collective_algorithm("double_tree");
     const std::size_t nvls_algorithm_ = *find_collective_algorithm("nvls");
     std::vector<std::pair<topo::DeviceId, topo::DeviceId>> switch_of_;  // GPU -> its NVSwitch, sorted

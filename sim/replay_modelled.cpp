@@ -20,12 +20,8 @@ void ReplayEngine::arrive_modelled(OpId id) {
     Instance& inst = instances_[index];
     const auto& ranks = g_.comms[inst.comm.index()].ranks;
     const auto member = static_cast<std::uint32_t>(std::find(ranks.begin(), ranks.end(), op.rank) - ranks.begin());
-    if (!inst.planned) {
-        inst.planned = true;
-        inst.member_arrival.assign(ranks.size(), Time{0});
-    }
+    inst.planned = true;
     inst.members[member] = id;
-    inst.member_arrival[member] = sim_.now();
     inst.last_trigger = trigger_[id.index()];
     if (inst.first_arrival.count() < 0) inst.first_arrival = sim_.now();
     inst.last_arrival = sim_.now();
@@ -155,7 +151,6 @@ void ReplayEngine::finish_modelled(std::uint32_t index) {
         t.contention = Time{0};
         done_queue_.push_back(op);
     }
-    std::vector<Time>().swap(inst.member_arrival);
 }
 
 }  // namespace clustersim::sim

@@ -138,7 +138,6 @@ std::string summary_table(const RunSummary& s, const OpGraph& g) {
                                engine::format_time(engine::Time{c.waiting.count() / rank_count}),
                                engine::format_time(engine::Time{c.transferring.count() / rank_count}));
     }
-    (void)g;
     return out;
 }
 

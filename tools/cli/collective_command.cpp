@@ -53,11 +53,8 @@ void run_collective(const CollectiveCliOptions& o) {
             "# all-reduce inside every node (tp) and across nodes per local GPU index (dp), alone and together\n");
         std::printf("%14s %14s %14s %16s %16s %10s %10s\n", "size (B)", "tp alone (us)", "dp alone (us)",
                     "tp together (us)", "dp together (us)", "tp slower", "dp slower");
-        const auto rows = [&] {
-            TerminalProgress progress("collective");
-            options.replay.progress = progress.reporter();
-            return sim::run_concurrent_sweep(cluster, options);
-        }();
+        const auto rows =
+            with_progress("collective", options.replay, [&] { return sim::run_concurrent_sweep(cluster, options); });
         for (const auto& r : rows) {
             const auto us = [](engine::Time t) { return static_cast<double>(t.count()) / 1e6; };
             std::printf("%14llu %14.2f %14.2f %16.2f %16.2f %9.2fx %9.2fx\n", static_cast<unsigned long long>(r.bytes),
@@ -68,11 +65,8 @@ void run_collective(const CollectiveCliOptions& o) {
     }
     std::printf("%14s %14s %8s %12s %12s %12s %-16s %-7s %14s\n", "size (B)", "count", "type", "time (us)",
                 "algbw (GB/s)", "busbw (GB/s)", "algorithm", "proto", "NCCL model (us)");
-    const auto rows = [&] {
-        TerminalProgress progress("collective");
-        options.replay.progress = progress.reporter();
-        return sim::run_collective_sweep(cluster, options);
-    }();
+    const auto rows =
+        with_progress("collective", options.replay, [&] { return sim::run_collective_sweep(cluster, options); });
     for (const auto& r : rows) {
         std::printf("%14llu %14llu %8s %12.2f %12.2f %12.2f %-16s %-7s %14.2f\n",
                     static_cast<unsigned long long>(r.bytes), static_cast<unsigned long long>(r.bytes / 4), "float",

@@ -78,12 +78,7 @@ void run_what_if(const ReplayCliOptions& o, const sim::Scenario& faithful, topo:
     if (!o.what_if_overrides.empty())
         changes.push_back(fmt::format("topology {} with {}", s.cluster.description,
                                       fmt::format("{}", fmt::join(o.what_if_overrides, ", "))));
-    const sim::RunResult result = [&] {
-        TerminalProgress progress("replay");
-        s.options.progress = progress.reporter();
-        return sim::run_scenario(s);
-    }();
-    s.options.progress = {};
+    const sim::RunResult result = with_progress("replay", s.options, [&] { return sim::run_scenario(s); });
     sim::write_outputs(s, result, dir + "/what-if");
     std::printf("\nwhat-if: %s\n", fmt::format("{}", fmt::join(changes, "; ")).c_str());
     std::printf("  %-10s %14s %14s\n", "", "faithful", "what-if");
@@ -136,12 +131,7 @@ void run_replay(const ReplayCliOptions& o) {
                                                                     : sim::ReplayOptions::CollectiveModel::flows;
     s.options.fold_model =
         o.fold_model == "flows" ? sim::ReplayOptions::FoldModel::flows : sim::ReplayOptions::FoldModel::cost_model;
-    const sim::RunResult result = [&] {
-        TerminalProgress progress("replay");
-        s.options.progress = progress.reporter();
-        return sim::run_scenario(s);
-    }();
-    s.options.progress = {};
+    const sim::RunResult result = with_progress("replay", s.options, [&] { return sim::run_scenario(s); });
     const std::string dir = o.out_dir.empty() ? "out/" + s.name : o.out_dir;
     sim::write_outputs(s, result, dir);
     const std::string table = traces::summary_table(result.summary, s.graph);

@@ -26,12 +26,7 @@ void run(const RunOptions& o) {
     sim::Scenario scenario = sim::load_scenario(o.scenario, o.overrides);
     log.info("scenario '{}': {} ranks, {} ops on {}", scenario.name, scenario.graph.rank_count,
              scenario.graph.ops.size(), scenario.cluster.description);
-    const sim::RunResult result = [&] {
-        TerminalProgress progress("run");
-        scenario.options.progress = progress.reporter();
-        return sim::run_scenario(scenario);
-    }();
-    scenario.options.progress = {};
+    const sim::RunResult result = with_progress("run", scenario.options, [&] { return sim::run_scenario(scenario); });
     const std::string dir = o.out_dir.empty() ? "out/" + scenario.name : o.out_dir;
     sim::write_outputs(scenario, result, dir);
     const std::string table = traces::summary_table(result.summary, scenario.graph);

@@ -28,4 +28,15 @@ private:
     bool shown_ = false;
 };
 
+/// Calls `run` (which replays with `options`) with a progress line labelled `label`; the line is cleared and the
+/// reporter taken out of `options` before it returns.
+template <class Run>
+auto with_progress(const std::string& label, sim::ReplayOptions& options, Run&& run) {
+    TerminalProgress progress(label);
+    options.progress = progress.reporter();
+    auto result = run();
+    options.progress = {};
+    return result;
+}
+
 }  // namespace clustersim::cli
