@@ -1,5 +1,7 @@
 // Kernel time on a GPU: the measured duration when the trace has one, otherwise a roofline estimate from the
-// GPU's spec with an efficiency per kernel class (defaults and their sources: docs/models.md).
+// GPU's spec. GEMMs with a known shape are timed with tile and wave quantization on the GPU's SMs below the
+// architecture's best GEMM efficiency; fused attention at the architecture's attention efficiency; other kernels
+// by their bytes at a per-class fraction of HBM bandwidth. Assumptions and sources: docs/models.md.
 #pragma once
 
 #include <array>
@@ -11,7 +13,8 @@
 namespace clustersim::sim {
 
 struct ComputeModel {
-    /// Fraction of peak FLOP/s (and of peak HBM bandwidth) a kernel of each class reaches, by KernelClass.
+    /// Fraction of peak FLOP/s of kernels other than GEMM and attention (which use the GPU's own constants),
+    /// and fraction of peak HBM bandwidth of each class, by KernelClass.
     std::array<double, 7> flops_efficiency = {0.75, 0.55, 0.5, 0.5, 0.5, 0.5, 0.5};
     std::array<double, 7> memory_efficiency = {0.8, 0.8, 0.85, 0.6, 0.85, 0.8, 0.7};
     /// Shortest kernel: launch and tail overhead of any kernel, even an empty one.
@@ -20,9 +23,20 @@ struct ComputeModel {
     double slowdown_during_comm = 0.15;
 };
 
-/// Time of compute op `op` on `gpu`: measured, or max(flops / achieved FLOP/s, bytes / achieved bandwidth)
-/// and at least min_kernel_time.
-engine::Time compute_time(const traces::Op& op, const topo::GpuSpec& gpu, const ComputeModel& model);
+/// How a GEMM of `shape` runs on `gpu`: the tile chosen and the fraction of peak FLOP/s reached.
+struct GemmTiming {
+    std::uint32_t tile_m = 0, tile_n = 0;
+    double tile_efficiency = 1;  // useful share of the padded tiles
+    double wave_efficiency = 1;  // useful share of the last wave of tiles over the SMs
+    double efficiency = 0;       // gemm_efficiency x tile x wave x tile-size factor
+    double seconds = 0;          // compute-bound time at that efficiency (no overhead, no memory bound)
+};
+GemmTiming gemm_timing(const traces::GemmShape& shape, double flops, const topo::GpuSpec& gpu, double peak_flops);
+
+/// Time of compute op `op` of `graph` on `gpu`: measured, or the roofline estimate plus the GPU's kernel
+/// overhead, and at least min_kernel_time.
+engine::Time compute_time(const traces::OpGraph& graph, const traces::Op& op, const topo::GpuSpec& gpu,
+                          const ComputeModel& model);
 
 topo::Dtype compute_dtype(traces::DataType type);
 

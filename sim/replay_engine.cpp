@@ -192,7 +192,7 @@ void ReplayEngine::start_compute(OpId id) {
     // A host delay is its recorded duration, never slowed: the GPU is idle on that stream.
     const bool delay = op.kind == OpKind::delay;
     const Time work =
-        delay ? std::max(Time{0}, op.duration) : compute_time(op, cluster_.gpu_spec(gpu_of(op.rank)), options_.compute);
+        delay ? std::max(Time{0}, op.duration) : compute_time(g_, op, cluster_.gpu_spec(gpu_of(op.rank)), options_.compute);
     compute_remaining_ps_[s] = static_cast<double>(work.count());
     compute_speed_[s] =
         !delay && comm_active_[op.rank.index()] > 0 ? 1.0 / (1.0 + options_.compute.slowdown_during_comm) : 1.0;

@@ -1,15 +1,21 @@
 // Scenario loading (every key checked and located), the run, and its output files.
 #include "sim/scenario.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "engine/atomic_file.h"
+#include <spdlog/spdlog.h>
+
+#include "engine/log.h"
 #include "engine/params.h"
 #include "engine/yaml_reader.h"
 #include "sim/analysis.h"
+#include "sim/memory_model.h"
+#include "sim/training_metrics.h"
 #include "topologies/topology_loader.h"
 #include "traces/formats/trace_import.h"
 #include "traces/perfetto_writer.h"
@@ -23,7 +29,7 @@ namespace {
 void read_system(const engine::YamlValue& system, ReplayOptions& options) {
     system.expect_only_keys({"network", "compute_slowdown_during_comm", "collective_algorithm", "collective_protocol",
                              "communicator_algorithms", "channels", "chunks", "rank_to_gpu", "min_kernel_time",
-                             "fold_model", "collective_model"});
+                             "fold_model", "collective_model", "memory_check"});
     if (auto v = system.find("collective_model")) {
         const std::string model = v->as_string();
         if (model != "cost-model" && model != "flows")
@@ -105,7 +111,7 @@ std::uint32_t positive_u32(const engine::YamlValue& v) {
 }
 
 traces::OpGraph read_workload(const engine::YamlValue& workload, const std::string& scenario_path,
-                              std::string& description) {
+                              std::size_t topology_gpus, std::string& description) {
     if (auto trace = workload.find("trace")) {
         // A trace in any format import_traces reads: one file, or a list (one Kineto or Chakra file per rank),
         // relative to the scenario file.
@@ -148,7 +154,12 @@ traces::OpGraph read_workload(const engine::YamlValue& workload, const std::stri
     }
     const auto generator = workload.require("generator");
     const auto& entry = workloads::find_workload_generator(generator.as_string(), generator.location());
-    const engine::Params params = engine::Params::from_yaml(workload, entry.params);
+    engine::Params params = engine::Params::from_yaml(workload, entry.params);
+    // A generator sized by the job ("dp: auto") gets the topology's GPU count unless the scenario gives one.
+    const bool sized = std::any_of(entry.params.begin(), entry.params.end(),
+                                   [](const engine::ParamSpec& p) { return p.name == "world_size"; });
+    if (sized && params.location("world_size").file == "(default)")
+        params.set("world_size", std::to_string(topology_gpus));
     std::string args;
     for (const auto& v : params.values()) {
         if (v.spec->name != "generator" && v.where.file != "(default)")
@@ -168,13 +179,29 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
     s.source = path;
     s.name = doc.find("name") ? doc.require("name").as_string() : std::filesystem::path(path).stem().string();
     s.cluster = topo::load_topology(doc.require("topology"));
-    s.graph = read_workload(doc.require("workload"), path, s.workload_description);
+    s.graph = read_workload(doc.require("workload"), path, s.cluster.gpus().size(), s.workload_description);
     traces::validate(s.graph);
     if (s.graph.job_size() > s.cluster.gpus().size())
         doc.require("workload")
             .fail(fmt::format("the workload has {} ranks but the topology '{}' has {} GPUs", s.graph.job_size(),
                               s.cluster.description, s.cluster.gpus().size()));
-    if (auto system = doc.find("system")) read_system(*system, s.options);
+    if (auto system = doc.find("system")) {
+        read_system(*system, s.options);
+        if (auto v = system->find("memory_check")) {
+            if (v->as_string() != "error" && v->as_string() != "warn")
+                v->fail(fmt::format("expected error or warn, got \"{}\"", v->as_string()));
+            s.memory_check = v->as_string() == "warn" ? MemoryCheck::warn : MemoryCheck::error;
+        }
+    }
+    // Memory before simulating: a plan that does not fit is refused with the worst rank's breakdown.
+    s.memory = memory_peaks(s.graph, s.cluster, s.options.rank_to_gpu);
+    if (const traces::RankMemory* worst = worst_overflow(s.memory)) {
+        const std::string message = fmt::format(
+            "the plan does not fit in GPU memory: {} (set system.memory_check: warn to run it anyway)",
+            describe_memory(*worst));
+        if (s.memory_check == MemoryCheck::error) doc.require("workload").fail(message);
+        engine::layer_log("sim").warn("{}: {}", path, message);
+    }
     if (auto outputs = doc.find("outputs")) {
         outputs->expect_only_keys({"perfetto", "link_counters"});
         if (auto v = outputs->find("perfetto")) s.outputs.perfetto = v->as_bool();
@@ -195,6 +222,9 @@ RunResult run_scenario(const Scenario& scenario) {
     r.summary.events = r.replay.events;
     r.summary.flows = r.replay.flows;
     r.summary.bytes_on_network = r.replay.bytes_on_network;
+    r.summary.training =
+        training_metrics(scenario.graph, scenario.cluster, r.summary.makespan, scenario.options.rank_to_gpu);
+    r.summary.memory = scenario.memory;
     return r;
 }
 

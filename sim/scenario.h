@@ -18,6 +18,9 @@ struct OutputOptions {
     std::size_t link_counters = 32;
 };
 
+/// What a plan that exceeds its GPUs' HBM does: fail before simulating (exit 3) or warn and run.
+enum class MemoryCheck : std::uint8_t { error, warn };
+
 struct Scenario {
     std::string name;
     std::string source;  // the file it came from
@@ -26,6 +29,8 @@ struct Scenario {
     std::string workload_description;
     ReplayOptions options;
     OutputOptions outputs;
+    MemoryCheck memory_check = MemoryCheck::error;
+    std::vector<traces::RankMemory> memory;  // peaks per rank (workloads with allocations)
     std::string resolved_yaml;  // the scenario with overrides applied
 };
 

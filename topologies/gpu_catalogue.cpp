@@ -31,7 +31,8 @@ GpuCatalogue GpuCatalogue::parse(std::string_view yaml_text, const std::string& 
     GpuCatalogue catalogue;
     for (const auto& g : doc.require("gpus").elements()) {
         g.expect_only_keys({"name", "aliases", "fp32_tflops", "tf32_tflops", "fp16_tflops", "fp8_tflops", "hbm",
-                            "hbm_bandwidth", "nvlink_bandwidth", "sms"});
+                            "hbm_bandwidth", "nvlink_bandwidth", "sms", "gemm_efficiency", "attention_efficiency",
+                            "gemm_tiles", "kernel_overhead"});
         GpuSpec spec;
         spec.name = g.require("name").as_string();
         if (auto aliases = g.find("aliases")) {
@@ -45,6 +46,24 @@ GpuCatalogue GpuCatalogue::parse(std::string_view yaml_text, const std::string& 
         spec.hbm_bandwidth_bytes_per_s = g.require("hbm_bandwidth").as_rate();
         spec.nvlink_bandwidth_bytes_per_s = g.require("nvlink_bandwidth").as_rate();
         spec.sms = static_cast<int>(g.require("sms").as_int());
+        if (spec.sms < 1 || spec.sms > 100'000) g.require("sms").fail("expected a count from 1 to 100000");
+        auto fraction = [&](const char* key, double& out) {
+            const auto v = g.require(key);
+            out = v.as_double();
+            if (!(out > 0 && out <= 1)) v.fail("expected a fraction in (0, 1]");
+        };
+        fraction("gemm_efficiency", spec.gemm_efficiency);
+        fraction("attention_efficiency", spec.attention_efficiency);
+        spec.gemm_tiles.clear();
+        for (const auto& tile : g.require("gemm_tiles").elements()) {
+            const auto dims = tile.elements();
+            if (dims.size() != 2) tile.fail("expected a tile [M, N]");
+            const auto m = dims[0].as_int(), n = dims[1].as_int();
+            if (m < 1 || n < 1 || m > 4096 || n > 4096) tile.fail("expected tile sizes from 1 to 4096");
+            spec.gemm_tiles.emplace_back(static_cast<std::uint32_t>(m), static_cast<std::uint32_t>(n));
+        }
+        if (spec.gemm_tiles.empty()) g.require("gemm_tiles").fail("expected at least one tile");
+        spec.kernel_overhead_ps = g.require("kernel_overhead").as_time().count();
         if (catalogue.find(spec.name)) g.require("name").fail(fmt::format("duplicate GPU '{}'", spec.name));
         catalogue.gpus_.push_back(std::move(spec));
     }

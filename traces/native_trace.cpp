@@ -72,7 +72,8 @@ std::vector<std::uint32_t> unsigned_list(const Reader& r, const json& v, const s
 void read_op(const Reader& r, const json& j, const std::string& path, OpGraph& g, std::vector<OpId>& deps) {
     static const std::vector<std::string> allowed = {"id",    "rank",  "stream", "name",        "kind", "class",
                                                      "dtype", "flops", "bytes",  "duration_ps", "deps", "collective",
-                                                     "comm",  "peer",  "tag",    "algorithm"};
+                                                     "comm",  "peer",  "tag",    "algorithm",   "eager", "memory",
+                                                     "gemm"};
     if (!j.is_object()) r.fail(path, "expected an op object");
     for (const auto& [key, value] : j.items()) {
         if (std::find(allowed.begin(), allowed.end(), key) == allowed.end())
@@ -107,6 +108,19 @@ void read_op(const Reader& r, const json& j, const std::string& path, OpGraph& g
         }
     }
     if (j.contains("algorithm")) op.algorithm = g.intern(r.string_at(j["algorithm"], path + ".algorithm"));
+    if (j.contains("memory"))
+        op.memory = r.enum_at(j["memory"], path + ".memory", &parse_memory_use, "memory use");
+    if (j.contains("gemm")) {
+        const json& m = j["gemm"];
+        if (!m.is_array() || m.size() != 4) r.fail(path + ".gemm", "expected [m, n, k, batch]");
+        std::uint32_t dims[4];
+        for (std::size_t k = 0; k < 4; ++k) {
+            const auto x = r.unsigned_at(m[k], fmt::format("{}.gemm[{}]", path, k));
+            if (x < 1 || x > UINT32_MAX) r.fail(fmt::format("{}.gemm[{}]", path, k), "expected a dimension from 1 to 2^32-1");
+            dims[k] = static_cast<std::uint32_t>(x);
+        }
+        op.shape = g.intern(GemmShape{dims[0], dims[1], dims[2], dims[3]});
+    }
     deps.clear();
     if (j.contains("deps")) {
         const json& d = j["deps"];
@@ -148,6 +162,13 @@ OpGraph parse_native_trace(const std::string& text, const std::string& name) {
     if (doc.contains("job_ranks")) {
         g.job_ranks = unsigned_list(r, doc["job_ranks"], "job_ranks");
         g.job_rank_count = static_cast<std::uint32_t>(r.unsigned_at(r.member(doc, "", "job_size"), "job_size"));
+    }
+    if (doc.contains("training")) {
+        const json& t = doc["training"];
+        if (!t.is_object()) r.fail("training", "expected {model_flops, tokens, dtype}");
+        g.training.model_flops = r.number_at(r.member(t, "training", "model_flops"), "training.model_flops");
+        g.training.tokens = r.number_at(r.member(t, "training", "tokens"), "training.tokens");
+        g.training.dtype = r.enum_at(r.member(t, "training", "dtype"), "training.dtype", &parse_data_type, "data type");
     }
     if (doc.contains("traced_iteration_ps"))
         g.traced_iteration =
@@ -192,6 +213,10 @@ std::string native_trace_text(const OpGraph& g) {
     if (g.traced_iteration.count() >= 0)
         out += fmt::format(" \"traced_iteration_ps\": {},", g.traced_iteration.count());
     if (!g.traced_gpu.empty()) out += fmt::format(" \"traced_gpu\": {},", json_string(g.traced_gpu));
+    if (g.training.tokens > 0)
+        out += fmt::format(" \"training\": {{\"model_flops\": {}, \"tokens\": {}, \"dtype\": \"{}\"}},",
+                           json_number(g.training.model_flops), json_number(g.training.tokens),
+                           data_type_name(g.training.dtype));
     if (!g.job_ranks.empty())
         out += fmt::format(" \"job_size\": {}, \"job_ranks\": [{}],", g.job_rank_count, fmt::join(g.job_ranks, ", "));
     out += "\n\"communicators\": [";
@@ -225,6 +250,12 @@ std::string native_trace_text(const OpGraph& g) {
             out += fmt::format(", \"peer\": {}, \"tag\": {}{}", op.peer.value, op.tag,
                                op.eager ? ", \"eager\": true" : "");
         if (op.algorithm != no_algorithm) out += fmt::format(", \"algorithm\": {}", json_string(g.names[op.algorithm]));
+        if (op.kind == OpKind::alloc || op.kind == OpKind::free)
+            out += fmt::format(", \"memory\": \"{}\"", memory_use_name(op.memory));
+        if (op.shape != no_shape) {
+            const GemmShape& m = g.gemm_shapes[op.shape];
+            out += fmt::format(", \"gemm\": [{}, {}, {}, {}]", m.m, m.n, m.k, m.batch);
+        }
         const auto deps = g.deps(OpId::from_index(i));
         if (!deps.empty()) {
             out += ", \"deps\": [";

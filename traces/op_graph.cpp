@@ -42,8 +42,17 @@ constexpr engine::NameTable<DataType, 8> data_types = {{{DataType::fp32, "fp32"}
                                                         {DataType::int8, "int8"},
                                                         {DataType::int32, "int32"},
                                                         {DataType::int64, "int64"}}};
+constexpr engine::NameTable<MemoryUse, memory_use_count> memory_uses = {{{MemoryUse::other, "other"},
+                                                                         {MemoryUse::parameters, "parameters"},
+                                                                         {MemoryUse::gradients, "gradients"},
+                                                                         {MemoryUse::optimizer_state, "optimizer_state"},
+                                                                         {MemoryUse::activations, "activations"},
+                                                                         {MemoryUse::logits, "logits"},
+                                                                         {MemoryUse::buffers, "buffers"}}};
 }  // namespace
 
+const char* memory_use_name(MemoryUse use) { return engine::enum_name(memory_uses, use); }
+std::optional<MemoryUse> parse_memory_use(std::string_view name) { return engine::enum_from_name(memory_uses, name); }
 const char* op_kind_name(OpKind kind) { return engine::enum_name(op_kinds, kind); }
 const char* collective_kind_name(CollectiveKind kind) { return engine::enum_name(collective_kinds, kind); }
 const char* kernel_class_name(KernelClass kind) { return engine::enum_name(kernel_classes, kind); }
@@ -100,6 +109,13 @@ std::uint32_t OpGraph::intern(std::string_view name) {
     names.emplace_back(name);
     name_index_.emplace(std::string(name), id);
     return id;
+}
+
+std::uint32_t OpGraph::intern(const GemmShape& shape) {
+    for (std::size_t i = 0; i < gemm_shapes.size(); ++i)
+        if (gemm_shapes[i] == shape) return static_cast<std::uint32_t>(i);
+    gemm_shapes.push_back(shape);
+    return static_cast<std::uint32_t>(gemm_shapes.size() - 1);
 }
 
 OpId OpGraph::add(const Op& op, std::span<const OpId> deps) {

@@ -52,8 +52,30 @@ std::optional<DataType> parse_data_type(std::string_view name);
 int data_type_size(DataType type);
 
 inline constexpr std::uint32_t no_algorithm = UINT32_MAX;
+inline constexpr std::uint32_t no_shape = UINT32_MAX;
 
-/// One op, 56 bytes; names are interned in OpGraph::names.
+/// What an alloc/free op holds, for the memory breakdown.
+enum class MemoryUse : std::uint8_t { other, parameters, gradients, optimizer_state, activations, logits, buffers };
+inline constexpr std::size_t memory_use_count = 7;
+const char* memory_use_name(MemoryUse use);
+std::optional<MemoryUse> parse_memory_use(std::string_view name);
+
+/// The shape of a GEMM (C[m x n] = A[m x k] B[k x n], `batch` of them), for shape-aware kernel timing.
+struct GemmShape {
+    std::uint32_t m = 0, n = 0, k = 0, batch = 1;
+    bool operator==(const GemmShape&) const = default;
+    auto operator<=>(const GemmShape&) const = default;
+};
+
+/// What a generated training workload does per iteration, for throughput metrics (all zero for traces).
+struct TrainingFacts {
+    double model_flops = 0;  // model FLOPs of one iteration, whole job (no recomputation)
+    double tokens = 0;       // tokens processed per iteration, whole job
+    DataType dtype = DataType::bf16;  // the datatype whose peak MFU is measured against
+    bool operator==(const TrainingFacts&) const = default;
+};
+
+/// One op, 64 bytes; names are interned in OpGraph::names.
 struct Op {
     RankId rank;
     StreamId stream;
@@ -63,6 +85,8 @@ struct Op {
     DataType dtype = DataType::fp16;
     CollectiveKind collective = CollectiveKind::all_reduce;
     bool eager = false;         // send only: starts without waiting for the recv (buffered, as ASTRA-sim)
+    MemoryUse memory = MemoryUse::other;  // alloc/free only
+    std::uint32_t shape = no_shape;       // compute: index into OpGraph::gemm_shapes (GEMM kernels)
     std::uint64_t bytes = 0;    // compute: bytes touched; collective: per-rank buffer; send/recv/copy: message
     double flops = 0;           // compute only
     engine::Time duration{-1};  // measured duration, or -1 when the trace has none
@@ -102,6 +126,8 @@ public:
     std::vector<Communicator> comms;
     std::vector<Op> ops;
     std::vector<std::string> names;                // interned op names (and algorithm hints)
+    std::vector<GemmShape> gemm_shapes;            // interned GEMM shapes
+    TrainingFacts training;
     std::vector<std::uint32_t> dep_offsets = {0};  // CSR: deps of op i are dep_ids[dep_offsets[i] .. [i+1])
     std::vector<OpId> dep_ids;
     std::string source;  // file or generator it came from, for messages
@@ -126,6 +152,8 @@ public:
     CommId communicator(std::string_view name, std::vector<RankId> ranks);
     /// Interns a name.
     std::uint32_t intern(std::string_view name);
+    /// Interns a GEMM shape (linear in the distinct shapes, which generators keep to a few dozen).
+    std::uint32_t intern(const GemmShape& shape);
     /// Appends an op with its dependencies (ops of the same rank added earlier).
     OpId add(const Op& op, std::span<const OpId> deps = {});
 

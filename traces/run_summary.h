@@ -2,6 +2,7 @@
 // path. Computed by sim/ (analysis), written by the summary writers here.
 #pragma once
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -64,6 +65,27 @@ struct GroupCommunication {
     bool operator==(const GroupCommunication&) const = default;
 };
 
+/// Peak memory of one rank (job rank) and what it holds at that instant, by MemoryUse.
+struct RankMemory {
+    std::uint32_t rank = 0;
+    double peak_bytes = 0;
+    std::array<double, memory_use_count> at_peak{};  // bytes by MemoryUse at the peak
+    double hbm_bytes = 0;                             // capacity of the rank's GPU
+    bool operator==(const RankMemory&) const = default;
+};
+
+/// Throughput of a generated training workload (all zero when the workload gives no model FLOPs).
+struct TrainingMetrics {
+    double model_flops_per_iteration = 0;     // whole job, no recomputation
+    double hardware_flops_per_iteration = 0;  // FLOPs of every kernel run, recomputation included
+    double tflops_per_gpu = 0;                // model FLOPs / iteration / GPUs, in TFLOP/s
+    double hardware_tflops_per_gpu = 0;
+    double mfu = 0;                // tflops_per_gpu over the GPU's dense peak for the workload's datatype
+    double tokens_per_second = 0;  // whole job
+    std::uint32_t gpus = 0;
+    bool operator==(const TrainingMetrics&) const = default;
+};
+
 struct RunSummary {
     std::string scenario;
     std::string topology;
@@ -77,6 +99,8 @@ struct RunSummary {
     std::vector<LinkReport> top_links;  // most contended first, at most 10
     CriticalPath critical_path;
     std::vector<GroupCommunication> communication;  // most time in calls first
+    TrainingMetrics training;
+    std::vector<RankMemory> memory;  // ranks with allocations, by rank; empty when the workload has none
     bool operator==(const RunSummary&) const = default;
 };
 

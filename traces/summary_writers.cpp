@@ -1,6 +1,8 @@
 // Summary output formats. Times in JSON and CSV are microseconds with six decimals (exact picoseconds).
 #include "traces/summary_writers.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "engine/units.h"
@@ -51,7 +53,30 @@ std::string summary_json(const RunSummary& s, const OpGraph& g) {
             out += fmt::format(", \"{}\": {}", f.name, microseconds_text(s.ranks[r].*f.member));
         out += "}";
     }
-    out += "\n  ],\n  \"most_contended_links\": [";
+    out += "\n  ],\n";
+    if (s.training.gpus > 0) {
+        const TrainingMetrics& t = s.training;
+        out += fmt::format(
+            "  \"training\": {{\"model_flops_per_iteration\": {}, \"hardware_flops_per_iteration\": {}, "
+            "\"tflops_per_gpu\": {}, \"hardware_tflops_per_gpu\": {}, \"mfu\": {}, \"tokens_per_second\": {}, "
+            "\"gpus\": {}}},\n",
+            json_number(t.model_flops_per_iteration), json_number(t.hardware_flops_per_iteration),
+            json_number(t.tflops_per_gpu), json_number(t.hardware_tflops_per_gpu), json_number(t.mfu),
+            json_number(t.tokens_per_second), t.gpus);
+    }
+    if (!s.memory.empty()) {
+        out += "  \"peak_memory\": [";
+        for (std::size_t k = 0; k < s.memory.size(); ++k) {
+            const RankMemory& m = s.memory[k];
+            out += fmt::format("{}\n    {{\"rank\": {}, \"peak_bytes\": {}, \"hbm_bytes\": {}", k ? "," : "", m.rank,
+                               json_number(m.peak_bytes), json_number(m.hbm_bytes));
+            for (std::size_t u = 0; u < memory_use_count; ++u)
+                out += fmt::format(", \"{}\": {}", memory_use_name(static_cast<MemoryUse>(u)), json_number(m.at_peak[u]));
+            out += "}";
+        }
+        out += "\n  ],\n";
+    }
+    out += "  \"most_contended_links\": [";
     for (std::size_t k = 0; k < s.top_links.size(); ++k) {
         const LinkReport& l = s.top_links[k];
         out += fmt::format(
@@ -103,19 +128,53 @@ std::string summary_table(const RunSummary& s, const OpGraph& g) {
     const std::string ranks = g.job_ranks.empty()
                                   ? fmt::format("{} ranks", s.ranks.size())
                                   : fmt::format("{} of {} ranks simulated", s.ranks.size(), g.job_size());
-    out += fmt::format("iteration  {}   ({}, {} ops, {} flows, {} on the network, {} events)\n\n",
+    out += fmt::format("iteration  {}   ({}, {} ops, {} flows, {} on the network, {} events)\n",
                        engine::format_time(s.makespan), ranks, s.ops, s.flows,
                        engine::format_bytes(static_cast<double>(s.bytes_on_network)), s.events);
-    out += fmt::format("{:>5} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}\n", "rank", "compute%", "comm%",
-                       "overlap%", "exposed%", "network%", "peer%", "bubble%", "early%", "other%");
-    for (const RankBreakdown& r : s.ranks) {
-        out += fmt::format("{:>5} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f}\n",
-                           r.rank, percent(r.compute, r.iteration), percent(r.communication, r.iteration),
-                           percent(r.overlap, r.iteration), percent(r.exposed_communication, r.iteration),
-                           percent(r.network_wait, r.iteration), percent(r.peer_wait, r.iteration),
-                           percent(r.dependency_wait, r.iteration), percent(r.finished_early, r.iteration),
-                           percent(r.idle_other, r.iteration));
+    if (s.training.gpus > 0) {
+        const TrainingMetrics& t = s.training;
+        out += fmt::format("throughput {:.1f} TFLOP/s per GPU (model; {:.1f} hardware), MFU {:.1f}%, {:.0f} tokens/s\n",
+                           t.tflops_per_gpu, t.hardware_tflops_per_gpu, 100 * t.mfu, t.tokens_per_second);
     }
+    if (!s.memory.empty()) {
+        const RankMemory* top = &s.memory.front();
+        for (const RankMemory& m : s.memory)
+            if (m.peak_bytes > top->peak_bytes) top = &m;
+        std::string parts;
+        for (std::size_t u = 0; u < memory_use_count; ++u)
+            if (top->at_peak[u] > 0)
+                parts += fmt::format("{}{} {}", parts.empty() ? "" : ", ", memory_use_name(static_cast<MemoryUse>(u)),
+                                     engine::format_bytes(top->at_peak[u]));
+        out += fmt::format("memory     peak {} of {} HBM on rank {} ({})\n", engine::format_bytes(top->peak_bytes),
+                           engine::format_bytes(top->hbm_bytes), top->rank, parts);
+    }
+    out += "\n";
+    out += fmt::format("{:>11} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}\n", "rank", "compute%", "comm%",
+                       "overlap%", "exposed%", "network%", "peer%", "bubble%", "early%", "other%");
+    // Ranks with the same breakdown (to the printed digits) share a row, in order of their first rank.
+    std::vector<std::pair<std::string, std::vector<std::uint32_t>>> rows;
+    for (const RankBreakdown& r : s.ranks) {
+        const std::string row = fmt::format(
+            " {:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f}\n",
+            percent(r.compute, r.iteration), percent(r.communication, r.iteration), percent(r.overlap, r.iteration),
+            percent(r.exposed_communication, r.iteration), percent(r.network_wait, r.iteration),
+            percent(r.peer_wait, r.iteration), percent(r.dependency_wait, r.iteration),
+            percent(r.finished_early, r.iteration), percent(r.idle_other, r.iteration));
+        auto it = std::find_if(rows.begin(), rows.end(), [&](const auto& x) { return x.first == row; });
+        if (s.ranks.size() <= 32 || it == rows.end())
+            rows.emplace_back(row, std::vector<std::uint32_t>{r.rank});
+        else
+            it->second.push_back(r.rank);
+    }
+    const std::size_t shown = std::min<std::size_t>(rows.size(), 40);
+    for (std::size_t k = 0; k < shown; ++k) {
+        const auto& ranks_of_row = rows[k].second;
+        const std::string label = ranks_of_row.size() == 1
+                                      ? fmt::format("{}", ranks_of_row.front())
+                                      : fmt::format("{} (x{})", ranks_of_row.front(), ranks_of_row.size());
+        out += fmt::format("{:>11}{}", label, rows[k].first);
+    }
+    if (shown < rows.size()) out += fmt::format("{:>11} ... {} more rows\n", "", rows.size() - shown);
     if (!s.top_links.empty()) {
         out += "\nmost contended links (contention delay attributed, bytes, mean / peak utilization):\n";
         for (const LinkReport& l : s.top_links)

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "workloads/transformer/transformer_plan.h"
+
 namespace clustersim::workloads {
 
 namespace {
@@ -40,6 +42,10 @@ const std::vector<GeneratorEntry>& workload_generators() {
          "with a per-layer "
          "gradient all-reduce overlapping the last backward",
          pipeline_params(), &build_pipeline_data_parallel},
+        {"transformer",
+         "a decoder-only transformer (dense or MoE) with Megatron-style TP/SP, PP (GPipe, 1F1B, interleaved), CP, "
+         "DP with ZeRO 0-3 and EP; kernels from the model's shapes, memory as allocations",
+         transformer_params(), &build_transformer},
     };
     return entries;
 }

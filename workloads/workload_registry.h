@@ -25,5 +25,6 @@ const GeneratorEntry& find_workload_generator(std::string_view name, const engin
 
 // Builders, one per file under workloads/generators/.
 traces::OpGraph build_pipeline_data_parallel(const engine::Params& params);
+traces::OpGraph build_transformer(const engine::Params& params);
 
 }  // namespace clustersim::workloads

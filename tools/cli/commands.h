@@ -17,5 +17,6 @@ void add_run_command(CLI::App& app);
 void add_replay_command(CLI::App& app);
 void add_collective_command(CLI::App& app);
 void add_convert_command(CLI::App& app);
+void add_models_command(CLI::App& app);
 
 }  // namespace clustersim::cli

@@ -35,6 +35,7 @@ int main(int argc, char** argv) {
     cli::add_collective_command(app);
     cli::add_convert_command(app);
     cli::add_topo_command(app);
+    cli::add_models_command(app);
     cli::add_bench_command(app);
 
     try {

@@ -4,7 +4,8 @@
 // stages of a replica sit side by side (on one node's NVLink when pp divides the GPUs per node) and each
 // data-parallel group spans the replicas.
 //
-// Per rank: stream "compute" runs forwards and backwards in schedule order; stream "recv" posts receives and
+// Per rank: stream "compute" runs forwards and backwards in schedule order; stream "recv" posts receives (each
+// when the schedule reaches its step, so no receive kernel sits resident from t = 0) and
 // stream "send" posts sends, each in the order the schedule needs them (NCCL send/recv are rendezvous); stream
 // "dp" all-reduces each layer's gradients as soon as the last micro-batch's backward of that layer is done,
 // overlapping the backward of the layers before it (as Megatron's overlapped gradient reduction does).
@@ -119,12 +120,15 @@ OpGraph build_pipeline_data_parallel(const engine::Params& params) {
             const auto recv_grad = s.chunks > 1 ? g.stream(rank, "recv grad") : recv,
                        send_grad = s.chunks > 1 ? g.stream(rank, "send grad") : send;
             const auto dp = s.dp > 1 ? g.stream(rank, "dp") : traces::StreamId::invalid();
+            OpId last_compute;  // receives are posted when the schedule reaches their step: after this op
+            auto posted = [&]() { return last_compute.valid() ? std::vector<OpId>{last_compute} : std::vector<OpId>{}; };
             auto compute_op = [&](const std::string& name, double flops, engine::Time fixed, std::vector<OpId> deps) {
                 traces::Op op{rank, compute, g.intern(name), OpKind::compute, traces::KernelClass::gemm, s.dtype};
                 op.flops = flops;
                 op.bytes = static_cast<std::uint64_t>(layer_bytes * s.layers / s.chunks);
                 op.duration = fixed;
-                return g.add(op, deps);
+                last_compute = g.add(op, deps);
+                return last_compute;
             };
             auto p2p = [&](OpKind kind, traces::StreamId stream, const std::string& name, std::uint32_t peer_stage,
                            traces::CommId comm, std::vector<OpId> deps) {
@@ -165,7 +169,7 @@ OpGraph build_pipeline_data_parallel(const engine::Params& params) {
                 if (step.forward) {
                     std::vector<OpId> deps;
                     if (const Peer from = before(step.chunk); from.comm.valid())
-                        deps.push_back(p2p(OpKind::recv, recv, "recv act " + tag, from.stage, from.comm, {}));
+                        deps.push_back(p2p(OpKind::recv, recv, "recv act " + tag, from.stage, from.comm, posted()));
                     const OpId fwd = compute_op("forward " + tag, fwd_flops, chunk_time(fwd_time), deps);
                     if (const Peer to = after(step.chunk); to.comm.valid())
                         p2p(OpKind::send, send, "send act " + tag, to.stage, to.comm, {fwd});
@@ -173,7 +177,7 @@ OpGraph build_pipeline_data_parallel(const engine::Params& params) {
                 }
                 std::vector<OpId> deps;
                 if (const Peer from = after(step.chunk); from.comm.valid())
-                    deps.push_back(p2p(OpKind::recv, recv_grad, "recv grad " + tag, from.stage, from.comm, {}));
+                    deps.push_back(p2p(OpKind::recv, recv_grad, "recv grad " + tag, from.stage, from.comm, posted()));
                 const bool final_mb = step.micro_batch + 1 == s.microbatches;
                 if (!final_mb || s.dp == 1) {
                     last_backward = compute_op("backward " + tag, 2 * fwd_flops, chunk_time(bwd_time), deps);

@@ -1,0 +1,29 @@
+// Training throughput metrics.
+#include "sim/training_metrics.h"
+
+#include "sim/compute_model.h"
+
+namespace clustersim::sim {
+
+traces::TrainingMetrics training_metrics(const traces::OpGraph& g, const topo::Cluster& cluster, engine::Time iteration,
+                                         const std::vector<std::uint32_t>& rank_to_gpu) {
+    traces::TrainingMetrics m;
+    if (g.training.tokens <= 0 || iteration <= engine::Time{0} || g.rank_count == 0) return m;
+    double hardware = 0;
+    for (const traces::Op& op : g.ops)
+        if (op.kind == traces::OpKind::compute) hardware += op.flops;
+    m.gpus = g.job_size();
+    hardware *= static_cast<double>(m.gpus) / g.rank_count;  // simulated ranks stand for the others
+    const double seconds = engine::to_seconds(iteration);
+    m.model_flops_per_iteration = g.training.model_flops;
+    m.hardware_flops_per_iteration = hardware;
+    m.tflops_per_gpu = g.training.model_flops / seconds / m.gpus / 1e12;
+    m.hardware_tflops_per_gpu = hardware / seconds / m.gpus / 1e12;
+    m.tokens_per_second = g.training.tokens / seconds;
+    const std::uint32_t gpu = rank_to_gpu.empty() ? g.job_rank(traces::RankId{0}) : rank_to_gpu[0];
+    const topo::GpuSpec& spec = cluster.gpu_spec(cluster.gpus().at(gpu));
+    m.mfu = m.tflops_per_gpu * 1e12 / spec.peak_flops(compute_dtype(g.training.dtype));
+    return m;
+}
+
+}  // namespace clustersim::sim

@@ -1,0 +1,77 @@
+// Builds the OpGraph of a transformer plan rank by rank (private to workloads/): streams, communicators, the
+// pipeline schedule's steps, and each layer's forward and backward kernels and collectives.
+#pragma once
+
+#include <vector>
+
+#include "traces/op_graph.h"
+#include "workloads/transformer/rank_grid.h"
+#include "workloads/transformer/transformer_costs.h"
+#include "workloads/transformer/transformer_plan.h"
+
+namespace clustersim::workloads {
+
+class TransformerBuilder {
+public:
+    explicit TransformerBuilder(const TransformerPlan& plan);
+    traces::OpGraph build();
+
+private:
+    using OpId = traces::OpId;
+    struct RankComms {  // communicators of one rank (invalid: a group of one)
+        traces::CommId tp, cp, dp, ep, edp, pp_next, pp_prev;
+    };
+    struct Streams {
+        traces::StreamId compute, recv_act, recv_grad, send_act, send_grad, dp, zero, cp_send, cp_recv;
+    };
+    struct Bucket {  // gradients waiting to be reduced
+        double dense_bytes = 0, expert_bytes = 0;
+    };
+
+    void make_communicators();
+    traces::CommId add_comm(const std::string& name, const std::vector<std::uint32_t>& members);
+    traces::StreamId add_stream(const char* name);
+    void build_rank(std::uint32_t rank);
+    void forward_step(std::uint32_t micro_batch, std::uint32_t chunk);
+    void backward_step(std::uint32_t micro_batch, std::uint32_t chunk);
+    void forward_layer(std::uint32_t layer, bool recomputing);
+    void backward_layer(std::uint32_t layer, bool reduce_gradients);
+    void attention_ring(const KernelCost& block, double block_bytes, const char* name);
+    /// ZeRO-3: gathers a layer's weights, or with layer UINT32_MAX `table_params` (embedding or output layer).
+    void gather_parameters(std::uint32_t layer, double table_params = 0);
+    [[nodiscard]] double table_params() const;
+    [[nodiscard]] double output_params() const;
+    void reduce_bucket(bool final);
+    void finish_rank();
+
+    OpId compute(const char* name, const KernelCost& cost, std::uint32_t layer);
+    OpId collective(traces::StreamId stream, traces::CommId comm, traces::CollectiveKind kind, double bytes,
+                    const std::string& name, std::span<const OpId> deps = {});
+    OpId p2p(traces::OpKind kind, traces::StreamId stream, traces::CommId comm, std::uint32_t peer, double bytes,
+             const std::string& name, std::span<const OpId> deps);
+    OpId memory(traces::OpKind kind, traces::MemoryUse use, double bytes, const char* name);
+    void tp_collective(traces::CollectiveKind kind, const char* name);
+    [[nodiscard]] std::uint32_t chunk_first_layer(std::uint32_t chunk) const;
+
+    const TransformerPlan& plan_;
+    RankGrid grid_;
+    std::vector<LayerCosts> costs_;
+    traces::OpGraph g_;
+    std::vector<RankComms> comms_;   // by rank
+    std::vector<std::uint32_t> pp_peer_next_, pp_peer_prev_;  // by rank
+    std::vector<traces::CommId> cp_ring_next_, cp_ring_prev_;
+    std::vector<std::uint32_t> cp_next_, cp_prev_;
+
+    // The rank being built.
+    std::uint32_t rank_ = 0, stage_ = 0;
+    Streams s_;
+    OpId last_compute_;
+    OpId last_dp_;
+    OpId last_gather_;   // ZeRO-3: the latest parameter all-gather
+    OpId layer_first_;   // the first kernel of the latest layer (ZeRO-3 prefetch starts after it)
+    std::vector<OpId> pending_;  // deps of the next compute op
+    Bucket bucket_;
+    std::vector<double> activation_bytes_;  // by chunk: bytes one micro-batch keeps
+};
+
+}  // namespace clustersim::workloads

@@ -1,0 +1,238 @@
+// The transformer builder's kernels and messages: one layer's forward and backward (TP/SP collectives, MoE
+// all-to-alls, CP ring attention, ZeRO-3 gathers and reduce-scatters), gradient buckets, and the op helpers.
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "workloads/transformer/transformer_builder.h"
+
+namespace clustersim::workloads {
+
+using traces::CollectiveKind;
+using traces::OpKind;
+
+namespace {
+std::uint64_t whole_bytes(double bytes) { return static_cast<std::uint64_t>(std::llround(std::max(0.0, bytes))); }
+}  // namespace
+
+traces::OpId TransformerBuilder::compute(const char* name, const KernelCost& cost, std::uint32_t layer) {
+    traces::Op op{traces::RankId{rank_}, s_.compute,
+                  g_.intern(layer == UINT32_MAX ? std::string(name) : fmt::format("L{} {}", layer, name)),
+                  OpKind::compute, cost.kernel_class, plan_.dtype};
+    op.flops = cost.flops;
+    op.bytes = whole_bytes(cost.bytes);
+    if (cost.shape.m > 0) op.shape = g_.intern(cost.shape);
+    last_compute_ = g_.add(op, pending_);
+    pending_.clear();
+    return last_compute_;
+}
+
+traces::OpId TransformerBuilder::collective(traces::StreamId stream, traces::CommId comm, CollectiveKind kind,
+                                            double bytes, const std::string& name, std::span<const OpId> deps) {
+    traces::Op op{traces::RankId{rank_}, stream, g_.intern(name), OpKind::collective,
+                  traces::KernelClass::communication,
+                  plan_.dtype == traces::DataType::fp8 ? traces::DataType::bf16 : plan_.dtype};
+    op.collective = kind;
+    op.bytes = whole_bytes(bytes);
+    op.comm = comm;
+    if (stream == s_.compute) {
+        pending_.insert(pending_.end(), deps.begin(), deps.end());
+        last_compute_ = g_.add(op, pending_);
+        pending_.clear();
+        return last_compute_;
+    }
+    return g_.add(op, deps);
+}
+
+traces::OpId TransformerBuilder::p2p(OpKind kind, traces::StreamId stream, traces::CommId comm, std::uint32_t peer,
+                                     double bytes, const std::string& name, std::span<const OpId> deps) {
+    traces::Op op{traces::RankId{rank_}, stream, g_.intern(name), kind, traces::KernelClass::communication,
+                  plan_.dtype == traces::DataType::fp8 ? traces::DataType::bf16 : plan_.dtype};
+    op.bytes = whole_bytes(bytes);
+    op.comm = comm;
+    op.peer = traces::RankId{peer};
+    return g_.add(op, deps);
+}
+
+traces::OpId TransformerBuilder::memory(OpKind kind, traces::MemoryUse use, double bytes, const char* name) {
+    traces::Op op{traces::RankId{rank_}, s_.compute, g_.intern(fmt::format("{} {}", kind == OpKind::alloc ? "alloc" : "free", name)),
+                  kind, traces::KernelClass::other, plan_.dtype};
+    op.bytes = whole_bytes(bytes);
+    op.memory = use;
+    return g_.add(op);
+}
+
+void TransformerBuilder::tp_collective(CollectiveKind kind, const char* name) {
+    if (!comms_[rank_].tp.valid()) return;
+    const double buffer = costs_.front().tp_bytes;  // the same for every layer: tokens x hidden
+    // all_gather ops carry each rank's contribution; all_reduce and reduce_scatter the whole buffer.
+    collective(s_.compute, comms_[rank_].tp, kind, kind == CollectiveKind::all_gather ? buffer / plan_.tp : buffer,
+               name);
+}
+
+void TransformerBuilder::gather_parameters(std::uint32_t layer, double table_params) {
+    if (!s_.zero.valid()) return;
+    const double e = activation_width(plan_);
+    const double shards = double(plan_.cp) * plan_.dp;
+    const StageParams p = layer == UINT32_MAX ? StageParams{table_params, 0} : layer_params_on_rank(plan_, layer);
+    // Prefetch: the gather may start once the kernel before the previous gather's consumer has run, one layer ahead.
+    std::vector<OpId> deps;
+    if (layer_first_.valid()) deps.push_back(layer_first_);
+    const std::string name = layer == UINT32_MAX ? "all-gather embedding/output" : fmt::format("L{} all-gather params", layer);
+    last_gather_ = collective(s_.zero, comms_[rank_].dp, CollectiveKind::all_gather, e * p.dense / shards, name, deps);
+    pending_.push_back(last_gather_);
+    if (p.expert > 0 && comms_[rank_].edp.valid()) {
+        const OpId expert = collective(s_.zero, comms_[rank_].edp, CollectiveKind::all_gather,
+                                       e * p.expert / (shards / plan_.ep), name + " (experts)", deps);
+        pending_.push_back(expert);
+    }
+}
+
+void TransformerBuilder::attention_ring(const KernelCost& whole, double block_bytes, const char* name) {
+    // Ring attention over cp ranks: the local block first, then cp - 1 blocks received from the previous rank,
+    // each forwarded to the next while the current one is computed.
+    KernelCost block = whole;
+    block.flops /= plan_.cp;
+    block.bytes /= plan_.cp;
+    const OpId start = last_compute_;
+    OpId received = OpId::invalid();
+    for (std::uint32_t j = 0; j < plan_.cp; ++j) {
+        if (j + 1 < plan_.cp) {
+            const OpId deps[] = {received.valid() ? received : start};
+            p2p(OpKind::send, s_.cp_send, comms_[rank_].cp, cp_next_[rank_], block_bytes, fmt::format("{} kv send", name),
+                deps);
+            const OpId next = p2p(OpKind::recv, s_.cp_recv, comms_[rank_].cp, cp_prev_[rank_], block_bytes,
+                                  fmt::format("{} kv recv", name), deps);
+            if (received.valid()) pending_.push_back(received);
+            compute(fmt::format("{} block", name).c_str(), block, UINT32_MAX);
+            received = next;
+        } else {
+            if (received.valid()) pending_.push_back(received);
+            compute(fmt::format("{} block", name).c_str(), block, UINT32_MAX);
+        }
+    }
+}
+
+void TransformerBuilder::forward_layer(std::uint32_t l, bool recomputing) {
+    const LayerCosts& c = costs_[l];
+    if (plan_.zero_stage == 3 && !recomputing) gather_parameters(l);
+    const auto name = [&](const char* what) { return recomputing ? fmt::format("recompute {}", what) : std::string(what); };
+    const OpId first = compute(name("norm").c_str(), c.norm, l);
+    if (!recomputing) layer_first_ = first;
+    if (plan_.sequence_parallel) tp_collective(CollectiveKind::all_gather, "tp all-gather");
+    compute(name("qkv").c_str(), c.qkv, l);
+    if (plan_.cp > 1)
+        attention_ring(c.attention, c.kv_block_bytes, "attention");
+    else
+        compute(name("attention").c_str(), c.attention, l);
+    compute(name("projection").c_str(), c.projection, l);
+    tp_collective(plan_.sequence_parallel ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce,
+                  plan_.sequence_parallel ? "tp reduce-scatter" : "tp all-reduce");
+    compute(name("residual").c_str(), c.residual, l);
+    compute(name("norm").c_str(), c.norm, l);
+    if (!c.moe) {
+        if (plan_.sequence_parallel) tp_collective(CollectiveKind::all_gather, "tp all-gather");
+        compute(name("mlp in").c_str(), c.mlp_in, l);
+        compute(name("activation").c_str(), c.activation, l);
+        compute(name("mlp out").c_str(), c.mlp_out, l);
+        tp_collective(plan_.sequence_parallel ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce,
+                      plan_.sequence_parallel ? "tp reduce-scatter" : "tp all-reduce");
+    } else {
+        compute(name("router").c_str(), c.router, l);
+        if (comms_[rank_].ep.valid())
+            collective(s_.compute, comms_[rank_].ep, CollectiveKind::all_to_all, c.all_to_all_bytes, "ep dispatch");
+        compute(name("experts in").c_str(), c.expert_in, l);
+        compute(name("experts activation").c_str(), c.expert_activation, l);
+        compute(name("experts out").c_str(), c.expert_out, l);
+        if (comms_[rank_].ep.valid())
+            collective(s_.compute, comms_[rank_].ep, CollectiveKind::all_to_all, c.all_to_all_bytes, "ep combine");
+        if (c.shared_in.flops > 0) {
+            compute(name("shared expert in").c_str(), c.shared_in, l);
+            compute(name("shared expert out").c_str(), c.shared_out, l);
+        }
+    }
+    compute(name("residual").c_str(), c.residual, l);
+}
+
+void TransformerBuilder::backward_layer(std::uint32_t l, bool reduce_gradients) {
+    const LayerCosts& c = costs_[l];
+    if (plan_.recompute == Recompute::full) forward_layer(l, true);
+    if (plan_.zero_stage == 3) gather_parameters(l);
+    const auto sp_or_ar = plan_.sequence_parallel ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce;
+    const char* tp_name = plan_.sequence_parallel ? "tp reduce-scatter" : "tp all-reduce";
+    layer_first_ = compute("residual backward", backward_of(c.residual), l);
+    if (!c.moe) {
+        if (plan_.sequence_parallel) tp_collective(CollectiveKind::all_gather, "tp all-gather");
+        compute("mlp out backward", backward_of(c.mlp_out), l);
+        compute("activation backward", backward_of(c.activation), l);
+        compute("mlp in backward", backward_of(c.mlp_in), l);
+        tp_collective(sp_or_ar, tp_name);
+    } else {
+        if (c.shared_in.flops > 0) {
+            compute("shared expert out backward", backward_of(c.shared_out), l);
+            compute("shared expert in backward", backward_of(c.shared_in), l);
+        }
+        if (comms_[rank_].ep.valid())
+            collective(s_.compute, comms_[rank_].ep, CollectiveKind::all_to_all, c.all_to_all_bytes, "ep combine backward");
+        compute("experts out backward", backward_of(c.expert_out), l);
+        compute("experts activation backward", backward_of(c.expert_activation), l);
+        compute("experts in backward", backward_of(c.expert_in), l);
+        if (comms_[rank_].ep.valid())
+            collective(s_.compute, comms_[rank_].ep, CollectiveKind::all_to_all, c.all_to_all_bytes,
+                       "ep dispatch backward");
+        compute("router backward", backward_of(c.router), l);
+    }
+    compute("norm backward", backward_of(c.norm), l);
+    compute("residual backward", backward_of(c.residual), l);
+    if (plan_.sequence_parallel) tp_collective(CollectiveKind::all_gather, "tp all-gather");
+    compute("projection backward", backward_of(c.projection), l);
+    if (plan_.recompute == Recompute::selective) {
+        if (plan_.cp > 1)
+            attention_ring(c.attention, c.kv_block_bytes, "recompute attention");
+        else
+            compute("recompute attention", c.attention, l);
+    }
+    if (plan_.cp > 1)
+        attention_ring(backward_of(c.attention), 2 * c.kv_block_bytes, "attention backward");
+    else
+        compute("attention backward", backward_of(c.attention), l);
+    compute("qkv backward", backward_of(c.qkv), l);
+    tp_collective(sp_or_ar, tp_name);
+    compute("norm backward", backward_of(c.norm), l);
+
+    const StageParams p = layer_params_on_rank(plan_, l);
+    const double e = activation_width(plan_);
+    if (plan_.zero_stage == 3) {
+        // Gradients of the layer reduce-scattered to their owners right away, every micro-batch.
+        const OpId deps[] = {last_compute_};
+        if (comms_[rank_].dp.valid())
+            last_dp_ = collective(s_.dp, comms_[rank_].dp, CollectiveKind::reduce_scatter, e * p.dense,
+                                  fmt::format("L{} reduce-scatter grads", l), deps);
+        if (p.expert > 0 && comms_[rank_].edp.valid())
+            last_dp_ = collective(s_.dp, comms_[rank_].edp, CollectiveKind::reduce_scatter, e * p.expert,
+                                  fmt::format("L{} reduce-scatter expert grads", l), deps);
+        return;
+    }
+    if (!reduce_gradients) return;
+    bucket_.dense_bytes += e * p.dense;
+    bucket_.expert_bytes += e * p.expert;
+    if (bucket_.dense_bytes + bucket_.expert_bytes >= double(plan_.grad_bucket_bytes)) reduce_bucket(false);
+}
+
+void TransformerBuilder::reduce_bucket(bool /*final*/) {
+    if (!s_.dp.valid()) {
+        bucket_ = {};
+        return;
+    }
+    const OpId deps[] = {last_compute_};
+    const auto kind = plan_.zero_stage >= 1 ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce;
+    const char* what = plan_.zero_stage >= 1 ? "reduce-scatter" : "all-reduce";
+    if (bucket_.dense_bytes > 0 && comms_[rank_].dp.valid())
+        last_dp_ = collective(s_.dp, comms_[rank_].dp, kind, bucket_.dense_bytes, fmt::format("dp {} grads", what), deps);
+    if (bucket_.expert_bytes > 0 && comms_[rank_].edp.valid())
+        last_dp_ = collective(s_.dp, comms_[rank_].edp, kind, bucket_.expert_bytes,
+                              fmt::format("edp {} expert grads", what), deps);
+    bucket_ = {};
+}
+
+}  // namespace clustersim::workloads

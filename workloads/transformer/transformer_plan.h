@@ -1,0 +1,53 @@
+// The transformer generator's input, checked: the model, the parallelism plan (TP/SP, PP with its schedule,
+// CP, DP with a ZeRO stage, EP), batch sizes, recomputation and gradient bucketing. Reading it from the
+// generator's parameters rejects impossible plans with errors located at the key at fault.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/params.h"
+#include "traces/op_graph.h"
+#include "traces/pipeline_schedule.h"
+#include "workloads/transformer/transformer_model.h"
+
+namespace clustersim::workloads {
+
+enum class Recompute : std::uint8_t { none, selective, full };
+const char* recompute_name(Recompute r);
+
+/// The four dimensions of the rank grid; expert parallelism is carved out of cp x dp.
+enum class GridDim : std::uint8_t { tp, cp, dp, pp };
+
+struct TransformerPlan {
+    TransformerModel model;
+    std::uint32_t tp = 1, pp = 1, virtual_stages = 1, cp = 1, dp = 1, ep = 1;
+    bool sequence_parallel = false;
+    traces::PipelineSchedule schedule = traces::PipelineSchedule::one_f_one_b;
+    std::uint32_t zero_stage = 0;
+    Recompute recompute = Recompute::none;
+    std::uint32_t micro_batch_size = 1, global_batch_size = 1, microbatches = 1;  // microbatches per replica
+    traces::DataType dtype = traces::DataType::bf16;
+    std::uint64_t grad_bucket_bytes = 25u << 20;
+    std::array<GridDim, 4> rank_order = {GridDim::tp, GridDim::cp, GridDim::dp, GridDim::pp};  // fastest first
+    double capacity_factor = 1.0;  // MoE: expert capacity over the balanced load
+    double imbalance = 1.0;        // MoE: the busiest rank's tokens over the balanced share
+    bool flash_attention = true;
+    bool causal = true;
+    bool optimizer = true;
+
+    [[nodiscard]] std::uint32_t world_size() const { return tp * pp * cp * dp; }
+    [[nodiscard]] std::uint32_t layers_per_chunk() const { return model.layers / (pp * virtual_stages); }
+    /// Tokens of one micro-batch on one rank of a CP group.
+    [[nodiscard]] double local_tokens() const { return double(micro_batch_size) * model.seq_len / cp; }
+};
+
+/// The generator's parameter specs (docs/formats.md lists them; a test checks the table against these). One
+/// static table: Params keep pointers to its entries.
+const std::vector<engine::ParamSpec>& transformer_params();
+/// Reads and checks a plan; throws InputError at the key at fault.
+TransformerPlan read_transformer_plan(const engine::Params& params);
+
+}  // namespace clustersim::workloads
