@@ -45,7 +45,8 @@ GemmTiming gemm_timing(const traces::GemmShape& shape, double flops, const topo:
         GemmTiming t;
         t.tile_m = tm;
         t.tile_n = tn;
-        t.tile_efficiency = static_cast<double>(shape.m) * shape.n / (static_cast<double>(tiles_m * tm) * (tiles_n * tn));
+        t.tile_efficiency =
+            static_cast<double>(shape.m) * shape.n / (static_cast<double>(tiles_m * tm) * (tiles_n * tn));
         const std::uint64_t sms = static_cast<std::uint64_t>(gpu.sms);
         t.wave_efficiency = static_cast<double>(tiles) / static_cast<double>(ceil_div(tiles, sms) * sms);
         t.efficiency = gpu.gemm_efficiency * t.tile_efficiency * t.wave_efficiency *

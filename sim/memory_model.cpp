@@ -45,8 +45,9 @@ std::string describe_memory(const traces::RankMemory& m) {
     std::string parts;
     for (std::size_t u = 0; u < traces::memory_use_count; ++u) {
         if (m.at_peak[u] <= 0) continue;
-        parts += fmt::format("{}{} {}", parts.empty() ? "" : ", ",
-                             traces::memory_use_name(static_cast<traces::MemoryUse>(u)), engine::format_bytes(m.at_peak[u]));
+        parts +=
+            fmt::format("{}{} {}", parts.empty() ? "" : ", ",
+                        traces::memory_use_name(static_cast<traces::MemoryUse>(u)), engine::format_bytes(m.at_peak[u]));
     }
     return fmt::format("rank {}: peak {} of {} HBM ({})", m.rank, engine::format_bytes(m.peak_bytes),
                        engine::format_bytes(m.hbm_bytes), parts);

@@ -7,8 +7,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "engine/atomic_file.h"
 #include <spdlog/spdlog.h>
+#include "engine/atomic_file.h"
 
 #include "engine/log.h"
 #include "engine/params.h"
@@ -196,9 +196,9 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
     // Memory before simulating: a plan that does not fit is refused with the worst rank's breakdown.
     s.memory = memory_peaks(s.graph, s.cluster, s.options.rank_to_gpu);
     if (const traces::RankMemory* worst = worst_overflow(s.memory)) {
-        const std::string message = fmt::format(
-            "the plan does not fit in GPU memory: {} (set system.memory_check: warn to run it anyway)",
-            describe_memory(*worst));
+        const std::string message =
+            fmt::format("the plan does not fit in GPU memory: {} (set system.memory_check: warn to run it anyway)",
+                        describe_memory(*worst));
         if (s.memory_check == MemoryCheck::error) doc.require("workload").fail(message);
         engine::layer_log("sim").warn("{}: {}", path, message);
     }

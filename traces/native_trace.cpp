@@ -70,10 +70,9 @@ std::vector<std::uint32_t> unsigned_list(const Reader& r, const json& v, const s
 }
 
 void read_op(const Reader& r, const json& j, const std::string& path, OpGraph& g, std::vector<OpId>& deps) {
-    static const std::vector<std::string> allowed = {"id",    "rank",  "stream", "name",        "kind", "class",
-                                                     "dtype", "flops", "bytes",  "duration_ps", "deps", "collective",
-                                                     "comm",  "peer",  "tag",    "algorithm",   "eager", "memory",
-                                                     "gemm"};
+    static const std::vector<std::string> allowed = {
+        "id",   "rank",       "stream", "name", "kind", "class",     "dtype", "flops",  "bytes", "duration_ps",
+        "deps", "collective", "comm",   "peer", "tag",  "algorithm", "eager", "memory", "gemm"};
     if (!j.is_object()) r.fail(path, "expected an op object");
     for (const auto& [key, value] : j.items()) {
         if (std::find(allowed.begin(), allowed.end(), key) == allowed.end())
@@ -108,15 +107,15 @@ void read_op(const Reader& r, const json& j, const std::string& path, OpGraph& g
         }
     }
     if (j.contains("algorithm")) op.algorithm = g.intern(r.string_at(j["algorithm"], path + ".algorithm"));
-    if (j.contains("memory"))
-        op.memory = r.enum_at(j["memory"], path + ".memory", &parse_memory_use, "memory use");
+    if (j.contains("memory")) op.memory = r.enum_at(j["memory"], path + ".memory", &parse_memory_use, "memory use");
     if (j.contains("gemm")) {
         const json& m = j["gemm"];
         if (!m.is_array() || m.size() != 4) r.fail(path + ".gemm", "expected [m, n, k, batch]");
         std::uint32_t dims[4];
         for (std::size_t k = 0; k < 4; ++k) {
             const auto x = r.unsigned_at(m[k], fmt::format("{}.gemm[{}]", path, k));
-            if (x < 1 || x > UINT32_MAX) r.fail(fmt::format("{}.gemm[{}]", path, k), "expected a dimension from 1 to 2^32-1");
+            if (x < 1 || x > UINT32_MAX)
+                r.fail(fmt::format("{}.gemm[{}]", path, k), "expected a dimension from 1 to 2^32-1");
             dims[k] = static_cast<std::uint32_t>(x);
         }
         op.shape = g.intern(GemmShape{dims[0], dims[1], dims[2], dims[3]});

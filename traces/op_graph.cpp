@@ -42,13 +42,14 @@ constexpr engine::NameTable<DataType, 8> data_types = {{{DataType::fp32, "fp32"}
                                                         {DataType::int8, "int8"},
                                                         {DataType::int32, "int32"},
                                                         {DataType::int64, "int64"}}};
-constexpr engine::NameTable<MemoryUse, memory_use_count> memory_uses = {{{MemoryUse::other, "other"},
-                                                                         {MemoryUse::parameters, "parameters"},
-                                                                         {MemoryUse::gradients, "gradients"},
-                                                                         {MemoryUse::optimizer_state, "optimizer_state"},
-                                                                         {MemoryUse::activations, "activations"},
-                                                                         {MemoryUse::logits, "logits"},
-                                                                         {MemoryUse::buffers, "buffers"}}};
+constexpr engine::NameTable<MemoryUse, memory_use_count> memory_uses = {
+    {{MemoryUse::other, "other"},
+     {MemoryUse::parameters, "parameters"},
+     {MemoryUse::gradients, "gradients"},
+     {MemoryUse::optimizer_state, "optimizer_state"},
+     {MemoryUse::activations, "activations"},
+     {MemoryUse::logits, "logits"},
+     {MemoryUse::buffers, "buffers"}}};
 }  // namespace
 
 const char* memory_use_name(MemoryUse use) { return engine::enum_name(memory_uses, use); }

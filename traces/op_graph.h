@@ -69,8 +69,8 @@ struct GemmShape {
 
 /// What a generated training workload does per iteration, for throughput metrics (all zero for traces).
 struct TrainingFacts {
-    double model_flops = 0;  // model FLOPs of one iteration, whole job (no recomputation)
-    double tokens = 0;       // tokens processed per iteration, whole job
+    double model_flops = 0;           // model FLOPs of one iteration, whole job (no recomputation)
+    double tokens = 0;                // tokens processed per iteration, whole job
     DataType dtype = DataType::bf16;  // the datatype whose peak MFU is measured against
     bool operator==(const TrainingFacts&) const = default;
 };
@@ -84,7 +84,7 @@ struct Op {
     KernelClass kernel_class = KernelClass::other;
     DataType dtype = DataType::fp16;
     CollectiveKind collective = CollectiveKind::all_reduce;
-    bool eager = false;         // send only: starts without waiting for the recv (buffered, as ASTRA-sim)
+    bool eager = false;                   // send only: starts without waiting for the recv (buffered, as ASTRA-sim)
     MemoryUse memory = MemoryUse::other;  // alloc/free only
     std::uint32_t shape = no_shape;       // compute: index into OpGraph::gemm_shapes (GEMM kernels)
     std::uint64_t bytes = 0;    // compute: bytes touched; collective: per-rank buffer; send/recv/copy: message
@@ -125,8 +125,8 @@ public:
     std::vector<Stream> streams;
     std::vector<Communicator> comms;
     std::vector<Op> ops;
-    std::vector<std::string> names;                // interned op names (and algorithm hints)
-    std::vector<GemmShape> gemm_shapes;            // interned GEMM shapes
+    std::vector<std::string> names;      // interned op names (and algorithm hints)
+    std::vector<GemmShape> gemm_shapes;  // interned GEMM shapes
     TrainingFacts training;
     std::vector<std::uint32_t> dep_offsets = {0};  // CSR: deps of op i are dep_ids[dep_offsets[i] .. [i+1])
     std::vector<OpId> dep_ids;

@@ -71,7 +71,8 @@ std::string summary_json(const RunSummary& s, const OpGraph& g) {
             out += fmt::format("{}\n    {{\"rank\": {}, \"peak_bytes\": {}, \"hbm_bytes\": {}", k ? "," : "", m.rank,
                                json_number(m.peak_bytes), json_number(m.hbm_bytes));
             for (std::size_t u = 0; u < memory_use_count; ++u)
-                out += fmt::format(", \"{}\": {}", memory_use_name(static_cast<MemoryUse>(u)), json_number(m.at_peak[u]));
+                out +=
+                    fmt::format(", \"{}\": {}", memory_use_name(static_cast<MemoryUse>(u)), json_number(m.at_peak[u]));
             out += "}";
         }
         out += "\n  ],\n";

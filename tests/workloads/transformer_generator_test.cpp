@@ -23,7 +23,9 @@ engine::Params params(const std::string& yaml) {
 }
 traces::OpGraph generate(const std::string& yaml) { return workloads::build_transformer(params(yaml)); }
 workloads::TransformerPlan plan_of(const std::string& yaml) { return workloads::read_transformer_plan(params(yaml)); }
-bool close(double a, double b, double rel = 1e-9) { return std::abs(a - b) <= rel * std::max(std::abs(a), std::abs(b)); }
+bool close(double a, double b, double rel = 1e-9) {
+    return std::abs(a - b) <= rel * std::max(std::abs(a), std::abs(b));
+}
 
 // A GPT-like model small enough to simulate in milliseconds: h 1024, 16 heads, 8 layers, s 1024, V 4096.
 const std::string small = "{layers: 8, hidden: 1024, heads: 16, vocab: 4096, seq_len: 1024, ";
@@ -37,7 +39,8 @@ double hardware_flops(const traces::OpGraph& g) {
 
 sim::RunResult run_free(const std::string& workload, std::uint32_t gpus) {
     // Free communication: a ring of 1 PB/s links without latency, no protocol costs, no slowdown.
-    const std::string path = std::string(CLUSTERSIM_SOURCE_DIR) + "/docs/examples/01-dgx-h100-pipeline-dp/scenario.yaml";
+    const std::string path =
+        std::string(CLUSTERSIM_SOURCE_DIR) + "/docs/examples/01-dgx-h100-pipeline-dp/scenario.yaml";
     const auto scenario = sim::load_scenario(
         path, {"topology={preset: ring, gpus: " + std::to_string(gpus) + ", bandwidth: 1 PB/s, latency: 0 ns}",
                "workload=" + workload, "system.compute_slowdown_during_comm=0", "system.collective_protocol=none"});
@@ -57,7 +60,9 @@ TEST_CASE("transformer FLOPs meet the closed forms", "[workloads][transformer]")
     REQUIRE(close(causal.attention.flops, 2 * b * s * s * h));
     // The model: 6 N tokens + 12 L s h tokens, = 72 B s L h^2 (1 + s/6h + V/12hL); hardware FLOPs with full
     // recomputation are Megatron's 96 B s L h^2 (1 + s/6h + V/16hL).
-    const auto g = generate(small + "micro_batch_size: 2, global_batch_size: 4, causal: false, recompute: full, tie_embeddings: true, world_size: 1}");
+    const auto g = generate(small +
+                            "micro_batch_size: 2, global_batch_size: 4, causal: false, recompute: full, "
+                            "tie_embeddings: true, world_size: 1}");
     const double B = 4;
     REQUIRE(close(g.training.model_flops, 72 * B * s * L * h * h * (1 + s / (6 * h) + V / (12 * h * L))));
     const auto m = dense.model;
@@ -65,10 +70,12 @@ TEST_CASE("transformer FLOPs meet the closed forms", "[workloads][transformer]")
     REQUIRE(close(hardware_flops(g), 96 * B * s * L * h * h * (1 + s / (6 * h) + V / (16 * h * L))));
     REQUIRE(close(g.training.tokens, B * s));
     // Without recomputation hardware FLOPs equal model FLOPs (no causal masking).
-    REQUIRE(close(hardware_flops(generate(small + "global_batch_size: 4, causal: false, world_size: 1}")), g.training.model_flops));
+    REQUIRE(close(hardware_flops(generate(small + "global_batch_size: 4, causal: false, world_size: 1}")),
+                  g.training.model_flops));
 }
 
-TEST_CASE("pipeline bubbles meet (p-1)/(m+p-1) and (p-1)/(vm+p-1) with free communication", "[workloads][transformer]") {
+TEST_CASE("pipeline bubbles meet (p-1)/(m+p-1) and (p-1)/(vm+p-1) with free communication",
+          "[workloads][transformer]") {
     // 4 stages of 4 layers (2 chunks of 2 interleaved); the embedding, logits and loss are kept tiny (vocab 8).
     const std::uint32_t p = 4, m = 8;
     for (const auto& [schedule, chunks] : {std::pair{"gpipe", 1u}, {"1f1b", 1u}, {"1f1b", 2u}}) {
@@ -100,18 +107,22 @@ TEST_CASE("TP, SP and EP collectives have the Megatron counts and sizes", "[work
             }
         return n;
     };
-    const auto tp = generate(small + "tp: 4, world_size: 4, global_batch_size: 2, optimizer: false}");  // 2 micro-batches
+    const auto tp =
+        generate(small + "tp: 4, world_size: 4, global_batch_size: 2, optimizer: false}");  // 2 micro-batches
     REQUIRE(count(tp, CollectiveKind::all_reduce, "tp.", 0, std::uint64_t(b * s * h * e)) == 8 * 2 * 4);
-    const auto sp = generate(small + "tp: 4, world_size: 4, global_batch_size: 2, sequence_parallel: true, optimizer: false}");
+    const auto sp =
+        generate(small + "tp: 4, world_size: 4, global_batch_size: 2, sequence_parallel: true, optimizer: false}");
     REQUIRE(count(sp, CollectiveKind::all_reduce, "tp.", 0, 0) == 0);
     REQUIRE(count(sp, CollectiveKind::reduce_scatter, "tp.", 0, std::uint64_t(b * s * h * e)) == 8 * 2 * 4);
     REQUIRE(count(sp, CollectiveKind::all_gather, "tp.", 0, std::uint64_t(b * s * h * e / 4)) == 8 * 2 * 4);
     // EP: 8 experts, top 2, ep 4 over dp 4: 4 all-to-alls per MoE layer and micro-batch of top_k x tokens x h.
-    const auto ep = generate(small + "experts: 8, top_k: 2, ep: 4, world_size: 4, global_batch_size: 4, optimizer: false}");
+    const auto ep =
+        generate(small + "experts: 8, top_k: 2, ep: 4, world_size: 4, global_batch_size: 4, optimizer: false}");
     REQUIRE(count(ep, CollectiveKind::all_to_all, "ep.", 0, std::uint64_t(2 * s * h * e)) == 8 * 1 * 4);
 }
 
-TEST_CASE("ZeRO-3 gathers every parameter once per pass and reduce-scatters every gradient", "[workloads][transformer]") {
+TEST_CASE("ZeRO-3 gathers every parameter once per pass and reduce-scatters every gradient",
+          "[workloads][transformer]") {
     const auto plan = plan_of(small + "world_size: 4, zero_stage: 3, global_batch_size: 8}");
     const auto g = generate(small + "world_size: 4, zero_stage: 3, global_batch_size: 8, optimizer: false}");
     double gathered = 0, scattered = 0;
@@ -129,11 +140,13 @@ TEST_CASE("ZeRO-3 gathers every parameter once per pass and reduce-scatters ever
 }
 
 TEST_CASE("gradient buckets overlap the backward pass; the last one is exposed", "[workloads][transformer]") {
-    const auto r = run_free("{generator: transformer, layers: 8, hidden: 1024, heads: 16, vocab: 4096, seq_len: 1024, "
-                            "dp: 2, global_batch_size: 2, grad_bucket: 8 MiB, optimizer: false}",
-                            2);
+    const auto r = run_free(
+        "{generator: transformer, layers: 8, hidden: 1024, heads: 16, vocab: 4096, seq_len: 1024, "
+        "dp: 2, global_batch_size: 2, grad_bucket: 8 MiB, optimizer: false}",
+        2);
     (void)r;
-    const std::string path = std::string(CLUSTERSIM_SOURCE_DIR) + "/docs/examples/01-dgx-h100-pipeline-dp/scenario.yaml";
+    const std::string path =
+        std::string(CLUSTERSIM_SOURCE_DIR) + "/docs/examples/01-dgx-h100-pipeline-dp/scenario.yaml";
     const auto scenario = sim::load_scenario(
         path, {"topology={preset: dgx-h100, nodes: 1}",
                "workload={generator: transformer, layers: 8, hidden: 1024, heads: 16, vocab: 4096, seq_len: 1024, "
@@ -159,17 +172,20 @@ TEST_CASE("gradient buckets overlap the backward pass; the last one is exposed",
     REQUIRE(last_reduce_end > last_backward_end);
 }
 
-TEST_CASE("memory per rank matches hand-computed bytes at each ZeRO stage and recomputation", "[workloads][transformer]") {
+TEST_CASE("memory per rank matches hand-computed bytes at each ZeRO stage and recomputation",
+          "[workloads][transformer]") {
     // h 1024, 16 heads, 8 layers, s 1024, b 1, V 4096, tied, tp 1, pp 1, dp 2: P = 8 (12 h^2 + 2 h) + V h + h.
     const double h = 1024, s = 1024, V = 4096, L = 8, a = 16;
     const double P = L * (12 * h * h + 2 * h) + V * h + h;
     const double acts = L * 34 * s * h, logits = 4 * s * V;  // Korthikanti et al.: 34 s b h per layer (flash)
-    const std::string path = std::string(CLUSTERSIM_SOURCE_DIR) + "/docs/examples/01-dgx-h100-pipeline-dp/scenario.yaml";
+    const std::string path =
+        std::string(CLUSTERSIM_SOURCE_DIR) + "/docs/examples/01-dgx-h100-pipeline-dp/scenario.yaml";
     auto peak = [&](const std::string& extra) {
         const auto sc = sim::load_scenario(
             path, {"topology={preset: ring, gpus: 2, bandwidth: 1 TB/s, latency: 0 ns}",
                    "workload={generator: transformer, layers: 8, hidden: 1024, heads: 16, vocab: 4096, seq_len: 1024, "
-                   "tie_embeddings: true, global_batch_size: 2" + extra + "}"});
+                   "tie_embeddings: true, global_batch_size: 2" +
+                       extra + "}"});
         REQUIRE(sc.memory.size() == 2);
         return sc.memory[0];
     };
@@ -193,35 +209,38 @@ TEST_CASE("memory per rank matches hand-computed bytes at each ZeRO stage and re
 
 TEST_CASE("impossible plans are located errors naming the key", "[workloads][transformer][input]") {
     using Catch::Matchers::Contains;
-    REQUIRE_THROWS_WITH(generate(small + "tp: 3, world_size: 3}"), Contains("tp") && Contains("does not divide the 16 attention heads"));
+    REQUIRE_THROWS_WITH(generate(small + "tp: 3, world_size: 3}"),
+                        Contains("tp") && Contains("does not divide the 16 attention heads"));
     REQUIRE_THROWS_WITH(generate(small + "heads: 16, kv_heads: 2, tp: 4, world_size: 4}"), Contains("key/value heads"));
     REQUIRE_THROWS_WITH(generate(small + "pp: 3, world_size: 3}"), Contains("does not divide the 8 layers"));
     REQUIRE_THROWS_WITH(generate(small + "pp: 2, virtual_stages: 3, world_size: 2}"), Contains("virtual_stages"));
     REQUIRE_THROWS_WITH(generate(small + "world_size: 6, tp: 4}"), Contains("not a multiple of tp x pp x cp"));
     REQUIRE_THROWS_WITH(generate(small + "world_size: 8, tp: 2, dp: 2}"), Contains("but world_size is 8"));
-    REQUIRE_THROWS_WITH(generate(small + "experts: 6, ep: 4, world_size: 4}"), Contains("ep 4 does not divide the 6 experts"));
+    REQUIRE_THROWS_WITH(generate(small + "experts: 6, ep: 4, world_size: 4}"),
+                        Contains("ep 4 does not divide the 6 experts"));
     REQUIRE_THROWS_WITH(generate(small + "experts: 8, ep: 4, world_size: 2}"), Contains("does not divide cp x dp"));
     REQUIRE_THROWS_WITH(generate(small + "world_size: 4, global_batch_size: 6}"), Contains("global_batch_size"));
     REQUIRE_THROWS_WITH(generate(small + "model: gpt-5, world_size: 1}"), Contains("unknown model 'gpt-5'"));
     REQUIRE_THROWS_WITH(generate(small + "bogus: 1, world_size: 1}"), Contains("bogus"));
-    const std::string path = std::string(CLUSTERSIM_SOURCE_DIR) + "/docs/examples/01-dgx-h100-pipeline-dp/scenario.yaml";
-    REQUIRE_THROWS_WITH(
-        sim::load_scenario(path, {"topology={preset: dgx-h100, nodes: 1}",
-                                  "workload={generator: transformer, model: gpt3-1.3b, dp: 16}"}),
-        Contains("the workload has 16 ranks but the topology"));
+    const std::string path =
+        std::string(CLUSTERSIM_SOURCE_DIR) + "/docs/examples/01-dgx-h100-pipeline-dp/scenario.yaml";
+    REQUIRE_THROWS_WITH(sim::load_scenario(path, {"topology={preset: dgx-h100, nodes: 1}",
+                                                  "workload={generator: transformer, model: gpt3-1.3b, dp: 16}"}),
+                        Contains("the workload has 16 ranks but the topology"));
     REQUIRE_THROWS_WITH(
         sim::load_scenario(path, {"topology={preset: dgx-h100, nodes: 1}",
                                   "workload={generator: transformer, model: llama3-70b, global_batch_size: 8}"}),
         Contains("does not fit in GPU memory") && Contains("optimizer_state"));
-    REQUIRE_NOTHROW(sim::load_scenario(path, {"topology={preset: dgx-h100, nodes: 1}",
-                                              "workload={generator: transformer, model: llama3-70b, global_batch_size: 8}",
-                                              "system.memory_check=warn"}));
+    REQUIRE_NOTHROW(sim::load_scenario(
+        path,
+        {"topology={preset: dgx-h100, nodes: 1}",
+         "workload={generator: transformer, model: llama3-70b, global_batch_size: 8}", "system.memory_check=warn"}));
 }
 
 TEST_CASE("every model preset builds and its parameter count matches the published size", "[workloads][transformer]") {
     const std::pair<const char*, double> published[] = {
-        {"gpt3-1.3b", 1.3e9},  {"gpt3-6.7b", 6.7e9},   {"gpt3-13b", 13e9},     {"gpt3-175b", 175e9},
-        {"llama2-7b", 6.7e9},  {"llama2-13b", 13e9},   {"llama2-70b", 69e9},   {"llama3-8b", 8.0e9},
+        {"gpt3-1.3b", 1.3e9},   {"gpt3-6.7b", 6.7e9},   {"gpt3-13b", 13e9},       {"gpt3-175b", 175e9},
+        {"llama2-7b", 6.7e9},   {"llama2-13b", 13e9},   {"llama2-70b", 69e9},     {"llama3-8b", 8.0e9},
         {"llama3-70b", 70.6e9}, {"llama3-405b", 405e9}, {"mixtral-8x7b", 46.7e9}, {"deepseek-v3", 671e9}};
     REQUIRE(workloads::model_presets().size() == std::size(published));
     for (const auto& [name, size] : published) {

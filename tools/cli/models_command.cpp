@@ -43,9 +43,9 @@ void show_model(const std::string& name) {
     const workloads::TransformerModel m = workloads::read_transformer_plan(p).model;
     const auto* preset = workloads::find_model_preset(name);
     std::printf("%-16s %s\n%-16s %s\n", "model", name.c_str(), "source", preset->source.c_str());
-    std::printf("%-16s %u\n%-16s %u\n%-16s %u (head dim %u)\n%-16s %u\n%-16s %u (%s)\n%-16s %u\n%-16s %u\n",
-                "layers", m.layers, "hidden", m.hidden, "heads", m.heads, m.head_dim(), "kv_heads", m.kv_heads,
-                "ffn_hidden", m.ffn_hidden, workloads::ffn_kind_name(m.ffn), "vocab", m.vocab, "seq_len", m.seq_len);
+    std::printf("%-16s %u\n%-16s %u\n%-16s %u (head dim %u)\n%-16s %u\n%-16s %u (%s)\n%-16s %u\n%-16s %u\n", "layers",
+                m.layers, "hidden", m.hidden, "heads", m.heads, m.head_dim(), "kv_heads", m.kv_heads, "ffn_hidden",
+                m.ffn_hidden, workloads::ffn_kind_name(m.ffn), "vocab", m.vocab, "seq_len", m.seq_len);
     if (m.experts > 0)
         std::printf("%-16s %u routed (top %u) + %u shared, inner %u, every %u layer(s) after %u dense\n", "experts",
                     m.experts, m.top_k, m.shared_experts, m.moe_ffn_hidden, m.moe_every, m.dense_layers);
@@ -58,8 +58,9 @@ void show_model(const std::string& name) {
 void add_models_command(CLI::App& app) {
     auto opts = std::make_shared<ModelsOptions>();
     auto* cmd = app.add_subcommand(
-        "models", "List the transformer generator's model presets, or show one (workload.model in a scenario).\n"
-                  "Example: clustersim models llama3-70b");
+        "models",
+        "List the transformer generator's model presets, or show one (workload.model in a scenario).\n"
+        "Example: clustersim models llama3-70b");
     cmd->add_option("name", opts->name, "A preset to show (dimensions, parameter counts)");
     cmd->callback([opts] {
         if (opts->name.empty())

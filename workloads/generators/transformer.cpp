@@ -24,7 +24,10 @@ TransformerBuilder::TransformerBuilder(const TransformerPlan& plan) : plan_(plan
 CommId TransformerBuilder::add_comm(const std::string& name, const std::vector<std::uint32_t>& members) {
     traces::Communicator c;
     c.name = name;
-    for (const auto m : members) c.ranks.push_back(traces::RankId{m});
+    for (const auto m : members)
+        if (sim_index_[m] != UINT32_MAX) c.ranks.push_back(traces::RankId{sim_index_[m]});
+    if (c.ranks.empty()) return CommId::invalid();  // no simulated member: nobody issues its calls
+    if (c.ranks.size() < members.size()) c.job_members = members;
     g_.comms.push_back(std::move(c));
     return CommId::from_index(g_.comms.size() - 1);
 }
@@ -76,7 +79,7 @@ void TransformerBuilder::make_communicators() {
 }
 
 traces::StreamId TransformerBuilder::add_stream(const char* name) {
-    g_.streams.push_back(traces::Stream{traces::RankId{rank_}, name});
+    g_.streams.push_back(traces::Stream{traces::RankId{sim_rank_}, name});
     return traces::StreamId::from_index(g_.streams.size() - 1);
 }
 
@@ -93,8 +96,48 @@ std::uint32_t TransformerBuilder::chunk_first_layer(std::uint32_t chunk) const {
     return (chunk * plan_.pp + stage_) * plan_.layers_per_chunk();
 }
 
+void TransformerBuilder::choose_simulated() {
+    // Ops per rank, roughly: each schedule step runs its chunk's layers at about 40 ops each (more with CP).
+    const double per_layer = 40.0 + (plan_.cp > 1 ? 8.0 * plan_.cp : 0.0);
+    const double per_rank =
+        double(plan_.microbatches) * plan_.virtual_stages * 2 * plan_.layers_per_chunk() * per_layer;
+    constexpr double budget = 3e6;
+    Fold fold = plan_.fold;
+    if (fold == Fold::automatic) {
+        const double all = per_rank * grid_.size();
+        fold = all <= budget || plan_.dp == 1              ? Fold::none
+               : all / plan_.dp <= budget || plan_.tp == 1 ? Fold::dp
+                                                           : Fold::tp_dp;
+    }
+    sim_index_.assign(grid_.size(), UINT32_MAX);
+    simulated_.clear();
+    for (std::uint32_t r = 0; r < grid_.size(); ++r) {
+        const GridCoord c = grid_.coord(r);
+        if (fold != Fold::none && c[GridDim::dp] != 0) continue;
+        if (fold == Fold::tp_dp && c[GridDim::tp] != 0) continue;
+        sim_index_[r] = static_cast<std::uint32_t>(simulated_.size());
+        simulated_.push_back(r);
+    }
+    const double ops = per_rank * simulated_.size();
+    if (ops > 1.5e8)
+        throw engine::InputError(
+            engine::SourceLocation{"workload"},
+            fmt::format(
+                "the plan would expand to about {:.0f} M ops ({} simulated ranks x {} micro-batches x {} layers "
+                "per stage), more than this machine can simulate; use fewer micro-batches "
+                "(global_batch_size), fold: tp+dp, or fewer ranks",
+                ops / 1e6, simulated_.size(), plan_.microbatches, plan_.model.layers / plan_.pp));
+    g_.rank_count = static_cast<std::uint32_t>(simulated_.size());
+    if (simulated_.size() < grid_.size()) {
+        g_.job_ranks = simulated_;
+        g_.job_rank_count = grid_.size();
+    }
+    g_.ops.reserve(static_cast<std::size_t>(ops * 0.6));
+}
+
 void TransformerBuilder::build_rank(std::uint32_t rank) {
     rank_ = rank;
+    sim_rank_ = sim_index_[rank];
     stage_ = grid_.coord(rank)[GridDim::pp];
     s_.compute = add_stream("compute");
     if (plan_.pp > 1) {
@@ -159,7 +202,8 @@ void TransformerBuilder::forward_step(std::uint32_t mb, std::uint32_t chunk) {
     } else {
         const OpId deps[] = {last_compute_};
         p2p(OpKind::send, s_.send_act, comms_[rank_].pp_next, pp_peer_next_[rank_],
-            activation_width(plan_) * plan_.local_tokens() * plan_.model.hidden / (plan_.sequence_parallel ? plan_.tp : 1),
+            activation_width(plan_) * plan_.local_tokens() * plan_.model.hidden /
+                (plan_.sequence_parallel ? plan_.tp : 1),
             "send act " + tag, deps);
     }
 }
@@ -194,8 +238,8 @@ void TransformerBuilder::backward_step(std::uint32_t mb, std::uint32_t chunk) {
     if (final_mb && plan_.zero_stage < 3) reduce_bucket(true);
     if (!first) {
         const OpId deps[] = {last_compute_};
-        p2p(OpKind::send, s_.send_grad, comms_[rank_].pp_prev, pp_peer_prev_[rank_], boundary_bytes,
-            "send grad " + tag, deps);
+        p2p(OpKind::send, s_.send_grad, comms_[rank_].pp_prev, pp_peer_prev_[rank_], boundary_bytes, "send grad " + tag,
+            deps);
     }
 }
 
@@ -217,7 +261,8 @@ void TransformerBuilder::finish_rank() {
         const OpId deps[] = {opt};
         const double e = activation_width(plan_);
         if (comms_[rank_].dp.valid())
-            collective(s_.dp, comms_[rank_].dp, CollectiveKind::all_gather, e * p.dense / shards, "all-gather params", deps);
+            collective(s_.dp, comms_[rank_].dp, CollectiveKind::all_gather, e * p.dense / shards, "all-gather params",
+                       deps);
         if (p.expert > 0 && comms_[rank_].edp.valid())
             collective(s_.dp, comms_[rank_].edp, CollectiveKind::all_gather, e * p.expert / expert_shards,
                        "all-gather expert params", deps);
@@ -225,31 +270,19 @@ void TransformerBuilder::finish_rank() {
 }
 
 traces::OpGraph TransformerBuilder::build() {
-    // Size check before building: ops per rank from the schedule's steps and the layers they run.
-    const double per_layer = 40.0 + (plan_.cp > 1 ? 8.0 * plan_.cp : 0.0);
-    const double ops = double(grid_.size()) * plan_.microbatches * plan_.virtual_stages * 2 * plan_.layers_per_chunk() *
-                       per_layer;
-    if (ops > 1.5e8)
-        throw engine::InputError(
-            engine::SourceLocation{"workload"},
-            fmt::format("the plan would expand to about {:.0f} M ops ({} ranks x {} micro-batches x {} layers per "
-                        "stage), more than this machine can simulate; use fewer micro-batches "
-                        "(global_batch_size) or fewer ranks",
-                        ops / 1e6, grid_.size(), plan_.microbatches, plan_.model.layers / plan_.pp));
-    g_.rank_count = grid_.size();
+    choose_simulated();
     const TransformerModel& m = plan_.model;
-    g_.source = fmt::format("transformer generator ({}{} layers, h {}, tp {}{}, pp {}{}, cp {}, dp {}, ep {}, zero {}, "
-                            "{} micro-batches of {})",
-                            m.name.empty() ? "" : m.name + ": ", m.layers, m.hidden, plan_.tp,
-                            plan_.sequence_parallel ? "+sp" : "", plan_.pp,
-                            plan_.virtual_stages > 1 ? fmt::format(" x{} chunks", plan_.virtual_stages) : "", plan_.cp,
-                            plan_.dp, plan_.ep, plan_.zero_stage, plan_.microbatches, plan_.micro_batch_size);
+    g_.source = fmt::format(
+        "transformer generator ({}{} layers, h {}, tp {}{}, pp {}{}, cp {}, dp {}, ep {}, zero {}, "
+        "{} micro-batches of {})",
+        m.name.empty() ? "" : m.name + ": ", m.layers, m.hidden, plan_.tp, plan_.sequence_parallel ? "+sp" : "",
+        plan_.pp, plan_.virtual_stages > 1 ? fmt::format(" x{} chunks", plan_.virtual_stages) : "", plan_.cp, plan_.dp,
+        plan_.ep, plan_.zero_stage, plan_.microbatches, plan_.micro_batch_size);
     g_.training.model_flops = model_flops_per_iteration(plan_);
     g_.training.tokens = double(plan_.global_batch_size) * m.seq_len;
     g_.training.dtype = plan_.dtype;
-    g_.ops.reserve(static_cast<std::size_t>(ops / 2));
     make_communicators();
-    for (std::uint32_t r = 0; r < grid_.size(); ++r) build_rank(r);
+    for (const std::uint32_t r : simulated_) build_rank(r);
     return std::move(g_);
 }
 

@@ -28,6 +28,7 @@ private:
         double dense_bytes = 0, expert_bytes = 0;
     };
 
+    void choose_simulated();
     void make_communicators();
     traces::CommId add_comm(const std::string& name, const std::vector<std::uint32_t>& members);
     traces::StreamId add_stream(const char* name);
@@ -57,18 +58,21 @@ private:
     RankGrid grid_;
     std::vector<LayerCosts> costs_;
     traces::OpGraph g_;
-    std::vector<RankComms> comms_;   // by rank
+    std::vector<RankComms> comms_;                            // by rank
     std::vector<std::uint32_t> pp_peer_next_, pp_peer_prev_;  // by rank
     std::vector<traces::CommId> cp_ring_next_, cp_ring_prev_;
     std::vector<std::uint32_t> cp_next_, cp_prev_;
 
-    // The rank being built.
-    std::uint32_t rank_ = 0, stage_ = 0;
+    std::vector<std::uint32_t> sim_index_;  // by job rank: its index among simulated ranks, or UINT32_MAX
+    std::vector<std::uint32_t> simulated_;  // simulated rank -> job rank
+
+    // The rank being built (job rank, and its index among simulated ranks).
+    std::uint32_t rank_ = 0, sim_rank_ = 0, stage_ = 0;
     Streams s_;
     OpId last_compute_;
     OpId last_dp_;
-    OpId last_gather_;   // ZeRO-3: the latest parameter all-gather
-    OpId layer_first_;   // the first kernel of the latest layer (ZeRO-3 prefetch starts after it)
+    OpId last_gather_;           // ZeRO-3: the latest parameter all-gather
+    OpId layer_first_;           // the first kernel of the latest layer (ZeRO-3 prefetch starts after it)
     std::vector<OpId> pending_;  // deps of the next compute op
     Bucket bucket_;
     std::vector<double> activation_bytes_;  // by chunk: bytes one micro-batch keeps

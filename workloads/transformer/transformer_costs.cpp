@@ -31,15 +31,17 @@ double ffn_outputs(const TransformerModel& m, double inner) { return m.ffn == Ff
 
 }  // namespace
 
-int activation_width(const TransformerPlan& plan) { return plan.dtype == traces::DataType::fp8 ? 2 : traces::data_type_size(plan.dtype); }
+int activation_width(const TransformerPlan& plan) {
+    return plan.dtype == traces::DataType::fp8 ? 2 : traces::data_type_size(plan.dtype);
+}
 int matmul_width(const TransformerPlan& plan) { return traces::data_type_size(plan.dtype); }
 
 LayerCosts layer_costs(const TransformerPlan& plan, std::uint32_t layer) {
     const TransformerModel& m = plan.model;
     const double e = activation_width(plan), w = matmul_width(plan);
     const double t = plan.tp, h = m.hidden, d = m.head_dim();
-    const double tokens = plan.local_tokens();                                  // T: this rank's tokens
-    const double norm_tokens = plan.sequence_parallel ? tokens / t : tokens;    // norms, dropout, residual
+    const double tokens = plan.local_tokens();                                // T: this rank's tokens
+    const double norm_tokens = plan.sequence_parallel ? tokens / t : tokens;  // norms, dropout, residual
     const double heads = m.heads / t, kv = m.kv_heads / t;
     LayerCosts c;
     c.moe = m.moe_layer(layer);
@@ -50,8 +52,8 @@ LayerCosts layer_costs(const TransformerPlan& plan, std::uint32_t layer) {
     // other ranks' K and V); flash-style traffic reads Q, K, V and writes O, never the s x s matrix.
     const double keys = m.seq_len;
     c.attention.kernel_class = traces::KernelClass::attention;
-    c.attention.flops = 4.0 * plan.micro_batch_size * heads * (tokens / plan.micro_batch_size) * keys * d *
-                        (plan.causal ? 0.5 : 1.0);
+    c.attention.flops =
+        4.0 * plan.micro_batch_size * heads * (tokens / plan.micro_batch_size) * keys * d * (plan.causal ? 0.5 : 1.0);
     c.attention.bytes = e * tokens * d * (2 * heads + 2 * kv);
     if (!plan.flash_attention) c.attention.bytes += 3.0 * e * heads * tokens * keys;  // scores, softmax, dropout
     c.projection = gemm(tokens, h, heads * d, w);
@@ -180,7 +182,8 @@ StaticMemory static_memory(const TransformerPlan& plan, std::uint32_t stage) {
     if (plan.zero_stage >= 3) {
         // Gathered weights of the layer running and of the one prefetched.
         double largest = 0;
-        for (std::uint32_t l = 0; l < plan.model.layers; ++l) largest = std::max(largest, layer_params_on_rank(plan, l).total());
+        for (std::uint32_t l = 0; l < plan.model.layers; ++l)
+            largest = std::max(largest, layer_params_on_rank(plan, l).total());
         s.buffers = 2.0 * w * largest;
     }
     return s;

@@ -25,7 +25,7 @@ struct LayerCosts {
     bool moe = false;
     KernelCost norm, qkv, attention, projection, residual, mlp_in, activation, mlp_out;  // dense path
     KernelCost router, expert_in, expert_activation, expert_out, shared_in, shared_out;  // MoE path
-    double tp_bytes = 0;         // all-reduce buffer (or reduce-scatter buffer with SP) of the TP collectives
+    double tp_bytes = 0;          // all-reduce buffer (or reduce-scatter buffer with SP) of the TP collectives
     double all_to_all_bytes = 0;  // per rank, each of dispatch and combine
     double kv_block_bytes = 0;    // CP: K and V of one sequence chunk, passed around the ring
     double activation_bytes = 0;  // kept from the forward to the backward (recomputation applied)

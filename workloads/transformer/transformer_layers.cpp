@@ -16,9 +16,12 @@ std::uint64_t whole_bytes(double bytes) { return static_cast<std::uint64_t>(std:
 }  // namespace
 
 traces::OpId TransformerBuilder::compute(const char* name, const KernelCost& cost, std::uint32_t layer) {
-    traces::Op op{traces::RankId{rank_}, s_.compute,
+    traces::Op op{traces::RankId{sim_rank_},
+                  s_.compute,
                   g_.intern(layer == UINT32_MAX ? std::string(name) : fmt::format("L{} {}", layer, name)),
-                  OpKind::compute, cost.kernel_class, plan_.dtype};
+                  OpKind::compute,
+                  cost.kernel_class,
+                  plan_.dtype};
     op.flops = cost.flops;
     op.bytes = whole_bytes(cost.bytes);
     if (cost.shape.m > 0) op.shape = g_.intern(cost.shape);
@@ -29,7 +32,10 @@ traces::OpId TransformerBuilder::compute(const char* name, const KernelCost& cos
 
 traces::OpId TransformerBuilder::collective(traces::StreamId stream, traces::CommId comm, CollectiveKind kind,
                                             double bytes, const std::string& name, std::span<const OpId> deps) {
-    traces::Op op{traces::RankId{rank_}, stream, g_.intern(name), OpKind::collective,
+    traces::Op op{traces::RankId{sim_rank_},
+                  stream,
+                  g_.intern(name),
+                  OpKind::collective,
                   traces::KernelClass::communication,
                   plan_.dtype == traces::DataType::fp8 ? traces::DataType::bf16 : plan_.dtype};
     op.collective = kind;
@@ -46,17 +52,25 @@ traces::OpId TransformerBuilder::collective(traces::StreamId stream, traces::Com
 
 traces::OpId TransformerBuilder::p2p(OpKind kind, traces::StreamId stream, traces::CommId comm, std::uint32_t peer,
                                      double bytes, const std::string& name, std::span<const OpId> deps) {
-    traces::Op op{traces::RankId{rank_}, stream, g_.intern(name), kind, traces::KernelClass::communication,
+    traces::Op op{traces::RankId{sim_rank_},
+                  stream,
+                  g_.intern(name),
+                  kind,
+                  traces::KernelClass::communication,
                   plan_.dtype == traces::DataType::fp8 ? traces::DataType::bf16 : plan_.dtype};
     op.bytes = whole_bytes(bytes);
     op.comm = comm;
-    op.peer = traces::RankId{peer};
+    op.peer = traces::RankId{sim_index_[peer]};  // pipeline and CP peers share the folded coordinates
     return g_.add(op, deps);
 }
 
 traces::OpId TransformerBuilder::memory(OpKind kind, traces::MemoryUse use, double bytes, const char* name) {
-    traces::Op op{traces::RankId{rank_}, s_.compute, g_.intern(fmt::format("{} {}", kind == OpKind::alloc ? "alloc" : "free", name)),
-                  kind, traces::KernelClass::other, plan_.dtype};
+    traces::Op op{traces::RankId{sim_rank_},
+                  s_.compute,
+                  g_.intern(fmt::format("{} {}", kind == OpKind::alloc ? "alloc" : "free", name)),
+                  kind,
+                  traces::KernelClass::other,
+                  plan_.dtype};
     op.bytes = whole_bytes(bytes);
     op.memory = use;
     return g_.add(op);
@@ -78,7 +92,8 @@ void TransformerBuilder::gather_parameters(std::uint32_t layer, double table_par
     // Prefetch: the gather may start once the kernel before the previous gather's consumer has run, one layer ahead.
     std::vector<OpId> deps;
     if (layer_first_.valid()) deps.push_back(layer_first_);
-    const std::string name = layer == UINT32_MAX ? "all-gather embedding/output" : fmt::format("L{} all-gather params", layer);
+    const std::string name =
+        layer == UINT32_MAX ? "all-gather embedding/output" : fmt::format("L{} all-gather params", layer);
     last_gather_ = collective(s_.zero, comms_[rank_].dp, CollectiveKind::all_gather, e * p.dense / shards, name, deps);
     pending_.push_back(last_gather_);
     if (p.expert > 0 && comms_[rank_].edp.valid()) {
@@ -99,8 +114,8 @@ void TransformerBuilder::attention_ring(const KernelCost& whole, double block_by
     for (std::uint32_t j = 0; j < plan_.cp; ++j) {
         if (j + 1 < plan_.cp) {
             const OpId deps[] = {received.valid() ? received : start};
-            p2p(OpKind::send, s_.cp_send, comms_[rank_].cp, cp_next_[rank_], block_bytes, fmt::format("{} kv send", name),
-                deps);
+            p2p(OpKind::send, s_.cp_send, comms_[rank_].cp, cp_next_[rank_], block_bytes,
+                fmt::format("{} kv send", name), deps);
             const OpId next = p2p(OpKind::recv, s_.cp_recv, comms_[rank_].cp, cp_prev_[rank_], block_bytes,
                                   fmt::format("{} kv recv", name), deps);
             if (received.valid()) pending_.push_back(received);
@@ -116,7 +131,9 @@ void TransformerBuilder::attention_ring(const KernelCost& whole, double block_by
 void TransformerBuilder::forward_layer(std::uint32_t l, bool recomputing) {
     const LayerCosts& c = costs_[l];
     if (plan_.zero_stage == 3 && !recomputing) gather_parameters(l);
-    const auto name = [&](const char* what) { return recomputing ? fmt::format("recompute {}", what) : std::string(what); };
+    const auto name = [&](const char* what) {
+        return recomputing ? fmt::format("recompute {}", what) : std::string(what);
+    };
     const OpId first = compute(name("norm").c_str(), c.norm, l);
     if (!recomputing) layer_first_ = first;
     if (plan_.sequence_parallel) tp_collective(CollectiveKind::all_gather, "tp all-gather");
@@ -173,7 +190,8 @@ void TransformerBuilder::backward_layer(std::uint32_t l, bool reduce_gradients) 
             compute("shared expert in backward", backward_of(c.shared_in), l);
         }
         if (comms_[rank_].ep.valid())
-            collective(s_.compute, comms_[rank_].ep, CollectiveKind::all_to_all, c.all_to_all_bytes, "ep combine backward");
+            collective(s_.compute, comms_[rank_].ep, CollectiveKind::all_to_all, c.all_to_all_bytes,
+                       "ep combine backward");
         compute("experts out backward", backward_of(c.expert_out), l);
         compute("experts activation backward", backward_of(c.expert_activation), l);
         compute("experts in backward", backward_of(c.expert_in), l);
@@ -228,7 +246,8 @@ void TransformerBuilder::reduce_bucket(bool /*final*/) {
     const auto kind = plan_.zero_stage >= 1 ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce;
     const char* what = plan_.zero_stage >= 1 ? "reduce-scatter" : "all-reduce";
     if (bucket_.dense_bytes > 0 && comms_[rank_].dp.valid())
-        last_dp_ = collective(s_.dp, comms_[rank_].dp, kind, bucket_.dense_bytes, fmt::format("dp {} grads", what), deps);
+        last_dp_ =
+            collective(s_.dp, comms_[rank_].dp, kind, bucket_.dense_bytes, fmt::format("dp {} grads", what), deps);
     if (bucket_.expert_bytes > 0 && comms_[rank_].edp.valid())
         last_dp_ = collective(s_.dp, comms_[rank_].edp, kind, bucket_.expert_bytes,
                               fmt::format("edp {} expert grads", what), deps);

@@ -34,9 +34,7 @@ double TransformerModel::active_layer_params(std::uint32_t layer) const {
            (top_k + shared_experts) * mlp_params(moe_ffn_hidden);
 }
 
-double TransformerModel::embedding_params() const {
-    return (tie_embeddings ? 1.0 : 2.0) * double(vocab) * hidden;
-}
+double TransformerModel::embedding_params() const { return (tie_embeddings ? 1.0 : 2.0) * double(vocab) * hidden; }
 
 double TransformerModel::total_params() const {
     double total = embedding_params() + hidden;  // final norm

@@ -22,17 +22,21 @@ const std::vector<engine::ParamSpec>& transformer_params() {
         {"layers", ParamType::integer, "0", "transformer layers (0: from the preset)"},
         {"hidden", ParamType::integer, "0", "hidden size h (0: from the preset)"},
         {"heads", ParamType::integer, "0", "attention heads (0: from the preset)"},
-        {"kv_heads", ParamType::integer, "0", "key/value heads, fewer than heads for grouped-query attention (0: heads)"},
+        {"kv_heads", ParamType::integer, "0",
+         "key/value heads, fewer than heads for grouped-query attention (0: heads)"},
         {"ffn_hidden", ParamType::integer, "0", "MLP inner size (0: from the preset, else 4 h)"},
         {"ffn", ParamType::string, "", "MLP kind: gelu or swiglu (default: the preset's, else gelu)"},
         {"vocab", ParamType::integer, "0", "vocabulary size (0: from the preset)"},
         {"seq_len", ParamType::integer, "0", "sequence length in tokens (0: from the preset)"},
-        {"tie_embeddings", ParamType::string, "", "true: the output layer shares the input embedding (default: the preset's, else false)"},
+        {"tie_embeddings", ParamType::string, "",
+         "true: the output layer shares the input embedding (default: the preset's, else false)"},
         {"micro_batch_size", ParamType::integer, "1", "sequences per micro-batch"},
-        {"global_batch_size", ParamType::integer, "0", "sequences per iteration (0: one micro-batch per replica and pipeline stage)"},
+        {"global_batch_size", ParamType::integer, "0",
+         "sequences per iteration (0: one micro-batch per replica and pipeline stage)"},
         {"dtype", ParamType::string, "bf16", "datatype of weights, activations and gradients: fp16, bf16 or fp8"},
         {"tp", ParamType::integer, "1", "tensor-parallel size (Megatron column/row split)"},
-        {"sequence_parallel", ParamType::boolean, "false", "sequence parallelism: reduce-scatter + all-gather instead of all-reduce"},
+        {"sequence_parallel", ParamType::boolean, "false",
+         "sequence parallelism: reduce-scatter + all-gather instead of all-reduce"},
         {"pp", ParamType::integer, "1", "pipeline stages"},
         {"virtual_stages", ParamType::integer, "1", "model chunks per stage (> 1: Megatron's interleaved 1F1B)"},
         {"schedule", ParamType::string, "1f1b", "pipeline schedule: gpipe or 1f1b"},
@@ -43,18 +47,26 @@ const std::vector<engine::ParamSpec>& transformer_params() {
         {"experts", ParamType::integer, "0", "routed experts per MoE layer (0: dense; default: the preset's)"},
         {"top_k", ParamType::integer, "0", "experts per token (0: the preset's, else 1)"},
         {"ep", ParamType::integer, "1", "expert-parallel size (divides experts and cp x dp)"},
-        {"capacity_factor", ParamType::number, "1", "expert capacity over the balanced load (tokens beyond it are dropped)"},
+        {"capacity_factor", ParamType::number, "1",
+         "expert capacity over the balanced load (tokens beyond it are dropped)"},
         {"moe_imbalance", ParamType::number, "1", "tokens of the busiest expert rank over the balanced share (>= 1)"},
         {"moe_ffn_hidden", ParamType::integer, "0", "inner size of each expert (0: the preset's, else ffn_hidden)"},
         {"moe_every", ParamType::integer, "0", "every n-th layer is MoE (0: the preset's, else 1)"},
-        {"shared_experts", ParamType::integer, "-1", "experts every token uses besides the routed ones (-1: the preset's, else 0)"},
-        {"dense_layers", ParamType::integer, "-1", "leading dense layers before the first MoE layer (-1: the preset's, else 0)"},
+        {"shared_experts", ParamType::integer, "-1",
+         "experts every token uses besides the routed ones (-1: the preset's, else 0)"},
+        {"dense_layers", ParamType::integer, "-1",
+         "leading dense layers before the first MoE layer (-1: the preset's, else 0)"},
         {"recompute", ParamType::string, "none", "activation recomputation: none, selective (attention core) or full"},
-        {"grad_bucket", ParamType::bytes, "25 MiB", "data-parallel gradient bucket, reduced as the backward pass fills it"},
-        {"rank_order", ParamType::string, "tp-cp-ep-dp-pp", "placement of the grid, fastest dimension first (Megatron's order)"},
+        {"grad_bucket", ParamType::bytes, "25 MiB",
+         "data-parallel gradient bucket, reduced as the backward pass fills it"},
+        {"rank_order", ParamType::string, "tp-cp-ep-dp-pp",
+         "placement of the grid, fastest dimension first (Megatron's order)"},
         {"attention", ParamType::string, "flash", "attention kernel: flash (no s x s matrix kept) or standard"},
         {"causal", ParamType::boolean, "true", "causal masking (halves the attention core's FLOPs)"},
         {"optimizer", ParamType::boolean, "true", "end with the optimizer step (Adam) and ZeRO's parameter all-gather"},
+        {"fold", ParamType::string, "auto",
+         "symmetry reduction: none (simulate every rank), dp (one data-parallel replica), tp+dp (also one rank per "
+         "TP group), or auto (the least folding that keeps the run under 3 M ops)"},
     };
     return specs;
 }
@@ -188,7 +200,8 @@ void check_experts(const engine::Params& p, const TransformerPlan& plan) {
     const TransformerModel& m = plan.model;
     if (m.experts > 0) {
         if (plan.tp > 1 && !plan.sequence_parallel)
-            p.fail("sequence_parallel", "MoE layers with tp > 1 need sequence_parallel: true (as Megatron-LM requires)");
+            p.fail("sequence_parallel",
+                   "MoE layers with tp > 1 need sequence_parallel: true (as Megatron-LM requires)");
         if (m.experts % plan.ep != 0)
             p.fail("ep", fmt::format("ep {} does not divide the {} experts", plan.ep, m.experts));
         if ((plan.cp * plan.dp) % plan.ep != 0)
@@ -230,9 +243,12 @@ TransformerPlan read_transformer_plan(const engine::Params& p) {
     const std::string& recompute = p.string("recompute");
     if (recompute != "none" && recompute != "selective" && recompute != "full")
         p.fail("recompute", fmt::format("expected none, selective or full, got \"{}\"", recompute));
-    plan.recompute = recompute == "full" ? Recompute::full : recompute == "selective" ? Recompute::selective : Recompute::none;
+    plan.recompute = recompute == "full"        ? Recompute::full
+                     : recompute == "selective" ? Recompute::selective
+                                                : Recompute::none;
     const auto dtype = traces::parse_data_type(p.string("dtype"));
-    if (!dtype || (*dtype != traces::DataType::fp16 && *dtype != traces::DataType::bf16 && *dtype != traces::DataType::fp8))
+    if (!dtype ||
+        (*dtype != traces::DataType::fp16 && *dtype != traces::DataType::bf16 && *dtype != traces::DataType::fp8))
         p.fail("dtype", fmt::format("expected fp16, bf16 or fp8, got \"{}\"", p.string("dtype")));
     plan.dtype = *dtype;
     plan.grad_bucket_bytes = p.bytes("grad_bucket");
@@ -249,6 +265,10 @@ TransformerPlan read_transformer_plan(const engine::Params& p) {
     plan.flash_attention = attention == "flash";
     plan.causal = p.boolean("causal");
     plan.optimizer = p.boolean("optimizer");
+    const std::string& fold = p.string("fold");
+    if (fold != "auto" && fold != "none" && fold != "dp" && fold != "tp+dp")
+        p.fail("fold", fmt::format("expected auto, none, dp or tp+dp, got \"{}\"", fold));
+    plan.fold = fold == "none" ? Fold::none : fold == "dp" ? Fold::dp : fold == "tp+dp" ? Fold::tp_dp : Fold::automatic;
     plan.micro_batch_size = r.positive("micro_batch_size", 1 << 16);
 
     check_parallelism(p, plan);
@@ -284,15 +304,15 @@ TransformerPlan read_transformer_plan(const engine::Params& p) {
     if (gbs < 0 || gbs > (1ll << 32)) p.fail("global_batch_size", "expected a sequence count from 1 to 2^32");
     const std::uint64_t global = gbs == 0 ? per_step * plan.pp : static_cast<std::uint64_t>(gbs);
     if (global % per_step != 0)
-        p.fail("global_batch_size",
-               fmt::format("{} sequences do not split into micro-batches of {} over {} replicas", global,
-                           plan.micro_batch_size, plan.dp));
+        p.fail("global_batch_size", fmt::format("{} sequences do not split into micro-batches of {} over {} replicas",
+                                                global, plan.micro_batch_size, plan.dp));
     plan.global_batch_size = static_cast<std::uint32_t>(global);
     plan.microbatches = static_cast<std::uint32_t>(global / per_step);
     if (plan.microbatches > (1u << 16)) p.fail("global_batch_size", "more than 65536 micro-batches per replica");
     if (plan.virtual_stages > 1 && plan.microbatches % plan.pp != 0)
-        p.fail("virtual_stages", fmt::format("interleaving needs the micro-batches per replica ({}) in groups of pp ({})",
-                                             plan.microbatches, plan.pp));
+        p.fail("virtual_stages",
+               fmt::format("interleaving needs the micro-batches per replica ({}) in groups of pp ({})",
+                           plan.microbatches, plan.pp));
     return plan;
 }
 

@@ -16,6 +16,11 @@
 namespace clustersim::workloads {
 
 enum class Recompute : std::uint8_t { none, selective, full };
+
+/// Symmetry reduction: which ranks are simulated. Data-parallel replicas (and the ranks of a TP group) run the
+/// same ops, so one of them can stand for the others; groups reaching ranks not simulated become folded
+/// communicators, timed by the replay's fold model (docs/models.md "Symmetry reduction").
+enum class Fold : std::uint8_t { automatic, none, dp, tp_dp };
 const char* recompute_name(Recompute r);
 
 /// The four dimensions of the rank grid; expert parallelism is carved out of cp x dp.
@@ -37,6 +42,7 @@ struct TransformerPlan {
     bool flash_attention = true;
     bool causal = true;
     bool optimizer = true;
+    Fold fold = Fold::automatic;
 
     [[nodiscard]] std::uint32_t world_size() const { return tp * pp * cp * dp; }
     [[nodiscard]] std::uint32_t layers_per_chunk() const { return model.layers / (pp * virtual_stages); }
