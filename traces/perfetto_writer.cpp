@@ -82,6 +82,16 @@ std::string perfetto_json(const OpGraph& g, const Timeline& tl, const PerfettoOp
             "}",
             k, recv.rank.value + 1, recv.stream.value, microseconds_text(rt.start + (rt.end - rt.start) / 2));
     }
+    // Memory held by each rank (alloc/free ops), as a counter track of GiB in the rank's process.
+    std::vector<double> held(g.rank_count, 0.0);
+    for (std::size_t i = 0; i < g.ops.size(); ++i) {
+        const Op& op = g.ops[i];
+        if (op.kind != OpKind::alloc && op.kind != OpKind::free) continue;
+        double& h = held[op.rank.index()];
+        h += op.kind == OpKind::alloc ? static_cast<double>(op.bytes) : -static_cast<double>(op.bytes);
+        out += fmt::format(",\n{{\"ph\":\"C\",\"name\":\"memory\",\"pid\":{},\"ts\":{},\"args\":{{\"GiB\":{}}}}}",
+                           op.rank.value + 1, microseconds_text(tl.ops[i].start), json_number(h / (1u << 30)));
+    }
     // Busiest links by bytes carried (ties by name), as counter tracks of GB/s.
     std::vector<std::pair<double, std::size_t>> busiest;
     for (std::size_t c = 0; c < tl.counters.size(); ++c) {

@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "engine/error.h"
 #include "sim/scenario.h"
 #include "traces/perfetto_writer.h"
 #include "traces/summary_writers.h"
@@ -35,6 +36,19 @@ TEST_CASE("every example scenario reproduces its expected summary", "[examples]"
     REQUIRE(!examples.empty());
     for (const auto& dir : examples) {
         INFO(dir.string());
+        if (std::filesystem::exists(dir / "expected" / "error.txt")) {
+            // An example of a refused plan: the message, after the scenario's path, byte for byte.
+            std::string expected = read_text(dir / "expected" / "error.txt");
+            while (!expected.empty() && expected.back() == '\n') expected.pop_back();
+            try {
+                (void)sim::load_scenario((dir / "scenario.yaml").string(), {});
+                FAIL("the scenario loaded, but expected/error.txt says it is refused");
+            } catch (const engine::InputError& e) {
+                const std::string what = e.what();
+                REQUIRE(what.substr(what.find("scenario.yaml")) == expected);
+            }
+            continue;
+        }
         const auto scenario = sim::load_scenario((dir / "scenario.yaml").string(), {});
         const auto result = sim::run_scenario(scenario);
         REQUIRE(std::filesystem::exists(dir / "expected" / "summary.json"));
