@@ -85,6 +85,7 @@ void read_op(const Reader& r, const json& j, const std::string& path, OpGraph& g
     op.stream = StreamId{static_cast<std::uint32_t>(r.unsigned_at(r.member(j, path, "stream"), path + ".stream"))};
     op.name = g.intern(j.contains("name") ? r.string_at(j["name"], path + ".name") : "");
     op.kind = r.enum_at(r.member(j, path, "kind"), path + ".kind", &parse_op_kind, "op kind");
+    if (op.is_communication()) op.kernel_class = KernelClass::communication;  // written only for compute ops
     if (j.contains("class"))
         op.kernel_class = r.enum_at(j["class"], path + ".class", &parse_kernel_class, "kernel class");
     if (j.contains("dtype")) op.dtype = r.enum_at(j["dtype"], path + ".dtype", &parse_data_type, "data type");

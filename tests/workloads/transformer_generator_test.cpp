@@ -8,6 +8,7 @@
 
 #include "engine/yaml_reader.h"
 #include "sim/scenario.h"
+#include "traces/native_trace.h"
 #include "workloads/transformer/transformer_costs.h"
 #include "workloads/workload_registry.h"
 
@@ -249,4 +250,43 @@ TEST_CASE("every model preset builds and its parameter count matches the publish
         // Within 6%: presets leave out biases and position embeddings, and DeepSeek-V3's attention is MHA here.
         REQUIRE(std::abs(plan.model.total_params() / size - 1) < 0.06);
     }
+}
+
+TEST_CASE("generated graphs round-trip through the native format with shapes, memory and training facts",
+          "[workloads][transformer][traces]") {
+    const auto g = generate(small + "tp: 2, pp: 2, world_size: 8, zero_stage: 3, global_batch_size: 4, fold: dp}");
+    REQUIRE(g.rank_count == 4);
+    REQUIRE(g.job_size() == 8);
+    REQUIRE(!g.gemm_shapes.empty());
+    const auto back = traces::parse_native_trace(traces::native_trace_text(g), "round-trip.json");
+    REQUIRE(back.gemm_shapes == g.gemm_shapes);
+    REQUIRE(back.ops.size() == g.ops.size());
+    for (std::size_t i = 0; i < g.ops.size(); ++i) {
+        INFO("op " << i << " " << g.describe(traces::OpId::from_index(i)));
+        REQUIRE(back.ops[i] == g.ops[i]);
+    }
+    REQUIRE(back.training == g.training);
+    REQUIRE(back.comms == g.comms);
+    REQUIRE(traces::native_trace_text(back) == traces::native_trace_text(g));
+}
+
+TEST_CASE("folding replicas keeps the iteration of the whole job", "[workloads][transformer]") {
+    // 2 nodes, TP 4, PP 2, DP 2: the folded run (one replica; DP collectives by the cost model) against all ranks.
+    const std::string path =
+        std::string(CLUSTERSIM_SOURCE_DIR) + "/docs/examples/01-dgx-h100-pipeline-dp/scenario.yaml";
+    auto run = [&](const char* fold) {
+        return sim::run_scenario(sim::load_scenario(
+            path,
+            {"topology={preset: dgx-h100, nodes: 2}",
+             std::string("workload={generator: transformer, model: gpt3-1.3b, tp: 4, pp: 2, global_batch_size: 8, "
+                         "fold: ") +
+                 fold + "}"}));
+    };
+    const auto whole = run("none"), folded = run("dp");
+    REQUIRE(whole.summary.ranks.size() == 16);
+    REQUIRE(folded.summary.ranks.size() == 8);
+    const double a = engine::to_seconds(whole.summary.makespan), b = engine::to_seconds(folded.summary.makespan);
+    REQUIRE(std::abs(b / a - 1) < 0.02);
+    REQUIRE(close(whole.summary.training.hardware_flops_per_iteration,
+                  folded.summary.training.hardware_flops_per_iteration));
 }

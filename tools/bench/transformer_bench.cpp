@@ -43,27 +43,30 @@ int main(int argc, char** argv) {
     traces::OpGraph floor;
     floor.ops.reserve(g.ops.size());
     const traces::OpId dep[] = {traces::OpId{0}};
-    for (std::size_t i = 0; i < g.ops.size(); ++i) floor.add(g.ops[i], i ? std::span<const traces::OpId>(dep) : std::span<const traces::OpId>{});
+    for (std::size_t i = 0; i < g.ops.size(); ++i)
+        floor.add(g.ops[i], i ? std::span<const traces::OpId>(dep) : std::span<const traces::OpId>{});
     const double floor_s = since(t0);
     std::printf("transformer benchmark: GPT-3 175B, TP 8, PP 16, DP 8, 1F1B, 192 micro-batches per replica\n\n");
-    std::printf("generation (fold %s): %u of %u ranks, %zu ops in %.3f s = %.2f M ops/s; baseline (appending the "
-                "same ops) %.3f s; ratio %.1f\n",
-                fold == "auto" ? "dp" : fold.c_str(), g.rank_count, g.job_size(), g.ops.size(), generate_s,
-                g.ops.size() / generate_s / 1e6, floor_s, generate_s / floor_s);
+    std::printf(
+        "generation (fold %s): %u of %u ranks, %zu ops in %.3f s = %.2f M ops/s; baseline (appending the "
+        "same ops) %.3f s; ratio %.1f\n",
+        fold == "auto" ? "dp" : fold.c_str(), g.rank_count, g.job_size(), g.ops.size(), generate_s,
+        g.ops.size() / generate_s / 1e6, floor_s, generate_s / floor_s);
     // Generate and simulate, as `clustersim run` does.
     const std::string scenario_file =
         std::string(CLUSTERSIM_SOURCE_DIR) + "/docs/examples/04-gpt3-175b-1024-a100/scenario.yaml";
     t0 = std::chrono::steady_clock::now();
     const auto scenario = sim::load_scenario(
         scenario_file, {"workload=" + std::string(text).replace(std::string(text).find("fold: "), std::string::npos,
-                                                             "fold: " + fold + "}")});
+                                                                "fold: " + fold + "}")});
     const auto result = sim::run_scenario(scenario);
     const double run_s = since(t0);
-    std::printf("generate + simulate (fold %s, contention-aware): %u of %u ranks, %zu ops, %llu flows, %.3f s wall, "
-                "peak RSS %.0f MiB; iteration %.3f s, %.1f TFLOP/s per GPU, MFU %.1f%%\n",
-                fold.c_str(), scenario.graph.rank_count, scenario.graph.job_size(), scenario.graph.ops.size(),
-                static_cast<unsigned long long>(result.replay.flows), run_s, peak_rss_kib() / 1024.0,
-                engine::to_seconds(result.summary.makespan), result.summary.training.tflops_per_gpu,
-                100 * result.summary.training.mfu);
+    std::printf(
+        "generate + simulate (fold %s, contention-aware): %u of %u ranks, %zu ops, %llu flows, %.3f s wall, "
+        "peak RSS %.0f MiB; iteration %.3f s, %.1f TFLOP/s per GPU, MFU %.1f%%\n",
+        fold.c_str(), scenario.graph.rank_count, scenario.graph.job_size(), scenario.graph.ops.size(),
+        static_cast<unsigned long long>(result.replay.flows), run_s, peak_rss_kib() / 1024.0,
+        engine::to_seconds(result.summary.makespan), result.summary.training.tflops_per_gpu,
+        100 * result.summary.training.mfu);
     return 0;
 }
