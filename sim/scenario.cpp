@@ -209,6 +209,10 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
             s.outputs.link_counters = static_cast<std::size_t>(std::max<std::int64_t>(0, v->as_int()));
     }
     s.resolved_yaml = doc.dump();
+    if (!s.graph.derived.empty()) {
+        s.resolved_yaml += "\n# derived from the workload's parameters:\n";
+        for (const auto& line : s.graph.derived) s.resolved_yaml += "#   " + line + "\n";
+    }
     return s;
 }
 

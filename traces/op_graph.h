@@ -135,6 +135,9 @@ public:
     engine::Time traced_iteration{-1};
     /// The GPU the trace was recorded on, as the profiler named it ("" when unknown).
     std::string traced_gpu;
+    /// What a generator derived from its parameters ("dp: 8", "stage 0 layers: 0-5"), one "key: value" line each,
+    /// for resolved.yaml. Not part of the native format.
+    std::vector<std::string> derived;
     /// Symmetry reduction: the job has `job_rank_count` ranks, of which only `rank_count` are simulated (the
     /// others behave like them); simulated rank r is job rank job_ranks[r] and runs on that GPU. Empty: every
     /// rank is simulated and rank r is job rank r.

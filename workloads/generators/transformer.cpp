@@ -269,6 +269,30 @@ void TransformerBuilder::finish_rank() {
     }
 }
 
+void TransformerBuilder::describe_derived() {
+    const TransformerModel& m = plan_.model;
+    auto& d = g_.derived;
+    d.push_back(fmt::format("world_size: {} (tp {} x cp {} x pp {} x dp {})", grid_.size(), plan_.tp, plan_.cp, plan_.pp,
+                            plan_.dp));
+    d.push_back(fmt::format("dp: {}", plan_.dp));
+    d.push_back(fmt::format("global_batch_size: {} sequences, {} tokens", plan_.global_batch_size,
+                            double(plan_.global_batch_size) * m.seq_len));
+    d.push_back(fmt::format("microbatches_per_replica: {}", plan_.microbatches));
+    d.push_back(fmt::format("parameters: {:.4g} (active in matmuls per token: {:.4g})", m.total_params(),
+                            m.active_matmul_params()));
+    d.push_back(fmt::format("model_flops_per_iteration: {:.6g}", model_flops_per_iteration(plan_)));
+    d.push_back(fmt::format("simulated_ranks: {} of {}", simulated_.size(), grid_.size()));
+    for (std::uint32_t st = 0; st < plan_.pp; ++st) {
+        std::string layers;
+        for (std::uint32_t c = 0; c < plan_.virtual_stages; ++c) {
+            const std::uint32_t first = (c * plan_.pp + st) * plan_.layers_per_chunk();
+            layers += fmt::format("{}{}-{}", c ? ", " : "", first, first + plan_.layers_per_chunk() - 1);
+        }
+        d.push_back(fmt::format("stage {} layers: {}{}{}", st, layers, st == 0 ? " + embedding" : "",
+                                st + 1 == plan_.pp ? " + output layer" : ""));
+    }
+}
+
 traces::OpGraph TransformerBuilder::build() {
     choose_simulated();
     const TransformerModel& m = plan_.model;
@@ -282,6 +306,7 @@ traces::OpGraph TransformerBuilder::build() {
     g_.training.tokens = double(plan_.global_batch_size) * m.seq_len;
     g_.training.dtype = plan_.dtype;
     make_communicators();
+    describe_derived();
     for (const std::uint32_t r : simulated_) build_rank(r);
     return std::move(g_);
 }

@@ -30,6 +30,7 @@ private:
 
     void choose_simulated();
     void make_communicators();
+    void describe_derived();
     traces::CommId add_comm(const std::string& name, const std::vector<std::uint32_t>& members);
     traces::StreamId add_stream(const char* name);
     void build_rank(std::uint32_t rank);
