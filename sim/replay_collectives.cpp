@@ -20,7 +20,7 @@ void ReplayEngine::arrive_collective(OpId id) {
     const traces::Op& op = g_.ops[id.index()];
     set_comm_active(op.rank, +1);  // the NCCL kernel is resident (and spinning) from its launch
     const std::uint32_t index = partner_[id.index()];
-    if (modelled(g_.comms[instances_[index].comm.index()])) {
+    if (modelled(g_.comms[instances_[index].comm.index()]) || traced_only(op)) {
         arrive_modelled(id);
         return;
     }

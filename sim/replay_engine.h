@@ -74,6 +74,9 @@ private:
     [[nodiscard]] bool modelled(const traces::Communicator& comm) const {
         return comm.folded() || options_.collective_model == ReplayOptions::CollectiveModel::cost_model;
     }
+    /// A collective the trace gives no size for but a kernel time: it keeps that time (the shortest member's, once
+    /// every member has arrived), never a 0-byte transfer.
+    [[nodiscard]] static bool traced_only(const traces::Op& op) { return op.bytes == 0 && op.has_duration(); }
     [[nodiscard]] ModelledCost simulated_cost(const traces::Op& op, const traces::Communicator& comm);
     void finish_modelled(std::uint32_t instance);
     [[nodiscard]] double route_efficiency(std::span<const topo::LinkId> route) const;

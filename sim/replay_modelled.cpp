@@ -26,6 +26,15 @@ void ReplayEngine::arrive_modelled(OpId id) {
     if (inst.first_arrival.count() < 0) inst.first_arrival = sim_.now();
     inst.last_arrival = sim_.now();
     if (++inst.arrived < ranks.size()) return;
+    if (traced_only(op)) {
+        // Unsized in the trace: the shortest member's kernel time, the one that waited least for the others.
+        Time shortest{INT64_MAX};
+        for (const OpId m : inst.members) shortest = std::min(shortest, g_.ops[m.index()].duration);
+        inst.first_start = sim_.now();
+        inst.ideal = shortest;
+        sim_.schedule_after(inst.ideal, to_u16(EventKind::modelled_done), index);
+        return;
+    }
     // Every call of one shape (communicator, kind, size) costs the same: computed once.
     const std::array<std::uint64_t, 3> key = {inst.comm.value, static_cast<std::uint64_t>(op.collective), op.bytes};
     auto cached = std::lower_bound(modelled_costs_.begin(), modelled_costs_.end(), key,

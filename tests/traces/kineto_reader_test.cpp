@@ -147,3 +147,27 @@ TEST_CASE("one rank's profile of a 128-rank job replays folded as it does filled
     // Measured: 604.079 ms filled, 604.350 ms folded; traced 602.994 ms.
     REQUIRE(engine::to_seconds(b.timeline.makespan) == Approx(engine::to_seconds(a.timeline.makespan)).epsilon(0.002));
 }
+
+TEST_CASE("SendRecv kernels take their collective from the enclosing op; unsized ones keep their traced time",
+          "[traces][kineto]") {
+    // A SendRecv kernel inside nccl:all_reduce (no size anywhere), one inside nccl:_all_gather_base (output 2048
+    // floats, input 1024) and one inside nccl:_reduce_scatter_base (output 512 floats, input 1024).
+    traces::KinetoOptions options;
+    options.world_size = 2;
+    const auto g = traces::read_kineto({testing::test_data("traces/kineto_collectives.json")}, options);
+    std::vector<std::pair<traces::CollectiveKind, std::uint64_t>> rank0;
+    std::vector<traces::OpId> ids;
+    for (std::size_t i = 0; i < g.ops.size(); ++i)
+        if (g.ops[i].rank.value == 0 && g.ops[i].kind == traces::OpKind::collective) {
+            rank0.emplace_back(g.ops[i].collective, g.ops[i].bytes);
+            ids.push_back(traces::OpId::from_index(i));
+        }
+    using K = traces::CollectiveKind;
+    REQUIRE(rank0 == std::vector<std::pair<K, std::uint64_t>>{{K::all_reduce, 0}, {K::all_gather, 4096},
+                                                                {K::reduce_scatter, 4096}});
+    // The unsized all-reduce lasts its traced 50 us in the replay, not a 0-byte transfer.
+    const auto cluster = topo::load_topology("dgx-h100", {});
+    const auto result = sim::replay(g, cluster, sim::ReplayOptions{});
+    const auto& t = result.timeline.ops[ids.front().index()];
+    REQUIRE(t.end - t.start == engine::Time{50'000'000});
+}

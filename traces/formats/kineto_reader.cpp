@@ -12,7 +12,10 @@
 
 #include <fmt/format.h>
 
+#include <spdlog/spdlog.h>
+
 #include "engine/error.h"
+#include "engine/log.h"
 #include "traces/formats/kineto_events.h"
 #include "traces/text_file.h"
 
@@ -114,13 +117,49 @@ std::vector<std::uint32_t> parse_rank_list(const std::string& text) {
     return ranks;
 }
 
-/// A CPU op that can carry a collective's size: nccl:* annotations and record_param_comms.
+/// A CPU op that can carry a collective's kind and size: nccl:* annotations and record_param_comms.
 struct CommCpuOp {
     Time start{}, end{};
     std::string name;
-    std::uint64_t bytes = 0;
+    std::vector<std::uint64_t> tensor_bytes;  // each non-empty input tensor's bytes, in order
     DataType dtype = DataType::fp32;
+    std::optional<CollectiveKind> kind;  // from the op's name (nccl:all_reduce, nccl:_all_gather_base, ...)
+
+    /// The size in our convention: all_gather each rank's contribution (the smaller of _all_gather_base's output
+    /// and input), reduce_scatter the whole buffer (the larger), otherwise the first tensor.
+    [[nodiscard]] std::uint64_t bytes(CollectiveKind as) const {
+        if (tensor_bytes.empty()) return 0;
+        if (as == CollectiveKind::all_gather) return *std::min_element(tensor_bytes.begin(), tensor_bytes.end());
+        if (as == CollectiveKind::reduce_scatter) return *std::max_element(tensor_bytes.begin(), tensor_bytes.end());
+        return tensor_bytes.front();
+    }
 };
+
+/// The collective a CPU op or a kernel's "Collective name" stands for: nccl:all_reduce, nccl:_all_gather_base,
+/// nccl:_reduce_scatter_base, nccl:all_to_all, allgather, reduce_scatter_tensor, ... (nullopt: not one).
+std::optional<CollectiveKind> collective_named(std::string_view name) {
+    if (name.rfind("nccl:", 0) == 0) name.remove_prefix(5);
+    std::string n;
+    for (const char c : name)
+        if (c != '_') n += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (n.find("alltoall") != std::string::npos) return CollectiveKind::all_to_all;
+    if (n.find("allreduce") != std::string::npos) return CollectiveKind::all_reduce;
+    if (n.find("reducescatter") != std::string::npos) return CollectiveKind::reduce_scatter;
+    if (n.find("allgather") != std::string::npos) return CollectiveKind::all_gather;
+    if (n.find("broadcast") != std::string::npos) return CollectiveKind::broadcast;
+    if (n == "reduce") return CollectiveKind::reduce;
+    if (n == "barrier") return CollectiveKind::barrier;
+    return std::nullopt;
+}
+
+/// A size read from a trace, as whole bytes: beyond 2^62 (or negative, or not finite) it is an input error, never a
+/// wrapped value.
+std::uint64_t checked_bytes(double bytes, const std::string& file, std::size_t event) {
+    if (!(bytes >= 0) || bytes > 4.6e18)
+        reject(file, fmt::format("traceEvents[{}]: a message of {} bytes is out of range (expected 0 to 2^62)", event,
+                                 bytes));
+    return static_cast<std::uint64_t>(bytes);
+}
 
 RankTrace parse_rank(const std::string& file, const KinetoOptions& options) {
     const KinetoFile parsed = parse_kineto_events(read_text_file(file), file);
@@ -147,15 +186,14 @@ RankTrace parse_rank(const std::string& file, const KinetoOptions& options) {
             if (e.correlation >= 0) launch_end[static_cast<std::int64_t>(e.correlation)] = end;
         } else if ((e.cat == "cpu_op" || e.cat == "user_annotation") &&
                    (e.name.rfind("nccl:", 0) == 0 || e.name == "record_param_comms")) {
-            CommCpuOp op{ts, end, e.name, 0, DataType::fp32};
+            CommCpuOp op{ts, end, e.name, {}, DataType::fp32, collective_named(e.name)};
             for (std::size_t k = 0; k < e.input_dims.size(); ++k) {
                 if (e.input_dims[k].empty()) continue;
                 double elements = 1;
                 for (const double d : e.input_dims[k]) elements *= d;
                 const auto [type, size] = dtype_of(k < e.input_types.size() ? e.input_types[k] : "float");
-                op.bytes = static_cast<std::uint64_t>(elements * size);
-                op.dtype = type;
-                break;
+                if (op.tensor_bytes.empty()) op.dtype = type;
+                op.tensor_bytes.push_back(checked_bytes(elements * size, file, e.index));
             }
             comm_ops.push_back(op);
         }
@@ -201,24 +239,24 @@ RankTrace parse_rank(const std::string& file, const KinetoOptions& options) {
             g.kind = OpKind::collective;
             g.collective = *coll;
             g.kernel_class = KernelClass::communication;
+            // The innermost communication CPU op around the launch names the collective (a SendRecv kernel
+            // inside nccl:all_reduce is an all-reduce) and may carry its size.
+            const Time at = g.launch_end.count() >= 0 ? g.launch_end : g.start;
+            const CommCpuOp* enclosing = nullptr;
+            for (const CommCpuOp& c : comm_ops) {
+                if (c.start > at) break;
+                if (c.end >= at && (c.kind || !c.tensor_bytes.empty())) enclosing = &c;
+            }
+            if (enclosing && enclosing->kind) g.collective = *enclosing->kind;
             if (e.in_msg_nelems >= 0) {
+                // The kernel's own record (NCCL's profiler args) is the most precise.
                 const auto [type, size] = dtype_of(e.dtype.empty() ? "Float" : e.dtype);
                 g.dtype = type;
-                g.bytes = static_cast<std::uint64_t>(e.in_msg_nelems * size);
-                if (e.collective_name == "alltoall" || e.collective_name == "all_to_all" ||
-                    e.collective_name == "alltoall_base")
-                    g.collective = CollectiveKind::all_to_all;
-            } else {
-                // The innermost communication CPU op around the launch carries the size.
-                const Time at = g.launch_end.count() >= 0 ? g.launch_end : g.start;
-                for (const CommCpuOp& c : comm_ops) {
-                    if (c.start > at) break;
-                    if (c.end >= at && c.bytes > 0) {
-                        g.bytes = c.bytes;
-                        g.dtype = c.dtype;
-                        if (c.name.find("all_to_all") != std::string::npos) g.collective = CollectiveKind::all_to_all;
-                    }
-                }
+                g.bytes = checked_bytes(e.in_msg_nelems * size, file, e.index);
+                if (const auto named = collective_named(e.collective_name)) g.collective = *named;
+            } else if (enclosing) {
+                g.bytes = enclosing->bytes(g.collective);
+                g.dtype = enclosing->dtype;
             }
             if (!e.pg_ranks.empty()) {
                 g.group_ranks = parse_rank_list(e.pg_ranks);
@@ -379,6 +417,13 @@ OpGraph read_kineto(const std::vector<std::string>& files, const KinetoOptions& 
     g.traced_iteration = traced;
     g.traced_gpu = traces.front().gpu;
     validate(g);
+    // A collective the trace gives no size for is not simulated as 0 bytes: the replay keeps its traced kernel
+    // time (docs/models.md "Replay").
+    std::size_t unsized = 0;
+    for (const Op& op : g.ops) unsized += op.kind == OpKind::collective && op.bytes == 0 && op.has_duration();
+    if (unsized > 0)
+        engine::layer_log("traces").warn("{}: {} collectives without a size kept their traced duration", files.front(),
+                                         unsized);
     return g;
 }
 
