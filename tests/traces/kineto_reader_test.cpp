@@ -171,3 +171,12 @@ TEST_CASE("SendRecv kernels take their collective from the enclosing op; unsized
     const auto& t = result.timeline.ops[ids.front().index()];
     REQUIRE(t.end - t.start == engine::Time{50'000'000});
 }
+
+TEST_CASE("back-to-back kernels keep the dispatch gap the trace shows", "[traces][kineto]") {
+    // Three kernels launched early, each starting 1.5 us after the previous one ended: the replay keeps the gaps.
+    const auto g = traces::read_kineto({testing::test_data("traces/kineto_back_to_back.json")}, {});
+    const auto cluster = topo::load_topology("dgx-h100", {});
+    const auto result = sim::replay(g, cluster, sim::ReplayOptions{});
+    REQUIRE(g.traced_iteration == engine::Time{43'000'000});  // the step from 0 to the last end at 43 us
+    REQUIRE(result.timeline.makespan == g.traced_iteration);
+}
