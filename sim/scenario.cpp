@@ -116,7 +116,7 @@ traces::OpGraph read_workload(const engine::YamlValue& workload, const std::stri
         // A trace in any format import_traces reads: one file, or a list (one Kineto or Chakra file per rank),
         // relative to the scenario file.
         workload.expect_only_keys({"trace", "format", "world_size", "iteration", "drop_gaps", "replicas",
-                                   "pipeline_schedule", "pipeline_chunks", "fill"});
+                                   "pipeline_schedule", "pipeline_chunks", "fill", "align"});
         std::vector<std::string> files;
         for (const engine::YamlValue& item : trace->is_sequence() ? trace->elements() : std::vector{*trace}) {
             std::filesystem::path file = item.as_string();
@@ -139,6 +139,12 @@ traces::OpGraph read_workload(const engine::YamlValue& workload, const std::stri
             if (v->as_string() != "spmd" && v->as_string() != "fold")
                 v->fail(fmt::format("expected spmd or fold, got \"{}\"", v->as_string()));
             import.fold = v->as_string() == "fold";
+        }
+        if (auto v = workload.find("align")) {
+            const std::string align = v->as_string();
+            if (align != "auto" && align != "clock" && align != "step" && align != "none")
+                v->fail(fmt::format("expected auto, clock, step or none, got \"{}\"", align));
+            import.align = align;
         }
         if (auto v = workload.find("replicas")) import.replicas = positive_u32(*v);
         if (auto v = workload.find("pipeline_schedule")) {

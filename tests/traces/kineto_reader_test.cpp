@@ -2,6 +2,8 @@
 // Expected counts were read off the traces with an independent script (json.load, the first ProfilerStep's
 // window, GPU events whose launch ends inside it).
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 
 #include <catch2/catch.hpp>
 
@@ -9,7 +11,9 @@
 #include "sim/replay.h"
 #include "tests/test_support.h"
 #include "topologies/topology_loader.h"
+#include "traces/formats/kineto_events.h"
 #include "traces/formats/kineto_reader.h"
+#include "traces/text_file.h"
 
 using namespace clustersim;
 using Catch::Matchers::Contains;
@@ -85,6 +89,73 @@ TEST_CASE("the 8-rank DLRM job imports as one job and its faithful replay reprod
     // The analysis separates the NCCL kernels' time into waiting for peers and transfer.
     const auto summary = sim::summarize_run(g, result.timeline);
     for (const auto& r : summary.ranks) REQUIRE(r.peer_wait + r.exposed_communication + r.overlap > engine::Time{0});
+    // The files share a clock, so the ranks' start skew is kept: each rank's peer wait in the replay is within 10%
+    // of what the traces themselves show, the time from its k-th NCCL kernel's start to the last member's, summed.
+    std::vector<std::vector<double>> starts(files.size());
+    for (std::size_t f = 0; f < files.size(); ++f) {
+        const auto parsed = traces::parse_kineto_events(traces::read_text_file(files[f]), files[f]);
+        double step_start = 0, step_end = 0;
+        for (const auto& e : parsed.events)
+            if (e.name.rfind("ProfilerStep#", 0) == 0 && step_end == 0) {
+                step_start = e.ts_us;
+                step_end = e.ts_us + e.dur_us;
+            }
+        for (const auto& e : parsed.events)
+            if (e.cat == "kernel" && e.name.rfind("ncclKernel", 0) == 0 && e.ts_us >= step_start && e.ts_us <= step_end)
+                starts[static_cast<std::size_t>(parsed.rank)].push_back(e.ts_us);
+        std::sort(starts[static_cast<std::size_t>(parsed.rank)].begin(),
+                  starts[static_cast<std::size_t>(parsed.rank)].end());
+    }
+    for (std::size_t r = 0; r < files.size(); ++r) {
+        double traced_wait_us = 0;
+        for (std::size_t k = 0; k < starts[r].size(); ++k) {
+            double last = 0;
+            for (const auto& other : starts) last = std::max(last, other[k]);
+            traced_wait_us += last - starts[r][k];
+        }
+        const double replayed_us = engine::to_seconds(summary.ranks[r].peer_wait) * 1e6;
+        INFO("rank " << r << ": traced wait " << traced_wait_us << " us, replayed " << replayed_us << " us");
+        REQUIRE(std::abs(replayed_us / traced_wait_us - 1) < 0.10);
+    }
+}
+
+TEST_CASE("permuting a trace's stream ids leaves its replay unchanged", "[traces][kineto]") {
+    if (!testing::shared_data_available()) {
+        WARN("../shared/data not found: stream permutation test skipped");
+        return;
+    }
+    // The DLRM rank 0 trace with its streams' ids reversed (7 <-> 35 ...): waits are inferred towards any stream,
+    // so times and attribution do not depend on which stream has the lower id.
+    const std::string file =
+        testing::shared_data("kineto/dlrm_v100_8ranks/worker0_step_12.1694128201545.pt.trace.json.gz");
+    std::string text = traces::read_text_file(file);
+    std::vector<std::string> ids;
+    for (std::size_t at = text.find("\"stream\": "); at != std::string::npos; at = text.find("\"stream\": ", at + 1)) {
+        const std::size_t begin = at + 10, end = text.find_first_not_of("0123456789", begin);
+        const std::string id = text.substr(begin, end - begin);
+        if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
+    }
+    REQUIRE(ids.size() >= 2);
+    std::sort(ids.begin(), ids.end(), [](const auto& a, const auto& b) { return std::stoll(a) < std::stoll(b); });
+    std::string permuted;
+    std::size_t from = 0;
+    for (std::size_t at = text.find("\"stream\": "); at != std::string::npos; at = text.find("\"stream\": ", at + 1)) {
+        const std::size_t begin = at + 10, end = text.find_first_not_of("0123456789", begin);
+        const auto it = std::find(ids.begin(), ids.end(), text.substr(begin, end - begin));
+        permuted += text.substr(from, begin - from) + ids[ids.size() - 1 - static_cast<std::size_t>(it - ids.begin())];
+        from = end;
+    }
+    permuted += text.substr(from);
+    const std::string path = (std::filesystem::temp_directory_path() / "clustersim_permuted_streams.json").string();
+    { std::ofstream(path) << permuted; }
+    const auto cluster = topo::load_topology("dgx1-v100", {});
+    traces::KinetoOptions options;
+    options.world_size = 8;
+    const auto a = traces::read_kineto({file}, options), b = traces::read_kineto({path}, options);
+    const auto ra = sim::replay(a, cluster, sim::ReplayOptions{}), rb = sim::replay(b, cluster, sim::ReplayOptions{});
+    REQUIRE(ra.timeline.makespan == rb.timeline.makespan);
+    const auto sa = sim::summarize_run(a, ra.timeline), sb = sim::summarize_run(b, rb.timeline);
+    REQUIRE(sa.ranks == sb.ranks);
 }
 
 TEST_CASE("malformed Kineto input fails with the file and what was expected", "[traces][kineto][input]") {
@@ -163,8 +234,8 @@ TEST_CASE("SendRecv kernels take their collective from the enclosing op; unsized
             ids.push_back(traces::OpId::from_index(i));
         }
     using K = traces::CollectiveKind;
-    REQUIRE(rank0 == std::vector<std::pair<K, std::uint64_t>>{{K::all_reduce, 0}, {K::all_gather, 4096},
-                                                                {K::reduce_scatter, 4096}});
+    REQUIRE(rank0 == std::vector<std::pair<K, std::uint64_t>>{
+                         {K::all_reduce, 0}, {K::all_gather, 4096}, {K::reduce_scatter, 4096}});
     // The unsized all-reduce lasts its traced 50 us in the replay, not a 0-byte transfer.
     const auto cluster = topo::load_topology("dgx-h100", {});
     const auto result = sim::replay(g, cluster, sim::ReplayOptions{});

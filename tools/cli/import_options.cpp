@@ -11,6 +11,7 @@ traces::ImportOptions ImportCliOptions::import_options() const {
     if (iteration >= 0) import.iteration = iteration;
     import.keep_gaps = !drop_gaps;
     import.fold = fill == "fold";
+    import.align = align;
     import.replicas = replicas;
     import.schedule = *traces::parse_pipeline_schedule(schedule);
     import.pipeline_chunks = pipeline_chunks;
@@ -31,6 +32,12 @@ void add_import_options(CLI::App& cmd, ImportCliOptions& o) {
                    "ops) or fold (only the given ranks are simulated; groups reaching the others are folded)")
         ->capture_default_str()
         ->check(CLI::IsMember({"spmd", "fold"}));
+    cmd.add_option("--align", o.align,
+                   "Kineto, several files: clock (keep their shared clock's offsets: the ranks' start skew), step "
+                   "(each rank's ProfilerStep at 0), none (each file from its earliest event), or auto (clock when "
+                   "the files' first events lie within a minute of each other, else step)")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"auto", "clock", "step", "none"}));
     cmd.add_option("--replicas", o.replicas,
                    "Text workloads: data-parallel replicas to simulate; the others are folded by symmetry (default: "
                    "all, or 1 when the job exceeds 20 M ops)")

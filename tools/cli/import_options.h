@@ -19,6 +19,7 @@ struct ImportCliOptions {
     int iteration = -1;
     bool drop_gaps = false;
     std::string fill = "spmd";
+    std::string align = "auto";
     std::uint32_t replicas = 0;
     std::string schedule = "1f1b";
     std::uint32_t pipeline_chunks = 0;
@@ -26,7 +27,7 @@ struct ImportCliOptions {
     [[nodiscard]] traces::ImportOptions import_options() const;
 };
 
-/// Adds --format, --world-size, --iteration, --drop-gaps, --fill, --replicas, --pipeline-schedule and
+/// Adds --format, --world-size, --iteration, --drop-gaps, --fill, --align, --replicas, --pipeline-schedule and
 /// --pipeline-chunks to `command`, bound to `options`.
 void add_import_options(CLI::App& command, ImportCliOptions& options);
 

@@ -49,7 +49,18 @@ struct RankTrace {
     std::uint32_t world = 1;
     std::string gpu;  // deviceProperties[0].name
     Time window_start{}, window_end{};
-    std::vector<GpuEvent> events;  // sorted by (stream, start)
+    double base_us = 0;            // the file's earliest timestamp: every time above is relative to it
+    std::vector<GpuEvent> events;  // sorted by (start, stream)
+
+    void shift(Time by) {
+        window_start += by;
+        window_end += by;
+        for (GpuEvent& e : events) {
+            e.start += by;
+            e.end += by;
+            if (e.launch_end.count() >= 0) e.launch_end += by;
+        }
+    }
 };
 
 [[noreturn]] void reject(const std::string& file, const std::string& what) {
@@ -172,6 +183,7 @@ RankTrace parse_rank(const std::string& file, const KinetoOptions& options) {
     // taken relative to the earliest event of the file (in double microseconds first, exact to well below 1 ns).
     if (!parsed.has_ts) reject(file, "no timed events in 'traceEvents'");
     const double base_us = parsed.min_ts_us;
+    trace.base_us = base_us;
     auto time_of = [base_us](const KinetoEvent& e) { return from_us(e.ts_us - base_us); };
     // Pass 1: iteration windows, launches, communication CPU ops.
     std::map<int, std::pair<Time, Time>> steps;
@@ -275,8 +287,10 @@ RankTrace parse_rank(const std::string& file, const KinetoOptions& options) {
             trace.window_end = std::max(trace.window_end, g.end);
         }
     }
+    // In start order across streams (ties by stream): every op that ended before an op started is added before
+    // it, whatever the streams' ids, so a wait can be traced to any other stream (docs/formats.md).
     std::stable_sort(trace.events.begin(), trace.events.end(), [](const GpuEvent& a, const GpuEvent& b) {
-        return a.stream != b.stream ? a.stream < b.stream : a.start < b.start;
+        return a.start != b.start ? a.start < b.start : a.stream < b.stream;
     });
     return trace;
 }
@@ -294,15 +308,18 @@ void build_rank(OpGraph& g, const RankTrace& trace, std::uint32_t rank, const Ki
     const RankId r{rank};
     // Per event: its op id and stream end times, to infer cross-stream waits.
     std::vector<std::pair<Time, OpId>> ends;  // (end, op) of events already added, all streams
-    std::int64_t current_stream = INT64_MIN;
-    StreamId stream;
-    Time previous_end{};
+    // The rank's streams, created in id order; each with the end of its latest op.
+    std::vector<std::int64_t> ids;
+    for (const GpuEvent& e : trace.events) ids.push_back(e.stream);
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    std::vector<StreamId> stream_of(ids.size());
+    std::vector<Time> stream_end(ids.size(), trace.window_start);
+    for (std::size_t k = 0; k < ids.size(); ++k) stream_of[k] = g.stream(r, fmt::format("stream {}", ids[k]));
     for (const GpuEvent& e : trace.events) {
-        if (e.stream != current_stream) {
-            current_stream = e.stream;
-            stream = g.stream(r, fmt::format("stream {}", e.stream));
-            previous_end = trace.window_start;
-        }
+        const auto slot = static_cast<std::size_t>(std::lower_bound(ids.begin(), ids.end(), e.stream) - ids.begin());
+        const StreamId stream = stream_of[slot];
+        Time& previous_end = stream_end[slot];
         // Host time: until the launch finished (or, without a launch record, until the kernel started).
         const Time ready = std::max(previous_end, e.launch_end.count() >= 0 ? e.launch_end : e.start);
         std::vector<OpId> deps;
@@ -364,6 +381,32 @@ void build_rank(OpGraph& g, const RankTrace& trace, std::uint32_t rank, const Ki
 
 }  // namespace
 
+/// Places the files on one time axis (KinetoAlign). With a shared clock every rank's window starts where the
+/// earliest one does, so a rank that started late carries its lateness as a leading host gap.
+void align_ranks(std::vector<RankTrace>& traces, KinetoAlign align) {
+    if (align == KinetoAlign::automatic) {
+        double lo = traces.front().base_us, hi = lo;
+        for (const auto& t : traces) {
+            lo = std::min(lo, t.base_us);
+            hi = std::max(hi, t.base_us);
+        }
+        align = traces.size() > 1 && hi - lo <= 60e6 ? KinetoAlign::clock : KinetoAlign::step;
+    }
+    if (align == KinetoAlign::none) return;
+    if (align == KinetoAlign::step) {
+        for (auto& t : traces) t.shift(Time{0} - t.window_start);
+        return;
+    }
+    double base = traces.front().base_us;
+    for (const auto& t : traces) base = std::min(base, t.base_us);
+    Time start{INT64_MAX};
+    for (auto& t : traces) {
+        t.shift(from_us(t.base_us - base));
+        start = std::min(start, t.window_start);
+    }
+    for (auto& t : traces) t.window_start = start;
+}
+
 bool looks_like_kineto(const std::string& text) {
     return text.find("\"traceEvents\"") != std::string::npos || text.find("\"schemaVersion\"") != std::string::npos;
 }
@@ -392,6 +435,7 @@ OpGraph read_kineto(const std::vector<std::string>& files, const KinetoOptions& 
         reject(traces.front().file, fmt::format("filling {} ranks from {} file(s) expands to about {} ops: too large "
                                                 "to replay (give a smaller --world-size, or fold the missing ranks)",
                                                 world, files.size(), expanded));
+    align_ranks(traces, options.align);
     OpGraph g;
     g.source = files.size() == 1 ? files.front() : fmt::format("{} and {} more", files.front(), files.size() - 1);
     RankMap ranks_of{world, std::vector<std::uint32_t>(world, RankMap::none)};

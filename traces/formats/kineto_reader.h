@@ -10,6 +10,12 @@
 
 namespace clustersim::traces {
 
+/// How the files of one job are placed on one time axis: by their shared clock (each file's timestamps as
+/// recorded, so the ranks' start skew is kept), by their iteration's start (each rank's ProfilerStep at 0), or each
+/// by its own earliest event. Automatic: clock when the files' first events lie within a minute of each other (one
+/// job on synchronised host clocks), otherwise step.
+enum class KinetoAlign : std::uint8_t { automatic, clock, step, none };
+
 struct KinetoOptions {
     std::optional<int> iteration;  // ProfilerStep#N to import; default: the first one in each file
     bool keep_gaps = true;         // keep the host's gaps between kernels on a stream as delay ops
@@ -18,6 +24,7 @@ struct KinetoOptions {
     /// simulated: the graph holds the given ranks only and folds the groups that reach the others (symmetry
     /// reduction, OpGraph::job_ranks).
     bool fold = false;
+    KinetoAlign align = KinetoAlign::automatic;
 };
 
 /// Reads the files (one rank each, gzip or not) into one graph of world_size ranks. Errors name the file and
