@@ -142,6 +142,10 @@ std::vector<engine::ParamSpec> server_param_specs() {
         {"nic_latency", ParamType::string, "", "NIC processing latency per traversal (default 500 ns)"},
         {"nvlink_latency", ParamType::string, "", "latency of each NVLink hop (default 150 ns)"},
         {"pcie_latency", ParamType::string, "", "latency of each PCIe hop (default 250 ns)"},
+        {"pcie_bandwidth", ParamType::string, "",
+         "bandwidth of each x16 PCIe link per direction, e.g. \"128 GB/s\" (default: the server's generation)"},
+        {"pcie_gen", ParamType::integer, "0",
+         "PCIe generation of the x16 links: 3, 4, 5 or 6 (16, 32, 64, 128 GB/s per direction; 0: the server's)"},
     };
 }
 
@@ -168,6 +172,18 @@ ServerShape server_shape(const std::string& kind, const engine::Params& params, 
     override_time("nic_latency", shape.nic_latency);
     override_time("nvlink_latency", shape.nvlink_latency);
     override_time("pcie_latency", shape.pcie_latency);
+    // PCIe x16 per direction by generation: 8, 16, 32, 64 GT/s x 16 lanes with 128b/130b coding (Gen6: FLIT mode),
+    // rounded as vendors quote them (PCI-SIG specifications; ../shared/data/reference/hardware_specs.csv).
+    const auto gen = params.integer("pcie_gen");
+    if (gen != 0) {
+        if (!params.string("pcie_bandwidth").empty())
+            params.fail("pcie_gen", "give pcie_gen or pcie_bandwidth, not both");
+        if (gen < 3 || gen > 6) params.fail("pcie_gen", fmt::format("expected 3, 4, 5 or 6, got {}", gen));
+        shape.pcie_bandwidth = 16e9 * static_cast<double>(1 << (gen - 3));
+    }
+    if (!params.string("pcie_bandwidth").empty())
+        shape.pcie_bandwidth = engine::parse_rate(params.string("pcie_bandwidth"), params.location("pcie_bandwidth"));
+    if (!(shape.pcie_bandwidth > 0)) params.fail("pcie_bandwidth", "expected a positive rate");
     return shape;
 }
 

@@ -205,6 +205,20 @@ TEST_CASE("with an odd number of nodes the ring's wrap-around hop is relayed ont
     REQUIRE(busbw < 400e9);  // the node's 8 NICs
 }
 
+TEST_CASE("faster NICs help only once the PCIe path carries them", "[sim][collectives]") {
+    // 2 DGX-H100 nodes with 800 Gb/s NICs: GPUDirect traffic crosses each GPU's PCIe x16 link, Gen5 (64 GB/s at
+    // NCCL's 0.75 efficiency: 8 x 48 = 384 GB/s for the node) caps the 1 GiB all-reduce; Gen6 lifts the cap.
+    const double gen5 = ring_all_reduce_busbw(topo::load_topology("dgx-h100", {"nodes=2", "nic_bandwidth=800 Gb/s"}));
+    const double gen6 =
+        ring_all_reduce_busbw(topo::load_topology("dgx-h100", {"nodes=2", "nic_bandwidth=800 Gb/s", "pcie_gen=6"}));
+    REQUIRE(gen5 < 384e9);
+    REQUIRE(gen6 > 1.05 * gen5);
+    REQUIRE_THROWS_WITH(topo::load_topology("dgx-h100", {"pcie_gen=6", "pcie_bandwidth=100 GB/s"}),
+                        Catch::Matchers::Contains("give pcie_gen or pcie_bandwidth, not both"));
+    REQUIRE_THROWS_WITH(topo::load_topology("dgx-h100", {"pcie_gen=7"}),
+                        Catch::Matchers::Contains("expected 3, 4, 5 or 6"));
+}
+
 TEST_CASE("across DGX-1 nodes each NIC carries its own ring, NVLink-only inside", "[sim][collectives]") {
     // Two DGX-1 nodes (hybrid cube-mesh, 4 EDR NICs of 12.5 GB/s, one per GPU pair): a ring per NIC enters and
     // leaves each node through that NIC's two GPUs and uses direct NVLink links in between. A 1 GiB all-reduce
