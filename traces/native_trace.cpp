@@ -32,18 +32,36 @@ public:
         if (it == object.end()) fail(path, fmt::format("missing key '{}'", key));
         return *it;
     }
-    std::uint64_t unsigned_at(const json& v, const std::string& path) const {
-        if (!v.is_number_unsigned()) fail(path, fmt::format("expected a non-negative integer, got {}", v.dump()));
+    /// A non-negative integer no larger than `max` (ids: below 2^32; times and sizes: below 2^62).
+    std::uint64_t unsigned_at(const json& v, const std::string& path, std::uint64_t max = id_max) const {
+        if (!v.is_number_unsigned() || v.get<std::uint64_t>() > max)
+            fail(path, fmt::format("expected an integer from 0 to {}, got {}", max, brief(v)));
         return v.get<std::uint64_t>();
     }
+    std::uint32_t id_at(const json& v, const std::string& path) const {
+        return static_cast<std::uint32_t>(unsigned_at(v, path, id_max));
+    }
     std::string string_at(const json& v, const std::string& path) const {
-        if (!v.is_string()) fail(path, fmt::format("expected a string, got {}", v.dump()));
+        if (!v.is_string()) fail(path, fmt::format("expected a string, got {}", brief(v)));
         return v.get<std::string>();
     }
-    double number_at(const json& v, const std::string& path) const {
-        if (!v.is_number()) fail(path, fmt::format("expected a number, got {}", v.dump()));
+    /// A finite number from 0 to `max`.
+    double number_at(const json& v, const std::string& path, double max = 1e30) const {
+        if (!v.is_number() || !(v.get<double>() >= 0) || !(v.get<double>() <= max))
+            fail(path, fmt::format("expected a number from 0 to {:g}, got {}", max, brief(v)));
         return v.get<double>();
     }
+    /// A value for a message, bounded: structured values by their kind and size (never printed recursively, so a
+    /// deeply nested value cannot overflow the stack), scalars cut at 200 characters.
+    static std::string brief(const json& v) {
+        if (v.is_object()) return fmt::format("an object of {} keys", v.size());
+        if (v.is_array()) return fmt::format("a list of {} elements", v.size());
+        std::string text = v.dump();
+        if (text.size() > 200) text = text.substr(0, 200) + "...";
+        return text;
+    }
+    static constexpr std::uint64_t id_max = UINT32_MAX - 1;  // ids index flat arrays; UINT32_MAX is "none"
+    static constexpr std::uint64_t quantity_max = std::uint64_t{1} << 62;  // picoseconds (53 days) and bytes
     template <class Enum>
     Enum enum_at(const json& v, const std::string& path, std::optional<Enum> (*parse)(std::string_view),
                  const char* what) const {
@@ -81,29 +99,31 @@ void read_op(const Reader& r, const json& j, const std::string& path, OpGraph& g
     Op op;
     if (j.contains("id") && r.unsigned_at(j["id"], path + ".id") != g.ops.size())
         r.fail(path + ".id", fmt::format("ops must be listed in id order: expected id {}", g.ops.size()));
-    op.rank = RankId{static_cast<std::uint32_t>(r.unsigned_at(r.member(j, path, "rank"), path + ".rank"))};
-    op.stream = StreamId{static_cast<std::uint32_t>(r.unsigned_at(r.member(j, path, "stream"), path + ".stream"))};
+    op.rank = RankId{r.id_at(r.member(j, path, "rank"), path + ".rank")};
+    op.stream = StreamId{r.id_at(r.member(j, path, "stream"), path + ".stream")};
     op.name = g.intern(j.contains("name") ? r.string_at(j["name"], path + ".name") : "");
     op.kind = r.enum_at(r.member(j, path, "kind"), path + ".kind", &parse_op_kind, "op kind");
     if (op.is_communication()) op.kernel_class = KernelClass::communication;  // written only for compute ops
     if (j.contains("class"))
         op.kernel_class = r.enum_at(j["class"], path + ".class", &parse_kernel_class, "kernel class");
     if (j.contains("dtype")) op.dtype = r.enum_at(j["dtype"], path + ".dtype", &parse_data_type, "data type");
-    if (j.contains("flops")) op.flops = r.number_at(j["flops"], path + ".flops");
-    if (j.contains("bytes")) op.bytes = r.unsigned_at(j["bytes"], path + ".bytes");
+    // FLOPs and bytes bounded so that any kernel or message fits the 53 days a run can represent on the slowest
+    // GPU and link (docs/formats.md).
+    if (j.contains("flops")) op.flops = r.number_at(j["flops"], path + ".flops", 1e20);
+    if (j.contains("bytes")) op.bytes = r.unsigned_at(j["bytes"], path + ".bytes", std::uint64_t{1} << 50);
     if (j.contains("duration_ps"))
-        op.duration = engine::Time{static_cast<std::int64_t>(r.unsigned_at(j["duration_ps"], path + ".duration_ps"))};
-    if (op.is_communication())
-        op.comm = CommId{static_cast<std::uint32_t>(r.unsigned_at(r.member(j, path, "comm"), path + ".comm"))};
+        op.duration = engine::Time{
+            static_cast<std::int64_t>(r.unsigned_at(j["duration_ps"], path + ".duration_ps", Reader::quantity_max))};
+    if (op.is_communication()) op.comm = CommId{r.id_at(r.member(j, path, "comm"), path + ".comm")};
     if (op.kind == OpKind::collective)
         op.collective =
             r.enum_at(r.member(j, path, "collective"), path + ".collective", &parse_collective_kind, "collective");
     if (op.kind == OpKind::send || op.kind == OpKind::recv) {
-        op.peer = RankId{static_cast<std::uint32_t>(r.unsigned_at(r.member(j, path, "peer"), path + ".peer"))};
-        if (j.contains("tag")) op.tag = static_cast<std::uint32_t>(r.unsigned_at(j["tag"], path + ".tag"));
+        op.peer = RankId{r.id_at(r.member(j, path, "peer"), path + ".peer")};
+        if (j.contains("tag")) op.tag = r.id_at(j["tag"], path + ".tag");
         if (j.contains("eager")) {
             if (!j["eager"].is_boolean())
-                r.fail(path + ".eager", fmt::format("expected true or false, got {}", j["eager"].dump()));
+                r.fail(path + ".eager", fmt::format("expected true or false, got {}", Reader::brief(j["eager"])));
             op.eager = j["eager"].get<bool>();
         }
     }
@@ -157,11 +177,12 @@ OpGraph parse_native_trace(const std::string& text, const std::string& name) {
                fmt::format("this clustersim reads version {}, the file is version {}", native_trace_version, version));
     OpGraph g;
     g.source = name;
-    g.rank_count = static_cast<std::uint32_t>(r.unsigned_at(r.member(doc, "", "ranks"), "ranks"));
+    g.rank_count = static_cast<std::uint32_t>(r.unsigned_at(r.member(doc, "", "ranks"), "ranks", 1u << 24));
     if (doc.contains("traced_gpu")) g.traced_gpu = r.string_at(doc["traced_gpu"], "traced_gpu");
     if (doc.contains("job_ranks")) {
         g.job_ranks = unsigned_list(r, doc["job_ranks"], "job_ranks");
-        g.job_rank_count = static_cast<std::uint32_t>(r.unsigned_at(r.member(doc, "", "job_size"), "job_size"));
+        g.job_rank_count =
+            static_cast<std::uint32_t>(r.unsigned_at(r.member(doc, "", "job_size"), "job_size", 1u << 24));
     }
     if (doc.contains("training")) {
         const json& t = doc["training"];
@@ -171,8 +192,8 @@ OpGraph parse_native_trace(const std::string& text, const std::string& name) {
         g.training.dtype = r.enum_at(r.member(t, "training", "dtype"), "training.dtype", &parse_data_type, "data type");
     }
     if (doc.contains("traced_iteration_ps"))
-        g.traced_iteration =
-            engine::Time{static_cast<std::int64_t>(r.unsigned_at(doc["traced_iteration_ps"], "traced_iteration_ps"))};
+        g.traced_iteration = engine::Time{static_cast<std::int64_t>(
+            r.unsigned_at(doc["traced_iteration_ps"], "traced_iteration_ps", Reader::quantity_max))};
     const json& comms = r.member(doc, "", "communicators");
     if (!comms.is_array()) r.fail("communicators", "expected a list");
     for (std::size_t i = 0; i < comms.size(); ++i) {
@@ -182,8 +203,7 @@ OpGraph parse_native_trace(const std::string& text, const std::string& name) {
         const json& ranks = r.member(comms[i], path, "ranks");
         if (!ranks.is_array()) r.fail(path + ".ranks", "expected a list of ranks");
         for (std::size_t k = 0; k < ranks.size(); ++k)
-            c.ranks.push_back(
-                RankId{static_cast<std::uint32_t>(r.unsigned_at(ranks[k], fmt::format("{}.ranks[{}]", path, k)))});
+            c.ranks.push_back(RankId{r.id_at(ranks[k], fmt::format("{}.ranks[{}]", path, k))});
         if (comms[i].contains("job_members"))
             c.job_members = unsigned_list(r, comms[i]["job_members"], path + ".job_members");
         g.comms.push_back(std::move(c));
@@ -192,9 +212,8 @@ OpGraph parse_native_trace(const std::string& text, const std::string& name) {
     if (!streams.is_array()) r.fail("streams", "expected a list");
     for (std::size_t i = 0; i < streams.size(); ++i) {
         const std::string path = fmt::format("streams[{}]", i);
-        g.streams.push_back(Stream{
-            RankId{static_cast<std::uint32_t>(r.unsigned_at(r.member(streams[i], path, "rank"), path + ".rank"))},
-            r.string_at(r.member(streams[i], path, "name"), path + ".name")});
+        g.streams.push_back(Stream{RankId{r.id_at(r.member(streams[i], path, "rank"), path + ".rank")},
+                                   r.string_at(r.member(streams[i], path, "name"), path + ".name")});
     }
     const json& ops = r.member(doc, "", "ops");
     if (!ops.is_array()) r.fail("ops", "expected a list");

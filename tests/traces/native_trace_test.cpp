@@ -3,6 +3,7 @@
 
 #include "tests/test_support.h"
 #include "traces/native_trace.h"
+#include "traces/text_file.h"
 
 using namespace clustersim;
 using Catch::Matchers::Contains;
@@ -39,8 +40,9 @@ TEST_CASE("malformed traces fail with the file, the place and what was expected"
     REQUIRE_THROWS_WITH(load("bad_recv_without_send.json"),
                         Contains("rank 1 op 4 'act' (recv from rank 0) has no matching send on rank 0"));
     REQUIRE_THROWS_WITH(load("bad_op_kind.json"), Contains("bad_op_kind.json: ops[1].kind: unknown op kind 'matmul'"));
-    REQUIRE_THROWS_WITH(load("bad_wrong_type.json"),
-                        Contains("bad_wrong_type.json: ops[1].bytes: expected a non-negative integer, got \"lots\""));
+    REQUIRE_THROWS_WITH(
+        load("bad_wrong_type.json"),
+        Contains("bad_wrong_type.json: ops[1].bytes: expected an integer from 0 to 1125899906842624, got \"lots\""));
     REQUIRE_THROWS_WITH(load("bad_truncated.json"), Contains("bad_truncated.json: not valid JSON at byte"));
     // Symmetry reduction: a simulated job rank must issue its collectives; job ranks must exist.
     REQUIRE_THROWS_WITH(load("bad_folded_member.json"),
@@ -69,4 +71,46 @@ TEST_CASE("a dependency cycle through stream order is found", "[traces][validati
     for (std::size_t i = on_a.index() + 1; i < g.dep_offsets.size(); ++i) ++g.dep_offsets[i];
     (void)first_on_b;
     REQUIRE_THROWS_WITH(traces::validate(g), Contains("dependency cycle through rank 0 op"));
+}
+
+TEST_CASE("out-of-range numbers and deeply nested values are located errors, never wrapped or a crash",
+          "[traces][native][input]") {
+    const std::string valid = traces::read_text_file(test_data("traces/two_ranks.json"));
+    // Replaces the first occurrence of `from` in the valid trace and parses the result.
+    const auto parse_with = [&](const std::string& from, const std::string& to) {
+        std::string text = valid;
+        const auto at = text.find(from);
+        REQUIRE(at != std::string::npos);
+        text.replace(at, from.size(), to);
+        return traces::parse_native_trace(text, "hostile.json");
+    };
+    REQUIRE_THROWS_WITH(parse_with("\"bytes\": 4194304", "\"bytes\": 18446744073709551615"),
+                        Contains("hostile.json: ops[2].bytes: expected an integer from 0 to 1125899906842624, got "
+                                 "18446744073709551615"));
+    REQUIRE_THROWS_WITH(parse_with("\"duration_ps\": 2500000", "\"duration_ps\": 9223372036854775808"),
+                        Contains("ops[1].duration_ps: expected an integer from 0 to 4611686018427387904"));
+    REQUIRE_THROWS_WITH(parse_with("\"rank\": 1, \"stream\": 1", "\"rank\": 4294967296, \"stream\": 1"),
+                        Contains("ops[1].rank: expected an integer from 0 to 4294967294, got 4294967296"));
+    REQUIRE_THROWS_WITH(parse_with("\"ranks\": 2", "\"ranks\": 4294967298"),
+                        Contains("hostile.json: ranks: expected an integer from 0 to 16777216"));
+    REQUIRE_THROWS_WITH(parse_with("\"flops\": 1000000000000", "\"flops\": 1e300"),
+                        Contains("ops[0].flops: expected a number from 0 to 1e+20, got 1e+300"));
+    REQUIRE_THROWS_WITH(parse_with("\"flops\": 1000000000000", "\"flops\": -5"),
+                        Contains("ops[0].flops: expected a number from 0 to 1e+20, got -5"));
+    // A field of the wrong type holding 100,000 nested lists: the message names its kind, not its text.
+    const std::string deep = std::string(100'000, '[') + std::string(100'000, ']');
+    REQUIRE_THROWS_WITH(parse_with("\"name\": \"fwd\"", "\"name\": " + deep),
+                        Contains("ops[0].name: expected a string, got a list of 1 elements"));
+}
+
+TEST_CASE("eager sends, GEMM shapes and memory uses round-trip through the native format", "[traces][native]") {
+    // The writer emits every field the reader accepts (an eager send from a Chakra import was refused before).
+    auto g = traces::read_native_trace(test_data("traces/two_ranks.json"));
+    g.ops[4].eager = true;
+    g.ops[0].shape = g.intern(traces::GemmShape{2048, 4096, 1024, 2});
+    const std::string text = traces::native_trace_text(g);
+    const auto back = traces::parse_native_trace(text, "round-trip.json");
+    REQUIRE(back.ops[4].eager);
+    REQUIRE(back.gemm_shapes[back.ops[0].shape] == traces::GemmShape{2048, 4096, 1024, 2});
+    REQUIRE(traces::native_trace_text(back) == text);
 }
