@@ -126,7 +126,13 @@ traces::CriticalPath critical_path(const traces::OpGraph& g, const traces::Timel
     while (cur.valid()) {
         const traces::OpTiming& t = tl.ops[cur.index()];
         const traces::Op& op = g.ops[cur.index()];
-        const Time busy = t.end - t.start;
+        const traces::OpId pred = t.critical_pred;
+        const Time pred_end = pred.valid() ? tl.ops[pred.index()].end : Time{0};
+        // A collective entered before its last member (its critical predecessor's rank) arrived: the time before
+        // that arrival runs beside the predecessor, so the path counts the step from the predecessor's end. The
+        // steps then add up to the makespan exactly.
+        const Time from = std::max(t.start, pred_end);
+        const Time busy = t.end - from;
         if (op.kind == OpKind::compute)
             path.compute += busy;
         else if (op.is_communication())
@@ -135,9 +141,8 @@ traces::CriticalPath critical_path(const traces::OpGraph& g, const traces::Timel
             path.waiting += busy;  // host time, not GPU work
         else
             path.copies += busy;
-        path.steps.push_back({cur, t.start, t.end});
-        const traces::OpId pred = t.critical_pred;
-        path.waiting += t.start - (pred.valid() ? tl.ops[pred.index()].end : Time{0});
+        path.steps.push_back({cur, from, t.end});
+        path.waiting += from - pred_end;
         cur = pred;
     }
     std::reverse(path.steps.begin(), path.steps.end());

@@ -53,6 +53,10 @@ TEST_CASE("every example scenario reproduces its expected summary", "[examples]"
         const auto result = sim::run_scenario(scenario);
         REQUIRE(std::filesystem::exists(dir / "expected" / "summary.json"));
         REQUIRE(traces::summary_json(result.summary, scenario.graph) == read_text(dir / "expected" / "summary.json"));
+        // The critical path's parts add up to the iteration, none negative.
+        const auto& cp = result.summary.critical_path;
+        REQUIRE(cp.waiting >= engine::Time{0});
+        REQUIRE(cp.compute + cp.communication + cp.copies + cp.waiting == result.summary.makespan);
     }
 }
 
