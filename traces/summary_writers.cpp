@@ -189,7 +189,8 @@ std::string summary_table(const RunSummary& s, const OpGraph& g) {
                        engine::format_time(cp.copies), engine::format_time(cp.waiting));
     if (!s.communication.empty()) {
         out += fmt::format(
-            "\ncommunication by group (per simulated rank: ops, bytes, waiting for peers, transferring):\n");
+            "\ncommunication by group (per simulated rank: ops, bytes, waiting for peers, transferring; times sum over "
+            "the rank's streams, so they can exceed the iteration when several streams wait at once):\n");
         const auto rank_count = static_cast<std::int64_t>(std::max<std::size_t>(1, s.ranks.size()));
         for (const GroupCommunication& c : s.communication)
             out += fmt::format("  {:<12} {:>9.1f} {:>12} {:>14} {:>14}\n", c.group,
