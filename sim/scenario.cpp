@@ -11,6 +11,7 @@
 #include "engine/atomic_file.h"
 
 #include "engine/log.h"
+#include "engine/units.h"
 #include "engine/params.h"
 #include "engine/yaml_reader.h"
 #include "sim/analysis.h"
@@ -224,7 +225,20 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
 
 RunResult run_scenario(const Scenario& scenario) {
     RunResult r;
+    auto& log = engine::layer_log("sim");
+    log.debug("{}: replaying {} ranks, {} ops, {} communicators", scenario.name, scenario.graph.rank_count,
+              scenario.graph.ops.size(), scenario.graph.comms.size());
     r.replay = replay(scenario.graph, scenario.cluster, scenario.options);
+    if (log.should_log(spdlog::level::debug)) {
+        // -v: one line per collective call, in creation order.
+        for (const CollectiveRecord& c : r.replay.collectives)
+            log.debug("collective on '{}': {}/{}, members arrived {} .. {}, done {} (NCCL's model {:.1f} us)",
+                      scenario.graph.comms[c.comm.index()].name, collective_algorithms()[c.algorithm].name,
+                      c.modelled_protocol ? nccl_protocol_name(c.protocol) : "-", engine::format_time(c.first_arrival),
+                      engine::format_time(c.last_arrival), engine::format_time(c.end), c.nccl_predicted_us);
+    }
+    log.debug("{}: {} events, {} flows, makespan {}", scenario.name, r.replay.events, r.replay.flows,
+              engine::format_time(r.replay.timeline.makespan));
     r.summary = summarize_run(scenario.graph, r.replay.timeline);
     r.summary.scenario = scenario.name;
     r.summary.topology = scenario.cluster.description;

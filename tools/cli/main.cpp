@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
     app.add_flag("-q,--quiet", quiet, "Less logging on stderr (repeat: -qq errors only)");
     app.add_flag("-v,--verbose", verbose, "More logging on stderr (repeat: -vv per-event trace)");
     app.require_subcommand(1);
+    app.fallthrough();  // -q, -v and --version also after the subcommand
     app.parse_complete_callback([&] {
         const int level = std::clamp(2 - verbose + quiet, 0, 6);  // 2 = info; -v debug, -vv trace; -q warn
         engine::setup_logging(level);
