@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -185,6 +186,18 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
     Scenario s;
     s.source = path;
     s.name = doc.find("name") ? doc.require("name").as_string() : std::filesystem::path(path).stem().string();
+    // The name becomes the output folder out/<name>: one plain path component.
+    const bool plain = !s.name.empty() && s.name != "." && s.name != ".." &&
+                       s.name.find_first_of("/\\") == std::string::npos &&
+                       std::all_of(s.name.begin(), s.name.end(), [](unsigned char c) { return c >= 0x20 && c != 0x7f; });
+    if (!plain) {
+        const std::string message = fmt::format(
+            "expected a name without '/', '\\' or control characters, and not '.' or '..' (it names the output "
+            "folder out/<name>), got \"{}\"",
+            s.name);
+        if (doc.find("name")) doc.require("name").fail(message);
+        throw engine::InputError(engine::SourceLocation{path}, message);
+    }
     s.cluster = topo::load_topology(doc.require("topology"));
     s.graph = read_workload(doc.require("workload"), path, s.cluster.gpus().size(), s.workload_description);
     traces::validate(s.graph);
@@ -252,6 +265,20 @@ RunResult run_scenario(const Scenario& scenario) {
     return r;
 }
 
+void prepare_output_dir(const std::string& dir) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec || !std::filesystem::is_directory(dir))
+        throw engine::InputError(engine::SourceLocation{dir},
+                                 fmt::format("cannot create the output folder: {}", ec ? ec.message() : "not a folder"));
+    const std::filesystem::path probe = std::filesystem::path(dir) / ".clustersim-write-check";
+    {
+        std::ofstream out(probe);
+        if (!out) throw engine::InputError(engine::SourceLocation{dir}, "cannot write into the output folder");
+    }
+    std::filesystem::remove(probe, ec);
+}
+
 void write_outputs(const Scenario& scenario, const RunResult& result, const std::string& dir) {
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
@@ -274,6 +301,8 @@ void write_outputs(const Scenario& scenario, const RunResult& result, const std:
         }
         engine::write_file_atomically(out / "timeline.json",
                                       traces::perfetto_json(scenario.graph, result.replay.timeline, options));
+    } else {
+        std::filesystem::remove(out / "timeline.json", ec);  // a run owns its folder: no stale timeline beside it
     }
     engine::write_file_atomically(out / "summary.json", traces::summary_json(result.summary, scenario.graph));
     engine::write_file_atomically(out / "ranks.csv", traces::ranks_csv(result.summary));

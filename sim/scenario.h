@@ -45,6 +45,10 @@ struct RunResult {
 /// Replays a loaded scenario and computes its summary.
 RunResult run_scenario(const Scenario& scenario);
 
+/// Creates `dir` if needed and checks that files can be written into it: called before simulating, so a bad
+/// output folder fails at once (InputError naming the folder), not after the run.
+void prepare_output_dir(const std::string& dir);
+
 /// Writes the outputs into `dir` (created if needed), each file atomically: timeline.json (unless disabled),
 /// summary.json, ranks.csv, and resolved.yaml when the scenario has one.
 void write_outputs(const Scenario& scenario, const RunResult& result, const std::string& dir);

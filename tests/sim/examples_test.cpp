@@ -154,3 +154,24 @@ TEST_CASE("communication is attributed to communicator families", "[examples][an
     for (const auto& c : pipeline.summary.communication) groups.push_back(c.group);
     REQUIRE(groups == std::vector<std::string>{"pp", "dp"});
 }
+
+TEST_CASE("a run owns its output folder: safe names, no stale timeline, a bad folder fails before the run",
+          "[examples][input]") {
+    const std::string path = std::string(CLUSTERSIM_SOURCE_DIR) + "/docs/examples/02-ring-allreduce-8gpu/scenario.yaml";
+    REQUIRE_THROWS_WITH(sim::load_scenario(path, {"name=../escape"}),
+                        Catch::Matchers::Contains("--set: name: expected a name without '/'"));
+    REQUIRE_THROWS_WITH(sim::load_scenario(path, {"name=.."}), Catch::Matchers::Contains("got \"..\""));
+    const auto dir = std::filesystem::temp_directory_path() / "clustersim_owned_output";
+    std::filesystem::remove_all(dir);
+    sim::prepare_output_dir(dir.string());
+    { std::ofstream(dir / "timeline.json") << "stale"; }
+    const auto scenario = sim::load_scenario(path, {"outputs.perfetto=false"});
+    sim::write_outputs(scenario, sim::run_scenario(scenario), dir.string());
+    REQUIRE(std::filesystem::exists(dir / "summary.json"));
+    REQUIRE(!std::filesystem::exists(dir / "timeline.json"));
+    // A folder that cannot be created: an input error naming it.
+    { std::ofstream(dir / "a-file") << "x"; }
+    REQUIRE_THROWS_WITH(sim::prepare_output_dir((dir / "a-file" / "sub").string()),
+                        Catch::Matchers::Contains("a-file/sub: cannot create the output folder"));
+    std::filesystem::remove_all(dir);
+}

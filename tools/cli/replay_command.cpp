@@ -131,8 +131,9 @@ void run_replay(const ReplayCliOptions& o) {
                                                                     : sim::ReplayOptions::CollectiveModel::flows;
     s.options.fold_model =
         o.fold_model == "flows" ? sim::ReplayOptions::FoldModel::flows : sim::ReplayOptions::FoldModel::cost_model;
-    const sim::RunResult result = with_progress("replay", s.options, [&] { return sim::run_scenario(s); });
     const std::string dir = o.out_dir.empty() ? "out/" + s.name : o.out_dir;
+    sim::prepare_output_dir(dir);  // a bad folder fails now, not after the run
+    const sim::RunResult result = with_progress("replay", s.options, [&] { return sim::run_scenario(s); });
     sim::write_outputs(s, result, dir);
     const std::string table = traces::summary_table(result.summary, s.graph);
     std::fwrite(table.data(), 1, table.size(), stdout);

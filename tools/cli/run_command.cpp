@@ -26,8 +26,9 @@ void run(const RunOptions& o) {
     sim::Scenario scenario = sim::load_scenario(o.scenario, o.overrides);
     log.info("scenario '{}': {} ranks, {} ops on {}", scenario.name, scenario.graph.rank_count,
              scenario.graph.ops.size(), scenario.cluster.description);
-    const sim::RunResult result = with_progress("run", scenario.options, [&] { return sim::run_scenario(scenario); });
     const std::string dir = o.out_dir.empty() ? "out/" + scenario.name : o.out_dir;
+    sim::prepare_output_dir(dir);  // a bad folder fails now, not after the run
+    const sim::RunResult result = with_progress("run", scenario.options, [&] { return sim::run_scenario(scenario); });
     sim::write_outputs(scenario, result, dir);
     const std::string table = traces::summary_table(result.summary, scenario.graph);
     std::fwrite(table.data(), 1, table.size(), stdout);
