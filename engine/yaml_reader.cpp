@@ -25,10 +25,39 @@ std::string joined(const std::vector<std::string>& names) {
 }
 }  // namespace
 
+namespace {
+// Rejects a map that lists a key twice (yaml-cpp keeps both and lookups see the first), walking the document with
+// an explicit stack so that deep nesting cannot overflow the call stack.
+void reject_duplicate_keys(const YAML::Node& root, const std::string& file) {
+    std::vector<YAML::Node> stack{root};
+    while (!stack.empty()) {
+        const YAML::Node node = stack.back();
+        stack.pop_back();
+        if (node.IsMap()) {
+            std::vector<std::pair<std::string, YAML::Mark>> seen;
+            for (auto it = node.begin(); it != node.end(); ++it) {
+                const std::string key = it->first.IsScalar() ? it->first.Scalar() : std::string{};
+                for (const auto& [k, mark] : seen) {
+                    if (k == key && it->first.IsScalar())
+                        throw InputError(SourceLocation{file, it->first.Mark().line + 1, it->first.Mark().column + 1, key},
+                                         fmt::format("duplicate key '{}' (first at line {})", key, mark.line + 1));
+                }
+                seen.emplace_back(key, it->first.Mark());
+                stack.push_back(it->second);
+            }
+        } else if (node.IsSequence()) {
+            for (const auto& element : node) stack.push_back(element);
+        }
+    }
+}
+}  // namespace
+
 YamlValue YamlValue::load_string(std::string_view text, const std::string& name) {
     auto doc = std::make_shared<Document>(Document{name, {}});
     try {
-        return YamlValue(YAML::Load(std::string(text)), doc, "");
+        YAML::Node root = YAML::Load(std::string(text));
+        reject_duplicate_keys(root, name);
+        return YamlValue(root, doc, "");
     } catch (const YAML::ParserException& e) {
         throw InputError(SourceLocation{name, e.mark.line + 1, e.mark.column + 1, ""},
                          fmt::format("YAML syntax error: {}", e.msg));

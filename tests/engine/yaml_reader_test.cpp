@@ -42,3 +42,11 @@ TEST_CASE("command-line overrides (--set) edit the tree before decoding and are 
     REQUIRE_THROWS_WITH(doc.apply_override("nodes"), Contains("expected key=value"));
     REQUIRE_THROWS_WITH(doc.apply_override("list[5]=1"), Contains("no list element [5]"));
 }
+
+TEST_CASE("a key given twice in one map is a located error, not first-one-wins", "[engine][yaml][input]") {
+    REQUIRE_THROWS_WITH(YamlValue::load_string("a: 1\nb: {c: 2, c: 3}\n", "dup.yaml"),
+                        Contains("dup.yaml:2:11: c: duplicate key 'c' (first at line 2)"));
+    REQUIRE_THROWS_WITH(YamlValue::load_string("a: 1\nlist: [{x: 1}]\na: 2\n", "dup.yaml"),
+                        Contains("dup.yaml:3:1: a: duplicate key 'a' (first at line 1)"));
+    REQUIRE_NOTHROW(YamlValue::load_string("a: {x: 1}\nb: {x: 1}\n", "ok.yaml"));
+}

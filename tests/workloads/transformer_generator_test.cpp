@@ -212,7 +212,7 @@ TEST_CASE("impossible plans are located errors naming the key", "[workloads][tra
     using Catch::Matchers::Contains;
     REQUIRE_THROWS_WITH(generate(small + "tp: 3, world_size: 3}"),
                         Contains("tp") && Contains("does not divide the 16 attention heads"));
-    REQUIRE_THROWS_WITH(generate(small + "heads: 16, kv_heads: 2, tp: 4, world_size: 4}"), Contains("key/value heads"));
+    REQUIRE_THROWS_WITH(generate(small + "kv_heads: 2, tp: 4, world_size: 4}"), Contains("key/value heads"));
     REQUIRE_THROWS_WITH(generate(small + "pp: 3, world_size: 3}"), Contains("does not divide the 8 layers"));
     REQUIRE_THROWS_WITH(generate(small + "pp: 2, virtual_stages: 3, world_size: 2}"), Contains("virtual_stages"));
     REQUIRE_THROWS_WITH(generate(small + "world_size: 6, tp: 4}"), Contains("not a multiple of tp x pp x cp"));
