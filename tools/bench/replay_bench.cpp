@@ -1,23 +1,18 @@
 // Replay benchmark: a generated 1,024-rank graph of about a million ops (compute + collectives) on a
 // rail-optimized DGX-H100 cluster. Prints wall time, ops and events per second, and peak memory per op, for
 // the contention-aware and the contention-free network and the cost-model collectives in the same run.
-#include <sys/resource.h>
-
 #include <chrono>
 #include <cstdio>
 
 #include "sim/replay.h"
+#include "tools/bench/peak_rss.h"
 #include "tools/bench/replay_workload.h"
 #include "topologies/topology_loader.h"
 
 using namespace clustersim;
 
 namespace {
-long peak_rss_kib() {
-    rusage usage{};
-    getrusage(RUSAGE_SELF, &usage);
-    return usage.ru_maxrss;
-}
+using bench::peak_rss_kib;
 }  // namespace
 
 int main(int argc, char** argv) {

@@ -3,24 +3,19 @@
 // against a baseline measured in the same run (appending the same number of ops to an OpGraph with no
 // computation: the floor of graph building), and the end-to-end wall time and peak RSS of generate + simulate.
 // Usage: bench_transformer [fold] (auto, none, dp or tp+dp; default auto).
-#include <sys/resource.h>
-
 #include <chrono>
 #include <cstdio>
 #include <string>
 
 #include "engine/yaml_reader.h"
 #include "sim/scenario.h"
+#include "tools/bench/peak_rss.h"
 #include "workloads/workload_registry.h"
 
 using namespace clustersim;
 
 namespace {
-long peak_rss_kib() {
-    rusage usage{};
-    getrusage(RUSAGE_SELF, &usage);
-    return usage.ru_maxrss;
-}
+using bench::peak_rss_kib;
 double since(std::chrono::steady_clock::time_point t) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }

@@ -53,6 +53,7 @@ private:
              const std::string& name, std::span<const OpId> deps);
     OpId memory(traces::OpKind kind, traces::MemoryUse use, double bytes, const char* name);
     void tp_collective(traces::CollectiveKind kind, const char* name);
+    void ep_all_to_all(double bytes, const char* name);
     [[nodiscard]] std::uint32_t chunk_first_layer(std::uint32_t chunk) const;
 
     const TransformerPlan& plan_;

@@ -84,6 +84,10 @@ void TransformerBuilder::tp_collective(CollectiveKind kind, const char* name) {
                name);
 }
 
+void TransformerBuilder::ep_all_to_all(double bytes, const char* name) {
+    if (comms_[rank_].ep.valid()) collective(s_.compute, comms_[rank_].ep, CollectiveKind::all_to_all, bytes, name);
+}
+
 void TransformerBuilder::gather_parameters(std::uint32_t layer, double table_params) {
     if (!s_.zero.valid()) return;
     const double e = activation_width(plan_);
@@ -156,13 +160,11 @@ void TransformerBuilder::forward_layer(std::uint32_t l, bool recomputing) {
                       plan_.sequence_parallel ? "tp reduce-scatter" : "tp all-reduce");
     } else {
         compute(name("router").c_str(), c.router, l);
-        if (comms_[rank_].ep.valid())
-            collective(s_.compute, comms_[rank_].ep, CollectiveKind::all_to_all, c.all_to_all_bytes, "ep dispatch");
+        ep_all_to_all(c.all_to_all_bytes, "ep dispatch");
         compute(name("experts in").c_str(), c.expert_in, l);
         compute(name("experts activation").c_str(), c.expert_activation, l);
         compute(name("experts out").c_str(), c.expert_out, l);
-        if (comms_[rank_].ep.valid())
-            collective(s_.compute, comms_[rank_].ep, CollectiveKind::all_to_all, c.all_to_all_bytes, "ep combine");
+        ep_all_to_all(c.all_to_all_bytes, "ep combine");
         if (c.shared_in.flops > 0) {
             compute(name("shared expert in").c_str(), c.shared_in, l);
             compute(name("shared expert out").c_str(), c.shared_out, l);
@@ -189,15 +191,11 @@ void TransformerBuilder::backward_layer(std::uint32_t l, bool reduce_gradients) 
             compute("shared expert out backward", backward_of(c.shared_out), l);
             compute("shared expert in backward", backward_of(c.shared_in), l);
         }
-        if (comms_[rank_].ep.valid())
-            collective(s_.compute, comms_[rank_].ep, CollectiveKind::all_to_all, c.all_to_all_bytes,
-                       "ep combine backward");
+        ep_all_to_all(c.all_to_all_bytes, "ep combine backward");
         compute("experts out backward", backward_of(c.expert_out), l);
         compute("experts activation backward", backward_of(c.expert_activation), l);
         compute("experts in backward", backward_of(c.expert_in), l);
-        if (comms_[rank_].ep.valid())
-            collective(s_.compute, comms_[rank_].ep, CollectiveKind::all_to_all, c.all_to_all_bytes,
-                       "ep dispatch backward");
+        ep_all_to_all(c.all_to_all_bytes, "ep dispatch backward");
         compute("router backward", backward_of(c.router), l);
     }
     compute("norm backward", backward_of(c.norm), l);
