@@ -218,10 +218,14 @@ NcclTopologyInfo ReplayEngine::nccl_info(std::span<const topo::DeviceId> gpus) {
     info.channels = std::max<std::uint32_t>(1, options_.channels);
     // Bus bandwidths: the GPU's NVLink bandwidth inside a node (its fastest link without NVLink), and the
     // bottleneck of the path to a member on another node across nodes.
-    double fastest = 0;
-    for (const topo::LinkId l : cluster_.out_links(first))
+    // NVLink bandwidth from the topology (the GPU's NVLink links together), not the catalogue: an H800 node or a
+    // what-if NVLink speed gets its own prediction.
+    double fastest = 0, nvlink = 0;
+    for (const topo::LinkId l : cluster_.out_links(first)) {
         fastest = std::max(fastest, cluster_.link(l).bandwidth_bytes_per_s);
-    info.intra_bw_gbps = (info.nvlink ? spec.nvlink_bandwidth_bytes_per_s : fastest) / 1e9;
+        if (cluster_.link(l).kind == topo::LinkKind::nvlink) nvlink += cluster_.link(l).bandwidth_bytes_per_s;
+    }
+    info.intra_bw_gbps = (info.nvlink ? nvlink : fastest) / 1e9;
     info.inter_bw_gbps = info.intra_bw_gbps;
     for (const topo::DeviceId other : gpus) {
         if (cluster_.device(other).node == cluster_.device(first).node) continue;

@@ -142,6 +142,9 @@ std::vector<engine::ParamSpec> server_param_specs() {
         {"nic_latency", ParamType::string, "", "NIC processing latency per traversal (default 500 ns)"},
         {"nvlink_latency", ParamType::string, "", "latency of each NVLink hop (default 150 ns)"},
         {"pcie_latency", ParamType::string, "", "latency of each PCIe hop (default 250 ns)"},
+        {"nvlink_bandwidth", ParamType::string, "",
+         "NVLink bandwidth of each GPU per direction, all links together, e.g. \"200 GB/s\" for an H800-like "
+         "node (default: the GPU's; in a cube-mesh, per link)"},
         {"pcie_bandwidth", ParamType::string, "",
          "bandwidth of each x16 PCIe link per direction, e.g. \"128 GB/s\" (default: the server's generation)"},
         {"pcie_gen", ParamType::integer, "0",
@@ -172,6 +175,11 @@ ServerShape server_shape(const std::string& kind, const engine::Params& params, 
     override_time("nic_latency", shape.nic_latency);
     override_time("nvlink_latency", shape.nvlink_latency);
     override_time("pcie_latency", shape.pcie_latency);
+    if (!params.string("nvlink_bandwidth").empty()) {
+        shape.nvlink_bandwidth =
+            engine::parse_rate(params.string("nvlink_bandwidth"), params.location("nvlink_bandwidth"));
+        if (!(shape.nvlink_bandwidth > 0)) params.fail("nvlink_bandwidth", "expected a positive rate");
+    }
     // PCIe x16 per direction by generation: 8, 16, 32, 64 GT/s x 16 lanes with 128b/130b coding (Gen6: FLIT mode),
     // rounded as vendors quote them (PCI-SIG specifications; ../shared/data/reference/hardware_specs.csv).
     const auto gen = params.integer("pcie_gen");

@@ -358,3 +358,18 @@ TEST_CASE("the ring on a DGX-1 follows its NVLink cube-mesh", "[sim][collectives
     const auto dgx1 = topo::load_topology("dgx1-v100", {});
     REQUIRE(run_one(dgx1, "ring", CollectiveKind::all_reduce, 64'000'000, 8).timeline.makespan == Time{2'242'100'000});
 }
+
+TEST_CASE("NCCL's tuner reads NVLink bandwidth from the topology, not the GPU catalogue", "[sim][collectives]") {
+    // One 64 MiB all-reduce on an H100 node, and on the same node with an H800-like 200 GB/s of NVLink per GPU.
+    auto predicted = [](const std::vector<std::string>& preset) {
+        testing::GraphBuilder b(8);
+        std::vector<std::uint32_t> members{0, 1, 2, 3, 4, 5, 6, 7};
+        for (std::uint32_t r = 0; r < 8; ++r) b.collective(r, "nccl", "world", members, 64u << 20);
+        const auto cluster = topo::load_topology("dgx-h100", preset);
+        const auto result = sim::replay(b.g, cluster, sim::ReplayOptions{});
+        REQUIRE(result.collectives.size() == 1);
+        return result.collectives.front().nccl_predicted_us;
+    };
+    const double h100 = predicted({}), h800 = predicted({"nvlink_bandwidth=200 GB/s"});
+    REQUIRE(h800 > 1.8 * h100);  // bandwidth-bound: about 450 / 200 times longer
+}
