@@ -123,6 +123,8 @@ private:
     std::vector<int> comm_active_;              // by rank
     std::vector<std::vector<topo::LinkId>> channel_routes_;  // scratch of start_transfer
     std::vector<topo::LinkId> route_scratch_;
+    std::vector<double> link_load_scratch_;  // by link: bytes of a modelled all-to-all crossing it
+    std::vector<topo::LinkId> touched_scratch_;
     std::vector<topo::DeviceId> gpu_scratch_;  // a call's members' GPUs, for NCCL's tuner
     const std::size_t tree_algorithm_ = *find_collective_algorithm("double_tree");
     const std::size_t nvls_algorithm_ = *find_collective_algorithm("nvls");

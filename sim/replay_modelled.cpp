@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "engine/hash.h"
 #include "sim/replay_engine.h"
 
 namespace clustersim::sim {
@@ -65,30 +66,69 @@ ReplayEngine::ModelledCost ReplayEngine::modelled_cost(const traces::Op& op, tra
     if (n < 2) return cost;  // nothing to exchange
     double us = 0;
     if (op.collective == traces::CollectiveKind::all_to_all) {
-        // As the simulation runs an all-to-all (direct, without NCCL's protocol model): each member sends bytes/n
-        // to every other, to those of its node over NVLink, to the others through its NIC (one per GPU on
-        // rail-optimized nodes); the busier of the two bounds the call, after the longest route's latency.
-        const topo::DeviceId first = gpus.front();
-        std::uint32_t local = 0;
-        double nic_bw = INFINITY;
-        Time latency{0};
-        for (const topo::DeviceId q : gpus) {
-            if (q == first) continue;
-            const double bottleneck = route_bottleneck(first, q);
-            Time route_latency{0};
-            for (const topo::LinkId l : route_scratch_) route_latency += cluster_.link(l).latency;
-            latency = std::max(latency, route_latency);
-            if (cluster_.device(q).node == cluster_.device(first).node)
-                ++local;
-            else
-                nic_bw = std::min(nic_bw, bottleneck);
-        }
-        const NcclTopologyInfo info = nccl_info(gpus);
+        // As the simulation runs an all-to-all (without NCCL's protocol model): each member sends bytes/n to every
+        // other, PXN-style when every node has the same number of members on an NVSwitch (data for a GPU on
+        // another node goes over NVLink to the sender node's GPU on the destination's rail, then along the rail),
+        // else over its direct route spread over the channels' ECMP paths. The call lasts the longest route's
+        // latency plus the time its busiest link needs for all the bytes that cross it: the bisection the call
+        // actually crosses, not one route's bottleneck.
         const double share = static_cast<double>(op.bytes) / n;
-        const double intra_s = local * share / (info.intra_bw_gbps * 1e9);
-        const double inter_s = local + 1 == n ? 0 : (n - 1 - local) * share / nic_bw;
-        us = (engine::to_seconds(latency) + std::max(intra_s, inter_s)) * 1e6;
-        cost.algorithm = *find_collective_algorithm("direct");
+        std::vector<std::int32_t> node(n);
+        std::vector<std::uint32_t> local(n);
+        std::vector<std::pair<std::int32_t, std::vector<std::uint32_t>>> by_node;  // node -> members, in order
+        for (std::uint32_t i = 0; i < n; ++i) {
+            node[i] = cluster_.device(gpus[i]).node;
+            auto it = std::find_if(by_node.begin(), by_node.end(), [&](const auto& e) { return e.first == node[i]; });
+            if (it == by_node.end()) it = by_node.insert(by_node.end(), {node[i], {}});
+            local[i] = static_cast<std::uint32_t>(it->second.size());
+            it->second.push_back(i);
+        }
+        const bool pxn =
+            (!options_.algorithm || *options_.algorithm == *find_collective_algorithm("pxn")) && by_node.size() > 1 &&
+            std::all_of(by_node.begin(), by_node.end(),
+                        [&](const auto& e) { return e.second.size() == by_node.front().second.size(); }) &&
+            std::all_of(gpus.begin(), gpus.end(), [&](topo::DeviceId g) { return node_switch(g).valid(); });
+        const std::uint32_t channels = pxn ? 1 : std::max<std::uint32_t>(1, options_.channels);
+        std::vector<double>& load = link_load_scratch_;
+        load.assign(cluster_.links().size(), 0.0);
+        std::vector<topo::LinkId>& touched = touched_scratch_;
+        touched.clear();
+        Time latency{0};
+        const auto cross = [&](topo::DeviceId from, topo::DeviceId to, std::uint64_t key, double bytes) {
+            route_scratch_.clear();
+            net_.router().route(from, to, key, route_scratch_);
+            Time route_latency{0};
+            for (const topo::LinkId l : route_scratch_) {
+                route_latency += cluster_.link(l).latency;
+                if (load[l.index()] == 0) touched.push_back(l);
+                load[l.index()] += bytes;
+            }
+            return route_latency;
+        };
+        for (std::uint32_t i = 0; i < n; ++i) {
+            for (std::uint32_t j = 0; j < n; ++j) {
+                if (i == j) continue;
+                const std::uint64_t pair = std::uint64_t{i} * n + j;
+                if (pxn && node[i] != node[j]) {
+                    const auto& mine = std::find_if(by_node.begin(), by_node.end(), [&](const auto& e) {
+                                           return e.first == node[i];
+                                       })->second;
+                    const std::uint32_t relay = mine[local[j]];
+                    const Time hop =
+                        relay == i ? Time{0} : cross(gpus[i], gpus[relay], engine::splitmix64(pair), share);
+                    latency = std::max(latency, hop + cross(gpus[relay], gpus[j], engine::splitmix64(pair + 1), share));
+                    continue;
+                }
+                for (std::uint32_t c = 0; c < channels; ++c)
+                    latency = std::max(
+                        latency, cross(gpus[i], gpus[j], engine::splitmix64(pair * channels + c), share / channels));
+            }
+        }
+        double busiest_s = 0;
+        for (const topo::LinkId l : touched)
+            busiest_s = std::max(busiest_s, load[l.index()] / cluster_.link(l).bandwidth_bytes_per_s);
+        us = (engine::to_seconds(latency) + busiest_s) * 1e6;
+        cost.algorithm = *find_collective_algorithm(pxn ? "pxn" : "direct");
         cost.predicted_us = us;
     } else {
         // NCCL's choice for the whole communicator (a forced algorithm NCCL's model does not know is timed as
