@@ -118,7 +118,7 @@ traces::OpGraph read_workload(const engine::YamlValue& workload, const std::stri
         // A trace in any format import_traces reads: one file, or a list (one Kineto or Chakra file per rank),
         // relative to the scenario file.
         workload.expect_only_keys({"trace", "format", "world_size", "iteration", "drop_gaps", "replicas",
-                                   "pipeline_schedule", "pipeline_chunks", "fill", "align"});
+                                   "pipeline_schedule", "pipeline_chunks", "fill", "align", "comm_kernels"});
         std::vector<std::string> files;
         for (const engine::YamlValue& item : trace->is_sequence() ? trace->elements() : std::vector{*trace}) {
             std::filesystem::path file = item.as_string();
@@ -148,6 +148,8 @@ traces::OpGraph read_workload(const engine::YamlValue& workload, const std::stri
                 v->fail(fmt::format("expected auto, clock, step or none, got \"{}\"", align));
             import.align = align;
         }
+        if (auto v = workload.find("comm_kernels"))
+            for (const auto& e : v->elements()) import.comm_kernels.push_back(e.as_string());
         if (auto v = workload.find("replicas")) import.replicas = positive_u32(*v);
         if (auto v = workload.find("pipeline_schedule")) {
             const auto schedule = traces::parse_pipeline_schedule(v->as_string());

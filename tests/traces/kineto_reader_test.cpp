@@ -251,3 +251,25 @@ TEST_CASE("back-to-back kernels keep the dispatch gap the trace shows", "[traces
     REQUIRE(g.traced_iteration == engine::Time{43'000'000});  // the step from 0 to the last end at 43 us
     REQUIRE(result.timeline.makespan == g.traced_iteration);
 }
+
+TEST_CASE("communication kernels outside NCCL are all-to-alls on the network, not compute", "[traces][kineto]") {
+    // DeepEP's dispatch is recognised by name; a custom token shuffle by --comm-kernel. Neither has a size, so
+    // each keeps its traced time in the replay; the GEMM between them stays compute.
+    traces::KinetoOptions options;
+    options.world_size = 2;
+    options.comm_kernels = {"token_shuffle"};
+    const auto g = traces::read_kineto({testing::test_data("traces/kineto_custom_comm.json")}, options);
+    std::vector<OpKind> kinds;
+    for (const auto& op : g.ops)
+        if (op.rank.value == 0 && op.kind != OpKind::delay) kinds.push_back(op.kind);
+    REQUIRE(kinds == std::vector<OpKind>{OpKind::collective, OpKind::compute, OpKind::collective});
+    traces::KinetoOptions plain;
+    plain.world_size = 2;
+    const auto without = traces::read_kineto({testing::test_data("traces/kineto_custom_comm.json")}, plain);
+    std::size_t collectives = 0;
+    for (const auto& op : without.ops) collectives += op.rank.value == 0 && op.kind == OpKind::collective;
+    REQUIRE(collectives == 1);  // only DeepEP's, by its built-in name
+    const auto cluster = topo::load_topology("dgx-h100", {});
+    const auto result = sim::replay(g, cluster, sim::ReplayOptions{});
+    REQUIRE(result.timeline.makespan == engine::Time{105'000'000});  // 10 us to the last end at 105 us, as traced
+}

@@ -12,6 +12,7 @@ traces::ImportOptions ImportCliOptions::import_options() const {
     import.keep_gaps = !drop_gaps;
     import.fold = fill == "fold";
     import.align = align;
+    import.comm_kernels = comm_kernels;
     import.replicas = replicas;
     import.schedule = *traces::parse_pipeline_schedule(schedule);
     import.pipeline_chunks = pipeline_chunks;
@@ -38,6 +39,10 @@ void add_import_options(CLI::App& cmd, ImportCliOptions& o) {
                    "the files' first events lie within a minute of each other, else step)")
         ->capture_default_str()
         ->check(CLI::IsMember({"auto", "clock", "step", "none"}));
+    cmd.add_option("--comm-kernel", o.comm_kernels,
+                   "Kineto: a name fragment of communication kernels that are not NCCL's, replayed as all-to-alls on "
+                   "the network (repeatable; DeepEP, NVSHMEM and *all_to_all*/*alltoall* kernels are recognised "
+                   "already)");
     cmd.add_option("--replicas", o.replicas,
                    "Text workloads: data-parallel replicas to simulate; the others are folded by symmetry (default: "
                    "all, or 1 when the job exceeds 20 M ops)")

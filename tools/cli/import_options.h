@@ -20,6 +20,7 @@ struct ImportCliOptions {
     bool drop_gaps = false;
     std::string fill = "spmd";
     std::string align = "auto";
+    std::vector<std::string> comm_kernels;
     std::uint32_t replicas = 0;
     std::string schedule = "1f1b";
     std::uint32_t pipeline_chunks = 0;

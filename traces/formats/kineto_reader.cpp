@@ -163,6 +163,20 @@ std::optional<CollectiveKind> collective_named(std::string_view name) {
     return std::nullopt;
 }
 
+/// Whether a kernel that is not NCCL's moves data between GPUs: DeepEP's dispatch/combine/notify kernels, NVSHMEM
+/// kernels, kernels named as all-to-all, or a name containing one of the user's patterns (`--comm-kernel`).
+bool other_comm_kernel(const std::string& name, const KinetoOptions& options) {
+    if (name.rfind("nccl", 0) == 0) return false;
+    for (const auto& pattern : options.comm_kernels)
+        if (!pattern.empty() && name.find(pattern) != std::string::npos) return true;
+    std::string n;
+    for (const char c : name) n += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    static const char* const builtin[] = {"deep_ep", "deepep", "nvshmem", "all_to_all", "alltoall"};
+    for (const char* b : builtin)
+        if (n.find(b) != std::string::npos) return true;
+    return false;
+}
+
 /// A size read from a trace, as whole bytes: beyond 2^62 (or negative, or not finite) it is an input error, never a
 /// wrapped value.
 std::uint64_t checked_bytes(double bytes, const std::string& file, std::size_t event) {
@@ -247,6 +261,13 @@ RankTrace parse_rank(const std::string& file, const KinetoOptions& options) {
             g.kernel_class = KernelClass::elementwise;
         } else if (e.cat == "gpu_memset") {
             g.kernel_class = KernelClass::elementwise;
+        } else if (other_comm_kernel(g.name, options)) {
+            // Communication outside NCCL (DeepEP, NVSHMEM, custom all-to-all kernels): an all-to-all over the job,
+            // sized by its bytes arg when it has one, else keeping its traced time (the import counts those).
+            g.kind = OpKind::collective;
+            g.collective = CollectiveKind::all_to_all;
+            g.kernel_class = KernelClass::communication;
+            g.bytes = checked_bytes(e.bytes, file, e.index);
         } else if (const auto coll = nccl_kind(g.name)) {
             g.kind = OpKind::collective;
             g.collective = *coll;

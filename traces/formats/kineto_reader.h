@@ -25,6 +25,9 @@ struct KinetoOptions {
     /// reduction, OpGraph::job_ranks).
     bool fold = false;
     KinetoAlign align = KinetoAlign::automatic;
+    /// Name fragments of communication kernels that are not NCCL's, besides the built-in ones (DeepEP, NVSHMEM,
+    /// "all_to_all"/"alltoall" kernels): they are replayed as all-to-alls on the network, not as compute.
+    std::vector<std::string> comm_kernels;
 };
 
 /// Reads the files (one rank each, gzip or not) into one graph of world_size ranks. Errors name the file and

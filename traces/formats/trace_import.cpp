@@ -37,6 +37,7 @@ OpGraph import_traces(const std::vector<std::string>& files, const ImportOptions
         k.keep_gaps = options.keep_gaps;
         k.world_size = options.world_size;
         k.fold = options.fold;
+        k.comm_kernels = options.comm_kernels;
         k.align = options.align == "clock"  ? KinetoAlign::clock
                   : options.align == "step" ? KinetoAlign::step
                   : options.align == "none" ? KinetoAlign::none
