@@ -7,6 +7,7 @@
 
 #include "engine/params.h"
 #include "engine/yaml_reader.h"
+#include "topologies/connectivity.h"
 #include "topologies/presets/preset_registry.h"
 
 namespace clustersim::topo {
@@ -16,9 +17,15 @@ Cluster load_topology(const engine::YamlValue& map) {
     if (auto preset = map.find("preset")) {
         const PresetEntry& entry = find_topology_preset(preset->as_string(), preset->location());
         const engine::Params params = engine::Params::from_yaml(map, entry.params);
-        return entry.build(params);
+        Cluster cluster = entry.build(params);
+        check_gpus_connected(cluster, map.location());
+        return cluster;
     }
-    if (map.find("devices") || map.find("links")) return load_explicit_topology(map);
+    if (map.find("devices") || map.find("links")) {
+        Cluster cluster = load_explicit_topology(map);
+        check_gpus_connected(cluster, map.location());
+        return cluster;
+    }
     map.fail("expected 'preset: NAME' or 'devices' and 'links'");
 }
 

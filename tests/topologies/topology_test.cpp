@@ -153,3 +153,22 @@ TEST_CASE("bad preset parameters are rejected and point to --set", "[topologies]
                         Contains("fabric 'none' cannot join more than one node"));
     REQUIRE_THROWS_WITH(topo::load_topology("dgx-h100", {"network_latency=5"}), Contains("missing unit"));
 }
+
+TEST_CASE("a topology that cannot carry traffic between every GPU pair is refused at load", "[topologies][input]") {
+    using Catch::Matchers::Contains;
+    REQUIRE_THROWS_WITH(topo::load_topology("dgx-h100", {"nodes=64", "spines=0"}),
+                        Contains("the topology cannot carry traffic between all GPUs: no route from 'n0.gpu0' to GPU "
+                                 "'n32.gpu0'"));
+    // The explicit format's example in docs/formats.md, once with its way back and once without it.
+    const std::string both =
+        "devices:\n  - {name: a, kind: gpu, gpu: H100}\n  - {name: b, kind: gpu, gpu: H100}\n"
+        "  - {name: sw, kind: nvswitch, node: 0}\nlinks:\n"
+        "  - {between: [a, sw], bandwidth: 450 GB/s, latency: 150 ns, kind: nvlink}\n"
+        "  - {from: sw, to: b, bandwidth: 450 GB/s, latency: 150 ns, kind: nvlink}\n";
+    const auto load = [](const std::string& text) {
+        return topo::load_topology(engine::YamlValue::load_string(text, "two.yaml"));
+    };
+    REQUIRE_THROWS_WITH(load(both), Contains("two.yaml:1:1: the topology cannot carry traffic between all GPUs: no "
+                                             "route from GPU 'b' to 'a'"));
+    REQUIRE_NOTHROW(load(both + "  - {from: b, to: sw, bandwidth: 450 GB/s, latency: 150 ns, kind: nvlink}\n"));
+}
