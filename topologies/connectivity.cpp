@@ -2,6 +2,8 @@
 // device reaches every GPU, every pair has a route through it (routes relay only through forwarding devices).
 #include "topologies/connectivity.h"
 
+#include "engine/units.h"
+
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -56,6 +58,20 @@ void check_gpus_connected(const Cluster& cluster, const engine::SourceLocation& 
     throw engine::InputError(where, fmt::format("the topology cannot carry traffic between all GPUs: {} (check the "
                                                 "switches and spines, and that every cable goes both ways)",
                                                 problem));
+}
+
+void check_link_ranges(const Cluster& cluster, const engine::SourceLocation& where) {
+    for (const Link& link : cluster.links()) {
+        const bool rate_ok = link.bandwidth_bytes_per_s >= 1e3 && link.bandwidth_bytes_per_s <= 1e15;
+        const bool latency_ok = link.latency >= engine::Time{0} && link.latency <= engine::Time{10'000'000'000'000};
+        if (rate_ok && latency_ok) continue;
+        throw engine::InputError(
+            where,
+            fmt::format("link {} -> {}: {} (expected a bandwidth from 1 kB/s to 1 PB/s and a latency up to 10 s)",
+                        cluster.device(link.src).name, cluster.device(link.dst).name,
+                        rate_ok ? "latency " + engine::format_time(link.latency)
+                                : fmt::format("bandwidth {:g} B/s", link.bandwidth_bytes_per_s)));
+    }
 }
 
 }  // namespace clustersim::topo

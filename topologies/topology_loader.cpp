@@ -18,11 +18,13 @@ Cluster load_topology(const engine::YamlValue& map) {
         const PresetEntry& entry = find_topology_preset(preset->as_string(), preset->location());
         const engine::Params params = engine::Params::from_yaml(map, entry.params);
         Cluster cluster = entry.build(params);
+        check_link_ranges(cluster, map.location());
         check_gpus_connected(cluster, map.location());
         return cluster;
     }
     if (map.find("devices") || map.find("links")) {
         Cluster cluster = load_explicit_topology(map);
+        check_link_ranges(cluster, map.location());
         check_gpus_connected(cluster, map.location());
         return cluster;
     }

@@ -172,3 +172,11 @@ TEST_CASE("a topology that cannot carry traffic between every GPU pair is refuse
                                              "route from GPU 'b' to 'a'"));
     REQUIRE_NOTHROW(load(both + "  - {from: b, to: sw, bandwidth: 450 GB/s, latency: 150 ns, kind: nvlink}\n"));
 }
+
+TEST_CASE("links a run cannot represent are input errors at load, not internal errors later", "[topologies][input]") {
+    using Catch::Matchers::Contains;
+    REQUIRE_THROWS_WITH(topo::load_topology("ring", {"bandwidth=1e-20 B/s"}),
+                        Contains("link gpu0 -> gpu1: bandwidth 1e-20 B/s (expected a bandwidth from 1 kB/s to 1 PB/s"));
+    REQUIRE_THROWS_WITH(topo::load_topology("ring", {"latency=2000 h"}), Contains("link gpu0 -> gpu1: latency"));
+    REQUIRE_NOTHROW(topo::load_topology("ring", {"bandwidth=1 PB/s", "latency=0 ns"}));
+}

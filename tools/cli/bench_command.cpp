@@ -127,9 +127,11 @@ void add_bench_command(CLI::App& app) {
         "engine",
         "Hold model: N pending events, each pop schedules one more; Simulator vs bare priority_queue.\n"
         "Example: clustersim bench engine --pending 1000000 --events 5000000");
-    engine_cmd->add_option("--pending", options->pending, "Events kept pending (queue size)")
+    engine_cmd
+        ->add_option("--pending", options->pending,
+                     "Events kept pending (queue size, at most 2^24: the engine's limit)")
         ->capture_default_str()
-        ->check(CLI::Range(1, 100'000'000));
+        ->check(CLI::Range(1, 1 << 24));
     engine_cmd->add_option("--events", options->events, "Events to time")
         ->capture_default_str()
         ->check(CLI::Range(1ULL, 1'000'000'000ULL));
