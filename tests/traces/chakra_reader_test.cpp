@@ -87,3 +87,18 @@ TEST_CASE("a truncated Chakra file fails with the file and the byte", "[traces][
                         Contains("clustersim_truncated.0.et: byte") && Contains("(truncated"));
     std::filesystem::remove(path);
 }
+
+TEST_CASE("Chakra files are taken in the rank order of their names, not the order given", "[traces][chakra]") {
+    if (!testing::shared_data_available()) {
+        WARN("../shared/data not found: Chakra rank order test skipped");
+        return;
+    }
+    // A shell glob lists resnet50.10.et before resnet50.2.et; here the 8 files come reversed.
+    auto files = rank_files("astra-sim/resnet50_dp8", "resnet50", 8);
+    const auto in_order = traces::read_chakra(files);
+    std::reverse(files.begin(), files.end());
+    const auto reversed = traces::read_chakra(files);
+    REQUIRE(reversed.source == in_order.source);  // rank 0 is resnet50.0.et either way
+    REQUIRE(reversed.source.find("resnet50.0.et and 7 more") != std::string::npos);
+    REQUIRE(reversed.ops == in_order.ops);
+}

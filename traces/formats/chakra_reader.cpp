@@ -6,7 +6,11 @@
 #include "traces/formats/chakra_reader.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <filesystem>
 #include <map>
+#include <optional>
 #include <queue>
 
 #include <fmt/format.h>
@@ -131,8 +135,43 @@ bool looks_like_chakra(const std::string& text) {
     return i < text.size() && (text[i] == '\x0a' || text[i] == '\x12') && text.find("traceEvents") == std::string::npos;
 }
 
-OpGraph read_chakra(const std::vector<std::string>& files) {
-    if (files.empty()) throw engine::InputError("no trace files given");
+namespace {
+// The rank in a Chakra file's name, PREFIX.RANK.et (optionally .gz): the last run of digits before the suffix.
+std::optional<std::uint64_t> rank_in_name(const std::string& path) {
+    std::string name = std::filesystem::path(path).filename().string();
+    for (const char* suffix : {".gz", ".et"})
+        if (name.size() > std::strlen(suffix) &&
+            name.compare(name.size() - std::strlen(suffix), std::string::npos, suffix) == 0)
+            name.resize(name.size() - std::strlen(suffix));
+    std::size_t end = name.size();
+    while (end > 0 && !std::isdigit(static_cast<unsigned char>(name[end - 1]))) --end;
+    std::size_t begin = end;
+    while (begin > 0 && std::isdigit(static_cast<unsigned char>(name[begin - 1]))) --begin;
+    if (begin == end || end - begin > 9) return std::nullopt;
+    return std::stoull(name.substr(begin, end - begin));
+}
+
+// Files in rank order: by the rank in their names when every name has a distinct one (a shell glob gives rank 10
+// before rank 2), else as given.
+std::vector<std::string> in_rank_order(const std::vector<std::string>& files) {
+    std::vector<std::pair<std::uint64_t, std::string>> ranked;
+    for (const auto& f : files) {
+        const auto r = rank_in_name(f);
+        if (!r) return files;
+        ranked.emplace_back(*r, f);
+    }
+    std::sort(ranked.begin(), ranked.end());
+    for (std::size_t k = 1; k < ranked.size(); ++k)
+        if (ranked[k].first == ranked[k - 1].first) return files;
+    std::vector<std::string> out;
+    for (auto& [r, f] : ranked) out.push_back(std::move(f));
+    return out;
+}
+}  // namespace
+
+OpGraph read_chakra(const std::vector<std::string>& given) {
+    if (given.empty()) throw engine::InputError("no trace files given");
+    const std::vector<std::string> files = in_rank_order(given);
     OpGraph g;
     g.rank_count = static_cast<std::uint32_t>(files.size());
     g.source = files.size() == 1 ? files.front() : fmt::format("{} and {} more", files.front(), files.size() - 1);
