@@ -9,6 +9,7 @@
 #include "tests/sim/replay_fixture.h"
 #include "tests/test_support.h"
 #include "traces/formats/chakra_reader.h"
+#include "traces/formats/trace_import.h"
 #include "traces/text_file.h"
 
 using namespace clustersim;
@@ -101,4 +102,24 @@ TEST_CASE("Chakra files are taken in the rank order of their names, not the orde
     REQUIRE(reversed.source == in_order.source);  // rank 0 is resnet50.0.et either way
     REQUIRE(reversed.source.find("resnet50.0.et and 7 more") != std::string::npos);
     REQUIRE(reversed.ops == in_order.ops);
+}
+
+TEST_CASE("an empty .et file and JSON execution traces are refused, saying what they are", "[traces][chakra][input]") {
+    using Catch::Matchers::Contains;
+    const auto dir = std::filesystem::temp_directory_path();
+    const auto write = [&](const char* name, const std::string& text) {
+        const auto path = (dir / name).string();
+        std::ofstream(path, std::ios::binary) << text;
+        return path;
+    };
+    // A GlobalMetadata (version "0.0.4") and no node.
+    const auto empty = write("clustersim_empty.0.et", std::string("\x07\x0a\x05"
+                                                                  "0.0.4",
+                                                                  8));
+    REQUIRE_THROWS_WITH(traces::import_traces({empty}, {}),
+                        Contains("clustersim_empty.0.et: no Chakra nodes after the metadata"));
+    const auto pytorch = write("clustersim_et.json", "{\"schema\": \"1.0.1\", \"pid\": 1, \"nodes\": []}");
+    REQUIRE_THROWS_WITH(traces::import_traces({pytorch}, {}), Contains("this is a PyTorch execution trace"));
+    const auto chakra_json = write("clustersim_chakra.json", "{\n  \"workload_graph\": []\n}");
+    REQUIRE_THROWS_WITH(traces::import_traces({chakra_json}, {}), Contains("this is a Chakra trace in JSON form"));
 }

@@ -180,6 +180,7 @@ OpGraph read_chakra(const std::vector<std::string>& given) {
     for (std::uint32_t r = 0; r < files.size(); ++r) {
         const std::string& file = files[r];
         const auto nodes = read_nodes(file);
+        if (nodes.empty()) reject(file, "no Chakra nodes after the metadata: an empty trace has nothing to replay");
         std::map<std::uint64_t, std::size_t> index;  // node id -> position
         std::size_t missing = 0;
         for (std::size_t i = 0; i < nodes.size(); ++i) {

@@ -21,6 +21,18 @@ std::string detect_trace_format(const std::string& path) {
     const std::string head = read_text_prefix(path, 4096);
     if (head.find("clustersim-trace") != std::string::npos) return "native";
     if (looks_like_kineto(head)) return "kineto";
+    // JSON forms clustersim does not read: say what they are and what to give instead.
+    const auto first = head.find_first_not_of(" \t\r\n");
+    if (first != std::string::npos && head[first] == '{') {
+        if (head.find("\"workload_graph\"") != std::string::npos)
+            throw engine::InputError(engine::SourceLocation{path},
+                                     "this is a Chakra trace in JSON form (workload_graph): clustersim reads Chakra's "
+                                     "protobuf .et files; give the .et files it was made from");
+        if (head.find("\"schema\"") != std::string::npos && head.find("\"nodes\"") != std::string::npos)
+            throw engine::InputError(engine::SourceLocation{path},
+                                     "this is a PyTorch execution trace (JSON with schema and nodes): convert it to "
+                                     "Chakra .et files with Chakra's converter, or replay the rank's Kineto trace");
+    }
     if (looks_like_chakra(head)) return "chakra";
     if (looks_like_simai_workload(head)) return "simai";
     if (looks_like_text_workload(head)) return "astra-text";
