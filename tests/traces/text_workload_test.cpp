@@ -71,6 +71,10 @@ TEST_CASE("SimAI and ASTRA-sim text workloads expand to per-rank graphs with the
 }
 
 TEST_CASE("malformed text workloads name the file and the line", "[traces][text][input]") {
+    // A header typo ("ppp:") used to leave pp at 1 silently.
+    REQUIRE_THROWS_WITH(
+        traces::read_text_workload(testing::test_data("traces/text_header_typo.txt"), {}),
+        Contains("text_header_typo.txt:1: unknown header key 'ppp:' (known: model_parallel_NPU_group:"));
     REQUIRE_THROWS_WITH(
         traces::read_text_workload(testing::test_data("traces/text_bad_header.txt"), {}),
         Contains("text_bad_header.txt:1: expected a parallelism (DATA, MODEL") && Contains("got \"PARALLEL\""));

@@ -136,6 +136,14 @@ TextWorkloadFile parse_text_workload_file(const std::string& path, engine::Time 
     for (std::size_t i = 1; i + 1 < head.size(); ++i) {
         const std::string& key = head[i];
         if (key.back() != ':') continue;
+        static const char* const known_keys[] = {
+            "model_parallel_NPU_group:", "ep:", "pp:", "vpp:", "ga:", "all_gpus:", "checkpoints:",
+            "checkpoint_initiates:"};
+        if (std::find(std::begin(known_keys), std::end(known_keys), key) == std::end(known_keys)) {
+            std::string known;
+            for (const char* k : known_keys) known += (known.empty() ? "" : ", ") + std::string(k);
+            fail(1, fmt::format("unknown header key '{}' (known: {}, pp_comm)", key, known));
+        }
         const std::uint64_t v = unsigned_at(head[i + 1], 1, key.c_str());
         if (v > UINT32_MAX && key != "pp_comm")
             fail(1, fmt::format("{} {} is out of range (at most {})", key, v, UINT32_MAX));
