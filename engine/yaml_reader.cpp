@@ -39,8 +39,9 @@ void reject_duplicate_keys(const YAML::Node& root, const std::string& file) {
                 const std::string key = it->first.IsScalar() ? it->first.Scalar() : std::string{};
                 for (const auto& [k, mark] : seen) {
                     if (k == key && it->first.IsScalar())
-                        throw InputError(SourceLocation{file, it->first.Mark().line + 1, it->first.Mark().column + 1, key},
-                                         fmt::format("duplicate key '{}' (first at line {})", key, mark.line + 1));
+                        throw InputError(
+                            SourceLocation{file, it->first.Mark().line + 1, it->first.Mark().column + 1, key},
+                            fmt::format("duplicate key '{}' (first at line {})", key, mark.line + 1));
                 }
                 seen.emplace_back(key, it->first.Mark());
                 stack.push_back(it->second);

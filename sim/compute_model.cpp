@@ -57,15 +57,23 @@ GemmTiming gemm_timing(const traces::GemmShape& shape, double flops, const topo:
     return best;
 }
 
+double GemmEfficiencies::get(const traces::OpGraph& graph, std::uint32_t shape, std::size_t gpu_type,
+                             const topo::GpuSpec& gpu) {
+    double& e = values_[gpu_type * shapes_ + shape];
+    if (e < 0) e = gemm_timing(graph.gemm_shapes[shape], 1.0, gpu, 1.0).efficiency;  // independent of FLOPs and peak
+    return e;
+}
+
 engine::Time compute_time(const traces::OpGraph& graph, const traces::Op& op, const topo::GpuSpec& gpu,
-                          const ComputeModel& model) {
+                          const ComputeModel& model, GemmEfficiencies* cache, std::size_t gpu_type) {
     if (op.has_duration()) return op.duration;
     const auto cls = static_cast<std::size_t>(op.kernel_class);
     const double peak = gpu.peak_flops(compute_dtype(op.dtype));
     double seconds = 0;
     if (op.flops > 0) {
         if (op.kernel_class == traces::KernelClass::gemm && op.shape != traces::no_shape)
-            seconds = gemm_timing(graph.gemm_shapes[op.shape], op.flops, gpu, peak).seconds;
+            seconds = cache ? op.flops / (peak * cache->get(graph, op.shape, gpu_type, gpu))
+                            : gemm_timing(graph.gemm_shapes[op.shape], op.flops, gpu, peak).seconds;
         else if (op.kernel_class == traces::KernelClass::gemm)
             seconds = op.flops / (peak * gpu.gemm_efficiency);
         else if (op.kernel_class == traces::KernelClass::attention)

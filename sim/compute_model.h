@@ -5,6 +5,8 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
+#include <vector>
 
 #include "engine/time.h"
 #include "topologies/gpu_spec.h"
@@ -33,10 +35,23 @@ struct GemmTiming {
 };
 GemmTiming gemm_timing(const traces::GemmShape& shape, double flops, const topo::GpuSpec& gpu, double peak_flops);
 
+/// The efficiency of each of a graph's GEMM shapes on each GPU type of a cluster, computed the first time a kernel
+/// of that shape runs on that type (a replay times millions of kernels of a few dozen shapes).
+class GemmEfficiencies {
+public:
+    GemmEfficiencies(std::size_t shapes, std::size_t gpu_types) : shapes_(shapes), values_(shapes * gpu_types, -1.0) {}
+    /// gemm_timing(shape, ...).efficiency of shape index `shape` on GPU type `gpu_type` (`gpu`).
+    double get(const traces::OpGraph& graph, std::uint32_t shape, std::size_t gpu_type, const topo::GpuSpec& gpu);
+
+private:
+    std::size_t shapes_;
+    std::vector<double> values_;  // [gpu_type][shape]; < 0: not computed yet
+};
+
 /// Time of compute op `op` of `graph` on `gpu`: measured, or the roofline estimate plus the GPU's kernel
-/// overhead, and at least min_kernel_time.
+/// overhead, and at least min_kernel_time. `cache` (optional) keeps GEMM efficiencies of `gpu_type` across calls.
 engine::Time compute_time(const traces::OpGraph& graph, const traces::Op& op, const topo::GpuSpec& gpu,
-                          const ComputeModel& model);
+                          const ComputeModel& model, GemmEfficiencies* cache = nullptr, std::size_t gpu_type = 0);
 
 topo::Dtype compute_dtype(traces::DataType type);
 

@@ -17,7 +17,11 @@ using traces::OpKind;
 using traces::RankId;
 
 ReplayEngine::ReplayEngine(const traces::OpGraph& graph, const topo::Cluster& cluster, const ReplayOptions& options)
-    : g_(graph), cluster_(cluster), options_(options), net_(cluster, sim_, options.network) {
+    : g_(graph),
+      cluster_(cluster),
+      options_(options),
+      net_(cluster, sim_, options.network),
+      gemm_efficiencies_(graph.gemm_shapes.size(), cluster.gpu_specs().size()) {
     setup();
 }
 
@@ -192,7 +196,9 @@ void ReplayEngine::start_compute(OpId id) {
     // A host delay is its recorded duration, never slowed: the GPU is idle on that stream.
     const bool delay = op.kind == OpKind::delay;
     const Time work =
-        delay ? std::max(Time{0}, op.duration) : compute_time(g_, op, cluster_.gpu_spec(gpu_of(op.rank)), options_.compute);
+        delay ? std::max(Time{0}, op.duration)
+              : compute_time(g_, op, cluster_.gpu_spec(gpu_of(op.rank)), options_.compute, &gemm_efficiencies_,
+                             static_cast<std::size_t>(cluster_.device(gpu_of(op.rank)).gpu_spec));
     compute_remaining_ps_[s] = static_cast<double>(work.count());
     compute_speed_[s] =
         !delay && comm_active_[op.rank.index()] > 0 ? 1.0 / (1.0 + options_.compute.slowdown_during_comm) : 1.0;

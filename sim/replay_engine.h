@@ -101,6 +101,7 @@ private:
     engine::Simulator sim_;
     FlowNetwork net_;
     traces::Timeline timeline_;
+    GemmEfficiencies gemm_efficiencies_;  // by GPU type and GEMM shape, computed once
 
     std::vector<topo::DeviceId> rank_gpu_;
     std::vector<topo::DeviceId> rank_host_;

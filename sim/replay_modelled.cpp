@@ -74,13 +74,14 @@ ReplayEngine::ModelledCost ReplayEngine::modelled_cost(const traces::Op& op, tra
         // actually crosses, not one route's bottleneck.
         const double share = static_cast<double>(op.bytes) / n;
         std::vector<std::int32_t> node(n);
-        std::vector<std::uint32_t> local(n);
+        std::vector<std::uint32_t> local(n), slot(n);  // index among its node's members; its node's entry
         std::vector<std::pair<std::int32_t, std::vector<std::uint32_t>>> by_node;  // node -> members, in order
         for (std::uint32_t i = 0; i < n; ++i) {
             node[i] = cluster_.device(gpus[i]).node;
             auto it = std::find_if(by_node.begin(), by_node.end(), [&](const auto& e) { return e.first == node[i]; });
             if (it == by_node.end()) it = by_node.insert(by_node.end(), {node[i], {}});
             local[i] = static_cast<std::uint32_t>(it->second.size());
+            slot[i] = static_cast<std::uint32_t>(it - by_node.begin());
             it->second.push_back(i);
         }
         const bool pxn =
@@ -110,10 +111,7 @@ ReplayEngine::ModelledCost ReplayEngine::modelled_cost(const traces::Op& op, tra
                 if (i == j) continue;
                 const std::uint64_t pair = std::uint64_t{i} * n + j;
                 if (pxn && node[i] != node[j]) {
-                    const auto& mine = std::find_if(by_node.begin(), by_node.end(), [&](const auto& e) {
-                                           return e.first == node[i];
-                                       })->second;
-                    const std::uint32_t relay = mine[local[j]];
+                    const std::uint32_t relay = by_node[slot[i]].second[local[j]];
                     const Time hop =
                         relay == i ? Time{0} : cross(gpus[i], gpus[relay], engine::splitmix64(pair), share);
                     latency = std::max(latency, hop + cross(gpus[relay], gpus[j], engine::splitmix64(pair + 1), share));

@@ -12,8 +12,8 @@
 #include "engine/atomic_file.h"
 
 #include "engine/log.h"
-#include "engine/units.h"
 #include "engine/params.h"
+#include "engine/units.h"
 #include "engine/yaml_reader.h"
 #include "sim/analysis.h"
 #include "sim/memory_model.h"
@@ -189,9 +189,9 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
     s.source = path;
     s.name = doc.find("name") ? doc.require("name").as_string() : std::filesystem::path(path).stem().string();
     // The name becomes the output folder out/<name>: one plain path component.
-    const bool plain = !s.name.empty() && s.name != "." && s.name != ".." &&
-                       s.name.find_first_of("/\\") == std::string::npos &&
-                       std::all_of(s.name.begin(), s.name.end(), [](unsigned char c) { return c >= 0x20 && c != 0x7f; });
+    const bool plain =
+        !s.name.empty() && s.name != "." && s.name != ".." && s.name.find_first_of("/\\") == std::string::npos &&
+        std::all_of(s.name.begin(), s.name.end(), [](unsigned char c) { return c >= 0x20 && c != 0x7f; });
     if (!plain) {
         const std::string message = fmt::format(
             "expected a name without '/', '\\' or control characters, and not '.' or '..' (it names the output "
@@ -271,8 +271,8 @@ void prepare_output_dir(const std::string& dir) {
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     if (ec || !std::filesystem::is_directory(dir))
-        throw engine::InputError(engine::SourceLocation{dir},
-                                 fmt::format("cannot create the output folder: {}", ec ? ec.message() : "not a folder"));
+        throw engine::InputError(engine::SourceLocation{dir}, fmt::format("cannot create the output folder: {}",
+                                                                          ec ? ec.message() : "not a folder"));
     const std::filesystem::path probe = std::filesystem::path(dir) / ".clustersim-write-check";
     {
         std::ofstream out(probe);

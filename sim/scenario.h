@@ -31,7 +31,7 @@ struct Scenario {
     OutputOptions outputs;
     MemoryCheck memory_check = MemoryCheck::error;
     std::vector<traces::RankMemory> memory;  // peaks per rank (workloads with allocations)
-    std::string resolved_yaml;  // the scenario with overrides applied
+    std::string resolved_yaml;               // the scenario with overrides applied
 };
 
 /// Loads a scenario file and applies "key=value" overrides (--set) before decoding.

@@ -80,9 +80,7 @@ std::vector<std::uint32_t> unsigned_list(const Reader& r, const json& v, const s
     if (!v.is_array()) r.fail(path, "expected a list of ranks");
     std::vector<std::uint32_t> out;
     for (std::size_t k = 0; k < v.size(); ++k) {
-        const std::uint64_t x = r.unsigned_at(v[k], fmt::format("{}[{}]", path, k));
-        if (x > UINT32_MAX) r.fail(fmt::format("{}[{}]", path, k), "rank out of range");
-        out.push_back(static_cast<std::uint32_t>(x));
+        out.push_back(r.id_at(v[k], fmt::format("{}[{}]", path, k)));
     }
     return out;
 }

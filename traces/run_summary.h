@@ -70,7 +70,7 @@ struct RankMemory {
     std::uint32_t rank = 0;
     double peak_bytes = 0;
     std::array<double, memory_use_count> at_peak{};  // bytes by MemoryUse at the peak
-    double hbm_bytes = 0;                             // capacity of the rank's GPU
+    double hbm_bytes = 0;                            // capacity of the rank's GPU
     bool operator==(const RankMemory&) const = default;
 };
 

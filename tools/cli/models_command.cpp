@@ -18,14 +18,18 @@ struct ModelsOptions {
     std::string name;
 };
 
+/// The model of preset `name`, read through the generator's own parameter checks.
+workloads::TransformerModel preset_model(const std::string& name) {
+    engine::Params p = engine::Params::defaults(workloads::transformer_params());
+    p.set("model", name);
+    p.set("world_size", "1");
+    return workloads::read_transformer_plan(p).model;
+}
+
 void list_models() {
     std::printf("%-14s %10s  %s\n", "model", "params", "summary (source)");
     for (const auto& preset : workloads::model_presets()) {
-        engine::Params p = engine::Params::defaults(workloads::transformer_params());
-        p.set("model", preset.name);
-        p.set("world_size", "1");
-        const auto plan = workloads::read_transformer_plan(p);
-        std::printf("%-14s %9.2fB  %s (%s)\n", preset.name.c_str(), plan.model.total_params() / 1e9,
+        std::printf("%-14s %9.2fB  %s (%s)\n", preset.name.c_str(), preset_model(preset.name).total_params() / 1e9,
                     preset.summary.c_str(), preset.source.c_str());
     }
 }
@@ -37,10 +41,7 @@ void show_model(const std::string& name) {
         throw engine::InputError(engine::SourceLocation{"models"},
                                  fmt::format("unknown model '{}' (known: {})", name, known));
     }
-    engine::Params p = engine::Params::defaults(workloads::transformer_params());
-    p.set("model", name);
-    p.set("world_size", "1");
-    const workloads::TransformerModel m = workloads::read_transformer_plan(p).model;
+    const workloads::TransformerModel m = preset_model(name);
     const auto* preset = workloads::find_model_preset(name);
     std::printf("%-16s %s\n%-16s %s\n", "model", name.c_str(), "source", preset->source.c_str());
     std::printf("%-16s %u\n%-16s %u\n%-16s %u (head dim %u)\n%-16s %u\n%-16s %u (%s)\n%-16s %u\n%-16s %u\n", "layers",

@@ -67,9 +67,14 @@ struct RankTrace {
     throw engine::InputError(engine::SourceLocation{file}, what);
 }
 
-KernelClass classify(const std::string& name) {
+std::string lowercase(const std::string& name) {
     std::string n = name;
     std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return n;
+}
+
+/// The kernel class from a kernel's lowercased name.
+KernelClass classify(const std::string& n) {
     auto has = [&](const char* s) { return n.find(s) != std::string::npos; };
     if (has("flash") || has("attention") || has("fmha") || has("softmax")) return KernelClass::attention;
     if (has("gemm") || has("gemv") || has("sgemm") || has("hgemm") || has("cutlass") || has("xmma") || has("_nt") ||
@@ -163,14 +168,13 @@ std::optional<CollectiveKind> collective_named(std::string_view name) {
     return std::nullopt;
 }
 
-/// Whether a kernel that is not NCCL's moves data between GPUs: DeepEP's dispatch/combine/notify kernels, NVSHMEM
-/// kernels, kernels named as all-to-all, or a name containing one of the user's patterns (`--comm-kernel`).
-bool other_comm_kernel(const std::string& name, const KinetoOptions& options) {
+/// Whether a kernel that is not NCCL's (name, and `n` lowercased) moves data between GPUs: DeepEP's
+/// dispatch/combine/notify kernels, NVSHMEM kernels, kernels named as all-to-all, or a name containing one of the
+/// user's patterns (`--comm-kernel`).
+bool other_comm_kernel(const std::string& name, const std::string& n, const KinetoOptions& options) {
     if (name.rfind("nccl", 0) == 0) return false;
     for (const auto& pattern : options.comm_kernels)
         if (!pattern.empty() && name.find(pattern) != std::string::npos) return true;
-    std::string n;
-    for (const char c : name) n += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     static const char* const builtin[] = {"deep_ep", "deepep", "nvshmem", "all_to_all", "alltoall"};
     for (const char* b : builtin)
         if (n.find(b) != std::string::npos) return true;
@@ -261,7 +265,7 @@ RankTrace parse_rank(const std::string& file, const KinetoOptions& options) {
             g.kernel_class = KernelClass::elementwise;
         } else if (e.cat == "gpu_memset") {
             g.kernel_class = KernelClass::elementwise;
-        } else if (other_comm_kernel(g.name, options)) {
+        } else if (const std::string lower = lowercase(g.name); other_comm_kernel(g.name, lower, options)) {
             // Communication outside NCCL (DeepEP, NVSHMEM, custom all-to-all kernels): an all-to-all over the job,
             // sized by its bytes arg when it has one, else keeping its traced time (the import counts those).
             g.kind = OpKind::collective;
@@ -296,7 +300,7 @@ RankTrace parse_rank(const std::string& file, const KinetoOptions& options) {
                 g.group = e.pg_name + ":" + e.pg_description;
             }
         } else {
-            g.kernel_class = classify(g.name);
+            g.kernel_class = classify(lower);  // the name lowercased once for both checks
         }
         trace.events.push_back(std::move(g));
     }

@@ -19,7 +19,7 @@ struct ImportOptions {
     bool fold = false;             // kineto: ranks without a file folded by symmetry instead of filled SPMD-style
     std::string align = "auto";    // kineto: auto, clock, step or none (KinetoAlign)
     std::vector<std::string> comm_kernels;  // kineto: extra name fragments of non-NCCL communication kernels
-    std::uint32_t replicas = 0;    // text workloads: data-parallel replicas to simulate (0: all, if not too large)
+    std::uint32_t replicas = 0;  // text workloads: data-parallel replicas to simulate (0: all, if not too large)
     PipelineSchedule schedule = PipelineSchedule::one_f_one_b;  // text workloads
     std::uint32_t pipeline_chunks = 0;                          // text workloads: 0: the header's vpp
 };

@@ -9,7 +9,8 @@
 // stream "send" posts sends, each in the order the schedule needs them (NCCL send/recv are rendezvous); stream
 // "dp" all-reduces each layer's gradients as soon as the last micro-batch's backward of that layer is done,
 // overlapping the backward of the layers before it (as Megatron's overlapped gradient reduction does).
-// FLOPs per layer and micro-batch: forward 24·b·s·h² + 4·b·s²·h, backward twice that (Narayanan et al., SC21).
+// FLOPs per layer and micro-batch: forward 24·b·s·h² + 4·b·s²·h (QKV 6bsh², projection 2bsh², MLP 16bsh², QKᵀ and AV
+// 4bs²h), backward twice that.
 #include <fmt/format.h>
 
 #include "engine/units.h"
@@ -121,7 +122,9 @@ OpGraph build_pipeline_data_parallel(const engine::Params& params) {
                        send_grad = s.chunks > 1 ? g.stream(rank, "send grad") : send;
             const auto dp = s.dp > 1 ? g.stream(rank, "dp") : traces::StreamId::invalid();
             OpId last_compute;  // receives are posted when the schedule reaches their step: after this op
-            auto posted = [&]() { return last_compute.valid() ? std::vector<OpId>{last_compute} : std::vector<OpId>{}; };
+            auto posted = [&]() {
+                return last_compute.valid() ? std::vector<OpId>{last_compute} : std::vector<OpId>{};
+            };
             auto compute_op = [&](const std::string& name, double flops, engine::Time fixed, std::vector<OpId> deps) {
                 traces::Op op{rank, compute, g.intern(name), OpKind::compute, traces::KernelClass::gemm, s.dtype};
                 op.flops = flops;

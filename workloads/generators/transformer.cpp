@@ -92,6 +92,12 @@ double TransformerBuilder::output_params() const {
     return plan_.model.hidden + (tied_here ? 0.0 : table_params());
 }
 
+double TransformerBuilder::boundary_bytes() const {
+    // The activations (or their gradients) passed between pipeline stages: T x h, split over TP with SP.
+    return activation_width(plan_) * plan_.local_tokens() * plan_.model.hidden /
+           (plan_.sequence_parallel ? plan_.tp : 1);
+}
+
 std::uint32_t TransformerBuilder::chunk_first_layer(std::uint32_t chunk) const {
     return (chunk * plan_.pp + stage_) * plan_.layers_per_chunk();
 }
@@ -152,7 +158,7 @@ void TransformerBuilder::build_rank(std::uint32_t rank) {
         s_.cp_send = add_stream("cp send");
         s_.cp_recv = add_stream("cp recv");
     }
-    last_compute_ = last_dp_ = last_gather_ = layer_first_ = OpId::invalid();
+    last_compute_ = last_dp_ = layer_first_ = OpId::invalid();
     pending_.clear();
     bucket_ = {};
     const StaticMemory mem = static_memory(plan_, stage_);
@@ -182,9 +188,7 @@ void TransformerBuilder::forward_step(std::uint32_t mb, std::uint32_t chunk) {
         // Posted when the rank reaches this step: after the kernel before it.
         std::vector<OpId> deps;
         if (last_compute_.valid()) deps.push_back(last_compute_);
-        pending_.push_back(p2p(OpKind::recv, s_.recv_act, comms_[rank_].pp_prev, pp_peer_prev_[rank_],
-                               activation_width(plan_) * plan_.local_tokens() * plan_.model.hidden /
-                                   (plan_.sequence_parallel ? plan_.tp : 1),
+        pending_.push_back(p2p(OpKind::recv, s_.recv_act, comms_[rank_].pp_prev, pp_peer_prev_[rank_], boundary_bytes(),
                                "recv act " + tag, deps));
     }
     memory(OpKind::alloc, traces::MemoryUse::activations, activation_bytes_[chunk], "activations");
@@ -201,10 +205,8 @@ void TransformerBuilder::forward_step(std::uint32_t mb, std::uint32_t chunk) {
         compute("loss", loss_cost(plan_), UINT32_MAX);
     } else {
         const OpId deps[] = {last_compute_};
-        p2p(OpKind::send, s_.send_act, comms_[rank_].pp_next, pp_peer_next_[rank_],
-            activation_width(plan_) * plan_.local_tokens() * plan_.model.hidden /
-                (plan_.sequence_parallel ? plan_.tp : 1),
-            "send act " + tag, deps);
+        p2p(OpKind::send, s_.send_act, comms_[rank_].pp_next, pp_peer_next_[rank_], boundary_bytes(), "send act " + tag,
+            deps);
     }
 }
 
@@ -213,12 +215,11 @@ void TransformerBuilder::backward_step(std::uint32_t mb, std::uint32_t chunk) {
     const bool first = vstage == 0, last = vstage + 1 == plan_.pp * plan_.virtual_stages;
     const bool final_mb = mb + 1 == plan_.microbatches;
     const std::string tag = plan_.virtual_stages > 1 ? fmt::format("mb{} chunk{}", mb, chunk) : fmt::format("mb{}", mb);
-    const double boundary_bytes =
-        activation_width(plan_) * plan_.local_tokens() * plan_.model.hidden / (plan_.sequence_parallel ? plan_.tp : 1);
+    const double boundary = boundary_bytes();
     if (!last) {
         std::vector<OpId> deps;
         if (last_compute_.valid()) deps.push_back(last_compute_);
-        pending_.push_back(p2p(OpKind::recv, s_.recv_grad, comms_[rank_].pp_next, pp_peer_next_[rank_], boundary_bytes,
+        pending_.push_back(p2p(OpKind::recv, s_.recv_grad, comms_[rank_].pp_next, pp_peer_next_[rank_], boundary,
                                "recv grad " + tag, deps));
     } else {
         if (plan_.zero_stage == 3) gather_parameters(UINT32_MAX, output_params());
@@ -235,10 +236,10 @@ void TransformerBuilder::backward_step(std::uint32_t mb, std::uint32_t chunk) {
         if (final_mb) bucket_.dense_bytes += activation_width(plan_) * table_params();
     }
     memory(OpKind::free, traces::MemoryUse::activations, activation_bytes_[chunk], "activations");
-    if (final_mb && plan_.zero_stage < 3) reduce_bucket(true);
+    if (final_mb && plan_.zero_stage < 3) reduce_bucket();
     if (!first) {
         const OpId deps[] = {last_compute_};
-        p2p(OpKind::send, s_.send_grad, comms_[rank_].pp_prev, pp_peer_prev_[rank_], boundary_bytes, "send grad " + tag,
+        p2p(OpKind::send, s_.send_grad, comms_[rank_].pp_prev, pp_peer_prev_[rank_], boundary, "send grad " + tag,
             deps);
     }
 }
@@ -272,8 +273,8 @@ void TransformerBuilder::finish_rank() {
 void TransformerBuilder::describe_derived() {
     const TransformerModel& m = plan_.model;
     auto& d = g_.derived;
-    d.push_back(fmt::format("world_size: {} (tp {} x cp {} x pp {} x dp {})", grid_.size(), plan_.tp, plan_.cp, plan_.pp,
-                            plan_.dp));
+    d.push_back(fmt::format("world_size: {} (tp {} x cp {} x pp {} x dp {})", grid_.size(), plan_.tp, plan_.cp,
+                            plan_.pp, plan_.dp));
     d.push_back(fmt::format("dp: {}", plan_.dp));
     d.push_back(fmt::format("global_batch_size: {} sequences, {} tokens", plan_.global_batch_size,
                             double(plan_.global_batch_size) * m.seq_len));

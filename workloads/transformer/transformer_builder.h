@@ -43,7 +43,8 @@ private:
     void gather_parameters(std::uint32_t layer, double table_params = 0);
     [[nodiscard]] double table_params() const;
     [[nodiscard]] double output_params() const;
-    void reduce_bucket(bool final);
+    [[nodiscard]] double boundary_bytes() const;
+    void reduce_bucket();
     void finish_rank();
 
     OpId compute(const char* name, const KernelCost& cost, std::uint32_t layer);
@@ -73,7 +74,6 @@ private:
     Streams s_;
     OpId last_compute_;
     OpId last_dp_;
-    OpId last_gather_;           // ZeRO-3: the latest parameter all-gather
     OpId layer_first_;           // the first kernel of the latest layer (ZeRO-3 prefetch starts after it)
     std::vector<OpId> pending_;  // deps of the next compute op
     Bucket bucket_;

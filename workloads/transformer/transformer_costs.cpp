@@ -52,23 +52,21 @@ LayerCosts layer_costs(const TransformerPlan& plan, std::uint32_t layer) {
     // other ranks' K and V); flash-style traffic reads Q, K, V and writes O, never the s x s matrix.
     const double keys = m.seq_len;
     c.attention.kernel_class = traces::KernelClass::attention;
-    c.attention.flops =
-        4.0 * plan.micro_batch_size * heads * (tokens / plan.micro_batch_size) * keys * d * (plan.causal ? 0.5 : 1.0);
+    c.attention.flops = 4.0 * heads * tokens * keys * d * (plan.causal ? 0.5 : 1.0);
     c.attention.bytes = e * tokens * d * (2 * heads + 2 * kv);
     if (!plan.flash_attention) c.attention.bytes += 3.0 * e * heads * tokens * keys;  // scores, softmax, dropout
     c.projection = gemm(tokens, h, heads * d, w);
     c.tp_bytes = plan.tp > 1 ? e * tokens * h : 0;
     c.kv_block_bytes = plan.cp > 1 ? 2.0 * e * tokens * kv * d : 0;
+    // MoE: tokens enter the block sequence-parallel (T / tp per rank); each goes to top_k experts; the busiest rank
+    // gets min(imbalance, capacity factor) times the balanced share.
+    const double routed = m.top_k * norm_tokens * std::min(plan.imbalance, plan.capacity_factor);
     if (!c.moe) {
         const double inner = m.ffn_hidden / t;
         c.mlp_in = gemm(tokens, ffn_outputs(m, inner), h, w);
         c.activation = memory_bound(e * tokens * (ffn_outputs(m, inner) + inner));
         c.mlp_out = gemm(tokens, h, inner, w);
     } else {
-        // Tokens enter the MoE block sequence-parallel (T / tp per rank); each goes to top_k experts; the
-        // busiest rank gets min(imbalance, capacity factor) times the balanced share.
-        const double load = std::min(plan.imbalance, plan.capacity_factor);
-        const double routed = m.top_k * norm_tokens * load;
         const std::uint32_t local = m.experts / plan.ep;
         const double per_expert = routed / local;
         c.router = gemm(norm_tokens, m.experts, h, w);
@@ -92,8 +90,6 @@ LayerCosts layer_costs(const TransformerPlan& plan, std::uint32_t layer) {
         const double inner = m.ffn_hidden / t;
         split += e * tokens * (ffn_outputs(m, inner) + inner);
     } else {
-        const double load = std::min(plan.imbalance, plan.capacity_factor);
-        const double routed = m.top_k * norm_tokens * load;
         split += e * routed * (h + ffn_outputs(m, m.moe_ffn_hidden) + m.moe_ffn_hidden) + 4.0 * norm_tokens * m.experts;
         if (m.shared_experts > 0) {
             const double inner = double(m.shared_experts) * m.moe_ffn_hidden;

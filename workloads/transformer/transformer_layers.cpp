@@ -98,8 +98,8 @@ void TransformerBuilder::gather_parameters(std::uint32_t layer, double table_par
     if (layer_first_.valid()) deps.push_back(layer_first_);
     const std::string name =
         layer == UINT32_MAX ? "all-gather embedding/output" : fmt::format("L{} all-gather params", layer);
-    last_gather_ = collective(s_.zero, comms_[rank_].dp, CollectiveKind::all_gather, e * p.dense / shards, name, deps);
-    pending_.push_back(last_gather_);
+    pending_.push_back(
+        collective(s_.zero, comms_[rank_].dp, CollectiveKind::all_gather, e * p.dense / shards, name, deps));
     if (p.expert > 0 && comms_[rank_].edp.valid()) {
         const OpId expert = collective(s_.zero, comms_[rank_].edp, CollectiveKind::all_gather,
                                        e * p.expert / (shards / plan_.ep), name + " (experts)", deps);
@@ -232,10 +232,10 @@ void TransformerBuilder::backward_layer(std::uint32_t l, bool reduce_gradients) 
     if (!reduce_gradients) return;
     bucket_.dense_bytes += e * p.dense;
     bucket_.expert_bytes += e * p.expert;
-    if (bucket_.dense_bytes + bucket_.expert_bytes >= double(plan_.grad_bucket_bytes)) reduce_bucket(false);
+    if (bucket_.dense_bytes + bucket_.expert_bytes >= double(plan_.grad_bucket_bytes)) reduce_bucket();
 }
 
-void TransformerBuilder::reduce_bucket(bool /*final*/) {
+void TransformerBuilder::reduce_bucket() {
     if (!s_.dp.valid()) {
         bucket_ = {};
         return;
