@@ -273,3 +273,39 @@ TEST_CASE("communication kernels outside NCCL are all-to-alls on the network, no
     const auto result = sim::replay(g, cluster, sim::ReplayOptions{});
     REQUIRE(result.timeline.makespan == engine::Time{105'000'000});  // 10 us to the last end at 105 us, as traced
 }
+
+TEST_CASE("recorded cudaStreamWaitEvent waits win over inference; the previous iteration's tail is clipped",
+          "[traces][kineto]") {
+    // The consumer (stream 20) starts 0.5 us after the bystander (stream 13) ended and 1 us after the producer
+    // (stream 7): inference alone would pick the bystander, the cuda_sync record says the producer. A kernel with
+    // no launch record runs on stream 7 before the first launched one: the previous iteration's tail.
+    const auto g = traces::read_kineto({testing::test_data("traces/kineto_recorded_wait.json")}, {});
+    auto op_named = [&](std::string_view name) {
+        for (std::size_t i = 0; i < g.ops.size(); ++i) {
+            if (g.names[g.ops[i].name] == name) return traces::OpId::from_index(i);
+        }
+        return traces::OpId{};
+    };
+    REQUIRE_FALSE(op_named("tail").valid());
+    const auto consumer = op_named("consumer"), producer = op_named("producer");
+    REQUIRE(consumer.valid());
+    // It waits for the producer through the 1 us dispatch gap the trace shows after the producer's end.
+    const auto gap = traces::OpId::from_index(consumer.index() - 1);
+    REQUIRE(g.names[g.ops[gap.index()].name] == "dispatch gap");
+    REQUIRE(g.ops[gap.index()].duration == engine::Time{1'000'000});
+    const auto deps = g.deps(gap);
+    REQUIRE(deps.size() == 1);
+    REQUIRE(deps[0] == producer);
+    REQUIRE(g.deps(consumer).empty());
+    const auto tail = op_named("previous iteration");
+    REQUIRE(tail.valid());
+    REQUIRE(g.ops[tail.index()].duration == engine::Time{6'000'000});  // window start to the tail's end
+    // The faithful replay still reproduces the step: the consumer ends at 51 us.
+    const auto result = sim::replay(g, topo::load_topology("dgx-h100", {}), sim::ReplayOptions{});
+    REQUIRE(result.timeline.makespan == engine::Time{51'000'000});
+    // A what-if that shortens the producer moves the consumer; the bystander does not hold it.
+    auto faster = g;
+    faster.ops[producer.index()].duration = engine::Time{10'000'000};
+    REQUIRE(sim::replay(faster, topo::load_topology("dgx-h100", {}), sim::ReplayOptions{}).timeline.makespan ==
+            engine::Time{40'500'000});
+}

@@ -32,7 +32,7 @@ enum class Ctx {
 bool kept(const KinetoEvent& e, bool complete) {
     if (!complete) return false;
     if (e.cat == "kernel" || e.cat == "gpu_memcpy" || e.cat == "gpu_memset" || e.cat == "cuda_runtime" ||
-        e.cat == "cuda_driver")
+        e.cat == "cuda_driver" || e.cat == "cuda_sync")
         return true;
     return e.name.rfind("ProfilerStep#", 0) == 0 || e.name.rfind("nccl:", 0) == 0 || e.name == "record_param_comms";
 }
@@ -178,6 +178,10 @@ private:
                     event_.bytes = v;
                 else if (key_ == "In msg nelems")
                     event_.in_msg_nelems = v;
+                else if (key_ == "wait_on_stream")
+                    event_.wait_on_stream = v;
+                else if (key_ == "wait_on_cuda_event_record_corr_id")
+                    event_.wait_on_record_correlation = v;
                 break;
             case Ctx::input_dims_row:
                 event_.input_dims.back().push_back(v);

@@ -21,6 +21,10 @@ struct KinetoEvent {
     bool has_stream = false;
     double bytes = 0;
     double in_msg_nelems = -1;
+    // cuda_sync "Stream Wait Event" (PyTorch's enable_cuda_sync_events): the stream waited on and the correlation
+    // of the cudaEventRecord call that recorded the awaited event; -1 when absent.
+    double wait_on_stream = -1;
+    double wait_on_record_correlation = -1;
     std::string dtype;
     std::string collective_name;
     std::string pg_ranks;

@@ -1,9 +1,11 @@
 // Kineto import. Per file: pick the iteration window (ProfilerStep#N on the CPU), take the GPU events (kernels,
 // memcpy, memset) whose launch falls in it, map NCCL kernels to collectives (kind from the kernel name, size,
 // dtype and process group from the kernel's args, or else from the enclosing nccl:* / record_param_comms CPU op),
-// and order each stream by time. Gaps a stream spent waiting on the host become delay ops; a kernel that started
-// later than both its launch and its stream predecessor, right when a kernel on another stream ended, gets a
-// dependency on that kernel (cross-stream event waits).
+// and order each stream by time. Gaps a stream spent waiting on the host become delay ops. Cross-stream waits come
+// from the trace's cudaStreamWaitEvent records where it has them (cuda_sync events); otherwise a kernel that
+// started later than both its launch and its stream predecessor, right when a kernel on another stream ended, gets
+// a dependency on that kernel. GPU events of the previous iteration (no launch record, before the stream's first
+// launched event) are clipped.
 #include "traces/formats/kineto_reader.h"
 
 #include <algorithm>
@@ -33,6 +35,7 @@ struct GpuEvent {
     std::int64_t stream = 0;
     Time start{}, end{};
     Time launch_end{-1};  // end of the CPU launch call, on the same clock
+    std::int64_t correlation = -1;
     OpKind kind = OpKind::compute;
     KernelClass kernel_class = KernelClass::other;
     CollectiveKind collective = CollectiveKind::all_reduce;
@@ -41,6 +44,14 @@ struct GpuEvent {
     std::string name;
     std::string group;  // process group name ("" = world)
     std::vector<std::uint32_t> group_ranks;
+    std::vector<std::uint32_t> waits_on;  // events (indices in RankTrace::events) it waited for, as recorded
+};
+
+/// A recorded cross-stream wait: cudaStreamWaitEvent on `stream` (the wait call's correlation) for the event
+/// recorded on `producer_stream` by the cudaEventRecord call of correlation `record`.
+struct RecordedWait {
+    std::int64_t stream = 0, producer_stream = 0;
+    std::int64_t wait = -1, record = -1;
 };
 
 struct RankTrace {
@@ -51,6 +62,9 @@ struct RankTrace {
     Time window_start{}, window_end{};
     double base_us = 0;            // the file's earliest timestamp: every time above is relative to it
     std::vector<GpuEvent> events;  // sorted by (start, stream)
+    // Streams whose first events in the window were the previous iteration's tail (dropped), with its end.
+    std::vector<std::pair<std::int64_t, Time>> previous_tail;
+    std::size_t recorded_waits = 0;  // dependencies taken from cuda_sync records
 
     void shift(Time by) {
         window_start += by;
@@ -60,6 +74,7 @@ struct RankTrace {
             e.end += by;
             if (e.launch_end.count() >= 0) e.launch_end += by;
         }
+        for (auto& [stream, end] : previous_tail) end += by;
     }
 };
 
@@ -190,6 +205,56 @@ std::uint64_t checked_bytes(double bytes, const std::string& file, std::size_t e
     return static_cast<std::uint64_t>(bytes);
 }
 
+/// GPU events with no launch record that ran on a stream before the first event launched in the window are the
+/// previous iteration's tail (their launches came before the window): dropped, with the tail's end kept so that
+/// the stream's leading wait is shown as such.
+void clip_previous_tail(RankTrace& trace) {
+    std::map<std::int64_t, Time> first_launched;  // stream -> start of its first event launched in the window
+    for (const GpuEvent& g : trace.events) {
+        if (g.launch_end.count() < 0) continue;
+        auto [it, added] = first_launched.emplace(g.stream, g.start);
+        if (!added) it->second = std::min(it->second, g.start);
+    }
+    std::map<std::int64_t, Time> tail_end;
+    std::erase_if(trace.events, [&](const GpuEvent& g) {
+        const auto it = first_launched.find(g.stream);
+        if (g.launch_end.count() >= 0 || it == first_launched.end() || g.start >= it->second) return false;
+        auto [t, added] = tail_end.emplace(g.stream, g.end);
+        if (!added) t->second = std::max(t->second, g.end);
+        return true;
+    });
+    trace.previous_tail.assign(tail_end.begin(), tail_end.end());
+}
+
+/// Turns cuda_sync "Stream Wait Event" records into event dependencies: the waiting stream's first event launched
+/// after the cudaStreamWaitEvent call waits for the producer stream's last event launched before the
+/// cudaEventRecord call (correlation ids grow with host call order). A record whose ends are not both in the
+/// window, or that the trace's own times contradict, is ignored.
+void resolve_recorded_waits(RankTrace& trace, const std::vector<RecordedWait>& waits) {
+    if (waits.empty()) return;
+    std::map<std::int64_t, std::vector<std::pair<std::int64_t, std::uint32_t>>> by_stream;  // (correlation, event)
+    for (std::uint32_t k = 0; k < trace.events.size(); ++k) {
+        if (trace.events[k].correlation >= 0)
+            by_stream[trace.events[k].stream].emplace_back(trace.events[k].correlation, k);
+    }
+    for (auto& [stream, list] : by_stream) std::sort(list.begin(), list.end());
+    for (const RecordedWait& w : waits) {
+        const auto consumers = by_stream.find(w.stream), producers = by_stream.find(w.producer_stream);
+        if (consumers == by_stream.end() || producers == by_stream.end() || w.stream == w.producer_stream) continue;
+        const auto& c = consumers->second;
+        const auto& p = producers->second;
+        const auto after = std::upper_bound(c.begin(), c.end(), std::make_pair(w.wait, UINT32_MAX));
+        const auto before = std::lower_bound(p.begin(), p.end(), std::make_pair(w.record, std::uint32_t{0}));
+        if (after == c.end() || before == p.begin()) continue;
+        const std::uint32_t consumer = after->second, producer = std::prev(before)->second;
+        GpuEvent& e = trace.events[consumer];
+        if (producer >= consumer || trace.events[producer].end > e.start + wait_tolerance) continue;
+        if (std::find(e.waits_on.begin(), e.waits_on.end(), producer) != e.waits_on.end()) continue;
+        e.waits_on.push_back(producer);
+        ++trace.recorded_waits;
+    }
+}
+
 RankTrace parse_rank(const std::string& file, const KinetoOptions& options) {
     const KinetoFile parsed = parse_kineto_events(read_text_file(file), file);
     RankTrace trace;
@@ -207,6 +272,7 @@ RankTrace parse_rank(const std::string& file, const KinetoOptions& options) {
     std::map<int, std::pair<Time, Time>> steps;
     std::map<std::int64_t, Time> launch_end;  // correlation -> end of the launch call
     std::vector<CommCpuOp> comm_ops;
+    std::vector<RecordedWait> waits;
     for (const KinetoEvent& e : parsed.events) {
         if (!e.has_ts) reject(file, fmt::format("traceEvents[{}]: expected an event with a numeric 'ts'", e.index));
         const Time ts = time_of(e), end = ts + from_us(e.dur_us);
@@ -214,6 +280,12 @@ RankTrace parse_rank(const std::string& file, const KinetoOptions& options) {
             steps[std::atoi(e.name.c_str() + 13)] = {ts, end};
         } else if (e.cat == "cuda_runtime" || e.cat == "cuda_driver") {
             if (e.correlation >= 0) launch_end[static_cast<std::int64_t>(e.correlation)] = end;
+        } else if (e.cat == "cuda_sync") {
+            if (e.name == "Stream Wait Event" && e.has_stream && e.wait_on_stream >= 0 &&
+                e.wait_on_record_correlation >= 0 && e.correlation >= 0)
+                waits.push_back({static_cast<std::int64_t>(e.stream), static_cast<std::int64_t>(e.wait_on_stream),
+                                 static_cast<std::int64_t>(e.correlation),
+                                 static_cast<std::int64_t>(e.wait_on_record_correlation)});
         } else if ((e.cat == "cpu_op" || e.cat == "user_annotation") &&
                    (e.name.rfind("nccl:", 0) == 0 || e.name == "record_param_comms")) {
             CommCpuOp op{ts, end, e.name, {}, DataType::fp32, collective_named(e.name)};
@@ -252,6 +324,7 @@ RankTrace parse_rank(const std::string& file, const KinetoOptions& options) {
         g.stream = static_cast<std::int64_t>(e.stream);
         g.start = time_of(e);
         g.end = g.start + from_us(e.dur_us);
+        g.correlation = e.correlation >= 0 ? static_cast<std::int64_t>(e.correlation) : -1;
         if (const auto it = launch_end.find(static_cast<std::int64_t>(e.correlation));
             e.correlation >= 0 && it != launch_end.end())
             g.launch_end = it->second;
@@ -312,11 +385,13 @@ RankTrace parse_rank(const std::string& file, const KinetoOptions& options) {
             trace.window_end = std::max(trace.window_end, g.end);
         }
     }
+    if (!steps.empty()) clip_previous_tail(trace);
     // In start order across streams (ties by stream): every op that ended before an op started is added before
     // it, whatever the streams' ids, so a wait can be traced to any other stream (docs/formats.md).
     std::stable_sort(trace.events.begin(), trace.events.end(), [](const GpuEvent& a, const GpuEvent& b) {
         return a.start != b.start ? a.start < b.start : a.stream < b.stream;
     });
+    resolve_recorded_waits(trace, waits);
     return trace;
 }
 
@@ -341,15 +416,39 @@ void build_rank(OpGraph& g, const RankTrace& trace, std::uint32_t rank, const Ki
     std::vector<StreamId> stream_of(ids.size());
     std::vector<Time> stream_end(ids.size(), trace.window_start);
     for (std::size_t k = 0; k < ids.size(); ++k) stream_of[k] = g.stream(r, fmt::format("stream {}", ids[k]));
+    std::vector<Time> tail_end(ids.size(), Time{INT64_MIN});
+    for (const auto& [id, end] : trace.previous_tail)
+        tail_end[static_cast<std::size_t>(std::lower_bound(ids.begin(), ids.end(), id) - ids.begin())] = end;
+    std::vector<OpId> op_of_event;
+    op_of_event.reserve(trace.events.size());
     for (const GpuEvent& e : trace.events) {
         const auto slot = static_cast<std::size_t>(std::lower_bound(ids.begin(), ids.end(), e.stream) - ids.begin());
         const StreamId stream = stream_of[slot];
         Time& previous_end = stream_end[slot];
+        if (tail_end[slot] > previous_end) {
+            // The previous iteration's tail still ran on this stream: a wait of its own, not host time.
+            Op delay{r, stream, g.intern("previous iteration"), OpKind::delay};
+            delay.duration = std::min(tail_end[slot], e.start) - previous_end;
+            if (options.keep_gaps && delay.duration > Time{0}) g.add(delay);
+            previous_end += delay.duration;
+            tail_end[slot] = Time{INT64_MIN};
+        }
         // Host time: until the launch finished (or, without a launch record, until the kernel started).
-        const Time ready = std::max(previous_end, e.launch_end.count() >= 0 ? e.launch_end : e.start);
+        const Time launched = std::max(previous_end, e.launch_end.count() >= 0 ? e.launch_end : e.start);
         std::vector<OpId> deps;
-        Time host_gap = std::min(e.start, ready) - previous_end;
-        if (e.start - ready > wait_tolerance) {
+        // Waits the trace records (cudaStreamWaitEvent): dependencies as they are, whatever the times suggest.
+        Time recorded{INT64_MIN};  // the latest traced end of the ops it waits for
+        for (const std::uint32_t p : e.waits_on) {
+            deps.push_back(op_of_event[p]);
+            recorded = std::max(recorded, trace.events[p].end);
+        }
+        const Time ready = std::max(launched, recorded);
+        Time host_gap = std::min(e.start, launched) - previous_end;
+        Time waited_for{INT64_MIN};  // the end of the dependency it waited for, when one explains its start
+        if (recorded > launched && e.start - recorded <= wait_tolerance) {
+            // Explained by the record: the stream's own time is only what the host took.
+            waited_for = recorded;
+        } else if (e.start - ready > wait_tolerance) {
             // It waited for something else: the other stream's op that ended last before it started.
             OpId cause;
             Time cause_end{INT64_MIN};
@@ -359,9 +458,11 @@ void build_rank(OpGraph& g, const RankTrace& trace, std::uint32_t rank, const Ki
                     cause = op;
                 }
             }
-            if (cause.valid() && e.start - cause_end <= wait_tolerance && cause_end > ready)
+            if (cause.valid() && e.start - cause_end <= wait_tolerance && cause_end > ready &&
+                std::find(deps.begin(), deps.end(), cause) == deps.end()) {
                 deps.push_back(cause);
-            else
+                waited_for = cause_end;
+            } else
                 host_gap = e.start - previous_end;  // unexplained: keep it as host time
         } else {
             // Ready and started within the tolerance: the launch/dispatch gap between back-to-back kernels (1-2 us
@@ -372,6 +473,13 @@ void build_rank(OpGraph& g, const RankTrace& trace, std::uint32_t rank, const Ki
             Op delay{r, stream, g.intern("host gap"), OpKind::delay};
             delay.duration = host_gap;
             g.add(delay);
+        }
+        if (options.keep_gaps && waited_for.count() != INT64_MIN && e.start > waited_for) {
+            // The dispatch gap between the awaited kernel's end and this start, kept after the dependency.
+            Op delay{r, stream, g.intern("dispatch gap"), OpKind::delay};
+            delay.duration = e.start - waited_for;
+            g.add(delay, deps);
+            deps.clear();
         }
         Op op{r, stream, g.intern(e.name.substr(0, e.name.find('('))), e.kind, e.kernel_class, e.dtype};
         op.bytes = e.bytes;
@@ -399,6 +507,7 @@ void build_rank(OpGraph& g, const RankTrace& trace, std::uint32_t rank, const Ki
             op.comm = it->second;
         }
         const OpId id = g.add(op, deps);
+        op_of_event.push_back(id);
         ends.emplace_back(e.end, id);
         previous_end = e.end;
     }
@@ -489,6 +598,17 @@ OpGraph read_kineto(const std::vector<std::string>& files, const KinetoOptions& 
     }
     g.traced_iteration = traced;
     g.traced_gpu = traces.front().gpu;
+    std::size_t recorded = 0, tails = 0;
+    for (const auto& t : traces) {
+        recorded += t.recorded_waits;
+        tails += t.previous_tail.size();
+    }
+    if (recorded > 0)
+        engine::layer_log("traces").info("{}: {} cross-stream waits taken from cudaStreamWaitEvent records",
+                                         files.front(), recorded);
+    if (tails > 0)
+        engine::layer_log("traces").info("{}: the previous iteration's tail clipped from {} stream(s)", files.front(),
+                                         tails);
     validate(g);
     // A collective the trace gives no size for is not simulated as 0 bytes: the replay keeps its traced kernel
     // time (docs/models.md "Replay").
