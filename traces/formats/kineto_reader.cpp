@@ -19,6 +19,7 @@
 #include "engine/error.h"
 #include "engine/log.h"
 #include "traces/formats/kineto_events.h"
+#include "traces/formats/kineto_rank_trace.h"
 #include "traces/text_file.h"
 
 namespace clustersim::traces {
@@ -26,57 +27,7 @@ namespace clustersim::traces {
 namespace {
 
 using engine::Time;
-
-constexpr Time wait_tolerance{2'000'000};  // 2 us: a start this close to another stream's end is caused by it
-
-Time from_us(double us) { return Time{static_cast<std::int64_t>(std::llround(us * 1e6))}; }
-
-struct GpuEvent {
-    std::int64_t stream = 0;
-    Time start{}, end{};
-    Time launch_end{-1};  // end of the CPU launch call, on the same clock
-    std::int64_t correlation = -1;
-    OpKind kind = OpKind::compute;
-    KernelClass kernel_class = KernelClass::other;
-    CollectiveKind collective = CollectiveKind::all_reduce;
-    DataType dtype = DataType::fp32;
-    std::uint64_t bytes = 0;
-    std::string name;
-    std::string group;  // process group name ("" = world)
-    std::vector<std::uint32_t> group_ranks;
-    std::vector<std::uint32_t> waits_on;  // events (indices in RankTrace::events) it waited for, as recorded
-};
-
-/// A recorded cross-stream wait: cudaStreamWaitEvent on `stream` (the wait call's correlation) for the event
-/// recorded on `producer_stream` by the cudaEventRecord call of correlation `record`.
-struct RecordedWait {
-    std::int64_t stream = 0, producer_stream = 0;
-    std::int64_t wait = -1, record = -1;
-};
-
-struct RankTrace {
-    std::string file;
-    std::uint32_t rank = 0;
-    std::uint32_t world = 1;
-    std::string gpu;  // deviceProperties[0].name
-    Time window_start{}, window_end{};
-    double base_us = 0;            // the file's earliest timestamp: every time above is relative to it
-    std::vector<GpuEvent> events;  // sorted by (start, stream)
-    // Streams whose first events in the window were the previous iteration's tail (dropped), with its end.
-    std::vector<std::pair<std::int64_t, Time>> previous_tail;
-    std::size_t recorded_waits = 0;  // dependencies taken from cuda_sync records
-
-    void shift(Time by) {
-        window_start += by;
-        window_end += by;
-        for (GpuEvent& e : events) {
-            e.start += by;
-            e.end += by;
-            if (e.launch_end.count() >= 0) e.launch_end += by;
-        }
-        for (auto& [stream, end] : previous_tail) end += by;
-    }
-};
+using namespace kineto;
 
 [[noreturn]] void reject(const std::string& file, const std::string& what) {
     throw engine::InputError(engine::SourceLocation{file}, what);
@@ -203,56 +154,6 @@ std::uint64_t checked_bytes(double bytes, const std::string& file, std::size_t e
         reject(file, fmt::format("traceEvents[{}]: a message of {} bytes is out of range (expected 0 to 2^62)", event,
                                  bytes));
     return static_cast<std::uint64_t>(bytes);
-}
-
-/// GPU events with no launch record that ran on a stream before the first event launched in the window are the
-/// previous iteration's tail (their launches came before the window): dropped, with the tail's end kept so that
-/// the stream's leading wait is shown as such.
-void clip_previous_tail(RankTrace& trace) {
-    std::map<std::int64_t, Time> first_launched;  // stream -> start of its first event launched in the window
-    for (const GpuEvent& g : trace.events) {
-        if (g.launch_end.count() < 0) continue;
-        auto [it, added] = first_launched.emplace(g.stream, g.start);
-        if (!added) it->second = std::min(it->second, g.start);
-    }
-    std::map<std::int64_t, Time> tail_end;
-    std::erase_if(trace.events, [&](const GpuEvent& g) {
-        const auto it = first_launched.find(g.stream);
-        if (g.launch_end.count() >= 0 || it == first_launched.end() || g.start >= it->second) return false;
-        auto [t, added] = tail_end.emplace(g.stream, g.end);
-        if (!added) t->second = std::max(t->second, g.end);
-        return true;
-    });
-    trace.previous_tail.assign(tail_end.begin(), tail_end.end());
-}
-
-/// Turns cuda_sync "Stream Wait Event" records into event dependencies: the waiting stream's first event launched
-/// after the cudaStreamWaitEvent call waits for the producer stream's last event launched before the
-/// cudaEventRecord call (correlation ids grow with host call order). A record whose ends are not both in the
-/// window, or that the trace's own times contradict, is ignored.
-void resolve_recorded_waits(RankTrace& trace, const std::vector<RecordedWait>& waits) {
-    if (waits.empty()) return;
-    std::map<std::int64_t, std::vector<std::pair<std::int64_t, std::uint32_t>>> by_stream;  // (correlation, event)
-    for (std::uint32_t k = 0; k < trace.events.size(); ++k) {
-        if (trace.events[k].correlation >= 0)
-            by_stream[trace.events[k].stream].emplace_back(trace.events[k].correlation, k);
-    }
-    for (auto& [stream, list] : by_stream) std::sort(list.begin(), list.end());
-    for (const RecordedWait& w : waits) {
-        const auto consumers = by_stream.find(w.stream), producers = by_stream.find(w.producer_stream);
-        if (consumers == by_stream.end() || producers == by_stream.end() || w.stream == w.producer_stream) continue;
-        const auto& c = consumers->second;
-        const auto& p = producers->second;
-        const auto after = std::upper_bound(c.begin(), c.end(), std::make_pair(w.wait, UINT32_MAX));
-        const auto before = std::lower_bound(p.begin(), p.end(), std::make_pair(w.record, std::uint32_t{0}));
-        if (after == c.end() || before == p.begin()) continue;
-        const std::uint32_t consumer = after->second, producer = std::prev(before)->second;
-        GpuEvent& e = trace.events[consumer];
-        if (producer >= consumer || trace.events[producer].end > e.start + wait_tolerance) continue;
-        if (std::find(e.waits_on.begin(), e.waits_on.end(), producer) != e.waits_on.end()) continue;
-        e.waits_on.push_back(producer);
-        ++trace.recorded_waits;
-    }
 }
 
 RankTrace parse_rank(const std::string& file, const KinetoOptions& options) {
@@ -514,32 +415,6 @@ void build_rank(OpGraph& g, const RankTrace& trace, std::uint32_t rank, const Ki
 }
 
 }  // namespace
-
-/// Places the files on one time axis (KinetoAlign). With a shared clock every rank's window starts where the
-/// earliest one does, so a rank that started late carries its lateness as a leading host gap.
-void align_ranks(std::vector<RankTrace>& traces, KinetoAlign align) {
-    if (align == KinetoAlign::automatic) {
-        double lo = traces.front().base_us, hi = lo;
-        for (const auto& t : traces) {
-            lo = std::min(lo, t.base_us);
-            hi = std::max(hi, t.base_us);
-        }
-        align = traces.size() > 1 && hi - lo <= 60e6 ? KinetoAlign::clock : KinetoAlign::step;
-    }
-    if (align == KinetoAlign::none) return;
-    if (align == KinetoAlign::step) {
-        for (auto& t : traces) t.shift(Time{0} - t.window_start);
-        return;
-    }
-    double base = traces.front().base_us;
-    for (const auto& t : traces) base = std::min(base, t.base_us);
-    Time start{INT64_MAX};
-    for (auto& t : traces) {
-        t.shift(from_us(t.base_us - base));
-        start = std::min(start, t.window_start);
-    }
-    for (auto& t : traces) t.window_start = start;
-}
 
 bool looks_like_kineto(const std::string& text) {
     return text.find("\"traceEvents\"") != std::string::npos || text.find("\"schemaVersion\"") != std::string::npos;
