@@ -50,10 +50,7 @@ void ReplayEngine::arrive_collective(OpId id) {
 void ReplayEngine::plan_instance(std::uint32_t index, const traces::Op& op) {
     Instance& inst = instances_[index];
     const auto& ranks = g_.comms[inst.comm.index()].ranks;
-    // Pipelining chunks of trees and chains: one per 64 KiB, at most tree_chunks (small messages go whole).
-    const auto chunks = static_cast<std::uint32_t>(
-        std::clamp<std::uint64_t>((op.bytes + 65535) / 65536, 1, std::max<std::uint32_t>(1, options_.tree_chunks)));
-    PlanRequest request{op.collective, static_cast<std::uint32_t>(ranks.size()), op.bytes, {}, chunks};
+    PlanRequest request{op.collective, static_cast<std::uint32_t>(ranks.size()), op.bytes, {}, 1};
     for (const traces::RankId r : ranks)
         request.node_of.push_back(static_cast<std::uint32_t>(cluster_.device(gpu_of(r)).node));
     const bool one_node = std::all_of(request.node_of.begin(), request.node_of.end(),
@@ -101,6 +98,7 @@ void ReplayEngine::plan_instance(std::uint32_t index, const traces::Op& op) {
         inst.predicted_us = choice.time_us;
         inst.modelled_protocol = true;
     }
+    request.chunks = pipeline_chunks(op.bytes, inst.modelled_protocol ? inst.protocol : NcclProtocol::simple);
     inst.algorithm = algorithm.value_or(default_algorithm(op.collective));
     inst.plan = plan_collective(inst.algorithm, request, &inst.algorithm);
     inst.planned = true;
@@ -145,6 +143,17 @@ void ReplayEngine::plan_instance(std::uint32_t index, const traces::Op& op) {
             if (m != switch_endpoint) inst.member_transfers[fill_member[m]++] = t;
         }
     }
+}
+
+std::uint32_t ReplayEngine::pipeline_chunks(std::uint64_t bytes, NcclProtocol protocol) const {
+    // Trees, chains and NVLS pipeline a call in chunks: NCCL moves one protocol step per channel at a time.
+    const std::uint64_t channels = std::max<std::uint32_t>(1, options_.channels);
+    if (options_.tree_chunks == 0) {
+        const std::uint64_t step = channels * nccl_step_bytes(protocol);
+        return static_cast<std::uint32_t>(
+            std::clamp<std::uint64_t>((bytes + step - 1) / step, 1, ReplayOptions::max_auto_chunks));
+    }
+    return static_cast<std::uint32_t>(std::clamp<std::uint64_t>((bytes + 65535) / 65536, 1, options_.tree_chunks));
 }
 
 const std::vector<std::uint32_t>& ReplayEngine::ring_order(traces::CommId comm) {

@@ -46,9 +46,13 @@ void read_system(const engine::YamlValue& system, ReplayOptions& options) {
         options.fold_model = model == "flows" ? ReplayOptions::FoldModel::flows : ReplayOptions::FoldModel::cost_model;
     }
     if (auto v = system.find("chunks")) {
-        const auto chunks = v->as_int();
-        if (chunks < 1 || chunks > 1024) v->fail("expected a chunk count from 1 to 1024");
-        options.tree_chunks = static_cast<std::uint32_t>(chunks);
+        if (v->as_string() == "auto") {
+            options.tree_chunks = 0;
+        } else {
+            const auto chunks = v->as_int();
+            if (chunks < 1 || chunks > 1024) v->fail("expected 'auto' or a chunk count from 1 to 1024");
+            options.tree_chunks = static_cast<std::uint32_t>(chunks);
+        }
     }
     if (auto v = system.find("communicator_algorithms")) {
         for (const std::string& name : v->keys()) {

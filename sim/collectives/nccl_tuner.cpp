@@ -55,6 +55,18 @@ double nccl_base_latency_us(NcclAlgorithm a, NcclProtocol p) {
 
 double nccl_nvls_efficiency() { return nvls_efficiency; }
 
+std::uint64_t nccl_step_bytes(NcclProtocol p) {
+    switch (p) {
+        case NcclProtocol::ll:
+            return 8 * 512 * 16 / 2;
+        case NcclProtocol::ll128:
+            return 120 * 640 * 8 / 128 * 120;
+        case NcclProtocol::simple:
+            return (4U << 20) / 8;
+    }
+    return (4U << 20) / 8;
+}
+
 double nccl_wire_factor(NcclProtocol p) {
     switch (p) {
         case NcclProtocol::ll:

@@ -65,5 +65,10 @@ double nccl_base_latency_us(NcclAlgorithm algorithm, NcclProtocol protocol);
 double nccl_wire_factor(NcclProtocol protocol);
 /// Fraction of NVLink bandwidth NVLS reaches (nvlsEfficiency, Hopper).
 double nccl_nvls_efficiency();
+/// Payload bytes one channel moves per pipeline step of a protocol: the protocol's buffer over NCCL_STEPS (8)
+/// slots. Simple: the 4 MiB default NCCL_BUFFSIZE, 512 KiB a step; LL: 8 lines per thread x 512 threads x 16-byte
+/// lines a step, half of it data (32 KiB); LL128: 120 8-byte elements per thread x 640 threads a step, 120 of
+/// every 128 bytes data (576,000 bytes). NCCL's device.h and transport defaults.
+std::uint64_t nccl_step_bytes(NcclProtocol protocol);
 
 }  // namespace clustersim::sim

@@ -24,6 +24,7 @@ struct CollectiveCliOptions {
     std::string max = "1GiB";
     double factor = 2;
     std::uint32_t channels = 8;
+    std::uint32_t chunks = 0;
     std::string network = "max-min";
     bool concurrent = false;
 };
@@ -36,6 +37,7 @@ void run_collective(const CollectiveCliOptions& o) {
     options.max_bytes = engine::parse_bytes(o.max, engine::SourceLocation{"--max"});
     options.factor = o.factor;
     options.replay.channels = o.channels;
+    options.replay.tree_chunks = o.chunks;
     options.replay.network.sharing =
         o.network == "contention-free" ? sim::SharingModel::contention_free : sim::SharingModel::max_min;
     options.replay.network.record_flows = false;
@@ -107,6 +109,11 @@ void add_collective_command(CLI::App& app) {
                     "parallel flows per transfer")
         ->capture_default_str()
         ->check(CLI::Range(1, 64));
+    cmd->add_option("--chunks", o->chunks,
+                    "Pipelining chunks of trees, chains and NVLS: 0 chunks as NCCL does (one protocol step per "
+                    "channel: Simple 512 KiB, LL128 576,000 B, LL 32 KiB; at most 256), N a fixed count")
+        ->capture_default_str()
+        ->check(CLI::Range(0, 1024));
     cmd->add_option("--network", o->network, "Network model")
         ->capture_default_str()
         ->check(CLI::IsMember({"max-min", "contention-free"}));

@@ -17,13 +17,14 @@ using traces::CollectiveKind;
 namespace {
 
 sim::ReplayResult run_one(const topo::Cluster& cluster, const std::string& algorithm, CollectiveKind kind,
-                          std::uint64_t bytes, std::uint32_t ranks) {
+                          std::uint64_t bytes, std::uint32_t ranks, std::uint32_t chunks = 0) {
     testing::GraphBuilder b(ranks);
     std::vector<std::uint32_t> members;
     for (std::uint32_t r = 0; r < ranks; ++r) members.push_back(r);
     for (std::uint32_t r = 0; r < ranks; ++r) b.collective(r, "comm", "world", members, bytes, kind);
     auto options = testing::exact_options();
     options.algorithm = sim::find_collective_algorithm(algorithm);
+    options.tree_chunks = chunks;
     REQUIRE(options.algorithm.has_value());
     return sim::replay(b.g, cluster, options);
 }
@@ -129,6 +130,7 @@ TEST_CASE("with 8 channels, ring and double tree cross nodes through all eight N
             auto options = testing::exact_options();
             options.algorithm = sim::find_collective_algorithm(algorithm);
             options.channels = channels;
+            options.tree_chunks = 8;  // the same pipelining whatever the channels: only the NICs differ
             return sim::replay(b.g, cluster, options);
         };
         const auto one = run(1);
@@ -334,7 +336,11 @@ TEST_CASE("NVLS all-reduce sends each buffer up to the NVSwitch once and down on
     // ups of all GPUs run back to back (S/B = 80 us); chunk c comes down once every GPU's chunk c is up; the
     // last chunk comes down after the last up: S/B + S/(8B) + 2 x 150 ns = 90.3 us. A ring needs 144.2 us.
     const auto node = topo::load_topology("dgx-h100", {"nodes=1"});
-    REQUIRE(run_one(node, "nvls", CollectiveKind::all_reduce, 36'000'000, 8).timeline.makespan == Time{90'300'000});
+    REQUIRE(run_one(node, "nvls", CollectiveKind::all_reduce, 36'000'000, 8, 8).timeline.makespan == Time{90'300'000});
+    // Chunked as NCCL does (one 512 KiB Simple step on the one channel): C = 69 chunks, S/B + S/(69 B) + 0.3 us
+    // = 81.4594 us (within 100 ps: each chunk's size rounds to whole bytes).
+    const auto nccl_chunked = run_one(node, "nvls", CollectiveKind::all_reduce, 36'000'000, 8).timeline.makespan;
+    REQUIRE(std::abs(nccl_chunked.count() - 81'459'420) <= 100);
     // Without an NVSwitch (a PCIe box) NVLS has no form: the ring runs instead.
     const auto box = topo::load_topology("pcie-box", {"nodes=1"});
     const auto fallback = run_one(box, "nvls", CollectiveKind::all_reduce, 36'000'000, 8);
@@ -372,4 +378,18 @@ TEST_CASE("NCCL's tuner reads NVLink bandwidth from the topology, not the GPU ca
     };
     const double h100 = predicted({}), h800 = predicted({"nvlink_bandwidth=200 GB/s"});
     REQUIRE(h800 > 1.8 * h100);  // bandwidth-bound: about 450 / 200 times longer
+}
+
+TEST_CASE("broadcast pipelines in NCCL's protocol steps, not a fixed 8 chunks", "[sim][collectives]") {
+    // One DGX-H100 node, 1 GiB broadcast down the 7-hop chain, 1 channel, no protocol costs: NCCL's Simple step
+    // of 512 KiB gives 2,048 chunks, capped at 256 of 4 MiB; a chain of h hops with k chunks of c bytes takes
+    // (k + h - 1) c / B + h alpha (B = 450 GB/s, alpha = 300 ns through the switch): 2,444.117 us, 97.6% of the
+    // bound S/B. Eight fixed chunks took (8 + 6) x 134,217,728 / B + 2.1 us = 4,177.763 us: 43% slower.
+    const auto node = topo::load_topology("dgx-h100", {"nodes=1"});
+    const double s = 1ULL << 30, b = 450e9;
+    auto expected_ps = [&](double k) { return ((k + 6) * (s / k) / b + 7 * 300e-9) * 1e12; };
+    const auto nccl = run_one(node, "ring", CollectiveKind::broadcast, 1ULL << 30, 8).timeline.makespan;
+    REQUIRE(std::abs(static_cast<double>(nccl.count()) - expected_ps(256)) <= 1000);
+    const auto fixed = run_one(node, "ring", CollectiveKind::broadcast, 1ULL << 30, 8, 8).timeline.makespan;
+    REQUIRE(std::abs(static_cast<double>(fixed.count()) - expected_ps(8)) <= 1000);
 }
