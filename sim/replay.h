@@ -56,10 +56,11 @@ struct ReplayOptions {
     /// Forces a protocol (with protocols on); nullopt: NCCL's choice.
     std::optional<NcclProtocol> protocol;
     /// With protocols on, the fraction of a link's raw bandwidth NCCL's transfers reach, by LinkKind (nvlink,
-    /// pcie, infiniband, ethernet, wan, socket). NVLink: NCCL's own per-link figure for SM80/SM90 (20.0 and 20.6
-    /// GB/s of 25, topo.h); PCIe: 12 of 16 GB/s (PCI_BW, Gen3 x16); InfiniBand: 48 of 50 GB/s achievable per NDR
-    /// NIC (nccl-tests issues 267 and 309); Ethernet and WAN like InfiniBand; CPU sockets like PCIe.
-    std::array<double, 6> nccl_link_efficiency = {0.82, 0.75, 0.96, 0.96, 0.96, 0.75};
+    /// pcie, infiniband, ethernet, wan, socket). NVLink: 0 takes the GPU's own (GpuSpec::nvlink_efficiency, NCCL's
+    /// per-link figure for its architecture: V100 and A100 0.80, H100 0.824); PCIe: 12 of 16 GB/s (PCI_BW, Gen3
+    /// x16); InfiniBand: 48 of 50 GB/s achievable per NDR NIC (nccl-tests issues 267 and 309); Ethernet and WAN
+    /// like InfiniBand; CPU sockets like PCIe.
+    std::array<double, 6> nccl_link_efficiency = {0, 0.75, 0.96, 0.96, 0.96, 0.75};
     /// Each collective transfer is split over this many parallel flows (NCCL channels), each with its own ECMP
     /// path, as NCCL spreads a ring over several channels and queue pairs.
     std::uint32_t channels = 8;

@@ -265,10 +265,20 @@ double ReplayEngine::route_efficiency(std::span<const topo::LinkId> route) const
         const topo::Link& link = cluster_.link(l);
         if (link.bandwidth_bytes_per_s < slowest) {
             slowest = link.bandwidth_bytes_per_s;
-            efficiency = options_.nccl_link_efficiency[static_cast<std::size_t>(link.kind)];
+            efficiency = link_efficiency(link);
         }
     }
     return efficiency;
+}
+
+double ReplayEngine::link_efficiency(const topo::Link& link) const {
+    const double forced = options_.nccl_link_efficiency[static_cast<std::size_t>(link.kind)];
+    if (link.kind != topo::LinkKind::nvlink || forced > 0) return forced;
+    // NVLink: the architecture's, from the GPU at either end (the first GPU's for a link between two switches).
+    for (const topo::DeviceId d : {link.src, link.dst}) {
+        if (cluster_.device(d).gpu_spec >= 0) return cluster_.gpu_spec(d).nvlink_efficiency;
+    }
+    return cluster_.gpu_specs().empty() ? 0.8 : cluster_.gpu_specs().front().nvlink_efficiency;
 }
 
 void ReplayEngine::start_transfer(std::uint32_t index, std::uint32_t t) {

@@ -80,6 +80,8 @@ private:
     [[nodiscard]] ModelledCost simulated_cost(const traces::Op& op, const traces::Communicator& comm);
     void finish_modelled(std::uint32_t instance);
     [[nodiscard]] double route_efficiency(std::span<const topo::LinkId> route) const;
+    /// ReplayOptions::nccl_link_efficiency of a link (NVLink: its GPU's architecture unless forced).
+    [[nodiscard]] double link_efficiency(const topo::Link& link) const;
     /// Pipelining chunks of a tree, chain or NVLS call of `bytes` (ReplayOptions::tree_chunks).
     [[nodiscard]] std::uint32_t pipeline_chunks(std::uint64_t bytes, NcclProtocol protocol) const;
     topo::DeviceId node_switch(topo::DeviceId gpu);

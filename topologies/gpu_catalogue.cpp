@@ -32,7 +32,7 @@ GpuCatalogue GpuCatalogue::parse(std::string_view yaml_text, const std::string& 
     for (const auto& g : doc.require("gpus").elements()) {
         g.expect_only_keys({"name", "aliases", "fp32_tflops", "tf32_tflops", "fp16_tflops", "fp8_tflops", "hbm",
                             "hbm_bandwidth", "nvlink_bandwidth", "sms", "gemm_efficiency", "attention_efficiency",
-                            "gemm_tiles", "kernel_overhead"});
+                            "gemm_tiles", "kernel_overhead", "nvlink_efficiency"});
         GpuSpec spec;
         spec.name = g.require("name").as_string();
         if (auto aliases = g.find("aliases")) {
@@ -54,6 +54,7 @@ GpuCatalogue GpuCatalogue::parse(std::string_view yaml_text, const std::string& 
         };
         fraction("gemm_efficiency", spec.gemm_efficiency);
         fraction("attention_efficiency", spec.attention_efficiency);
+        if (g.find("nvlink_efficiency")) fraction("nvlink_efficiency", spec.nvlink_efficiency);
         spec.gemm_tiles.clear();
         for (const auto& tile : g.require("gemm_tiles").elements()) {
             const auto dims = tile.elements();

@@ -27,6 +27,7 @@ struct GpuSpec {
     // Compute-model constants (docs/models.md "Compute model").
     double gemm_efficiency = 0.8;       // best fraction of peak a GEMM reaches
     double attention_efficiency = 0.5;  // fraction of peak of fused attention kernels
+    double nvlink_efficiency = 0.8;     // fraction of raw NVLink bandwidth NCCL's transfers reach
     std::vector<std::pair<std::uint32_t, std::uint32_t>> gemm_tiles = {{128, 128}};  // output tiles (M x N)
     std::int64_t kernel_overhead_ps = 3'000'000;                                     // per kernel
 

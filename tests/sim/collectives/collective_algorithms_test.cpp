@@ -393,3 +393,15 @@ TEST_CASE("broadcast pipelines in NCCL's protocol steps, not a fixed 8 chunks", 
     const auto fixed = run_one(node, "ring", CollectiveKind::broadcast, 1ULL << 30, 8, 8).timeline.makespan;
     REQUIRE(std::abs(static_cast<double>(fixed.count()) - expected_ps(8)) <= 1000);
 }
+
+TEST_CASE("NVLink efficiency follows the GPU's architecture", "[sim][collectives]") {
+    // One node, 1 GiB ring all-reduce, NVLink-bound: NCCL's per-link figures are 20.0 of 25 GB/s on A100 (0.80)
+    // and 20.6 on H100 (0.824), so the A100 node reaches at most 0.80 x 300 = 240 GB/s busbw and the H100 node
+    // 0.824 x 450 = 370.8 GB/s; per-step latencies take a little off each.
+    const double a100 = ring_all_reduce_busbw(topo::load_topology("dgx-a100", {"nodes=1"})) / 1e9;
+    const double h100 = ring_all_reduce_busbw(topo::load_topology("dgx-h100", {"nodes=1"})) / 1e9;
+    REQUIRE(a100 < 240.0);
+    REQUIRE(a100 > 0.97 * 240.0);
+    REQUIRE(h100 < 370.8);
+    REQUIRE(h100 > 0.97 * 370.8);
+}
