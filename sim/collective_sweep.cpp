@@ -91,6 +91,26 @@ std::vector<CollectiveRow> run_collective_sweep(const topo::Cluster& cluster, co
         row.algorithm = collective_algorithms()[c.algorithm].name;
         row.protocol = c.modelled_protocol ? nccl_protocol_name(c.protocol) : "-";
         row.nccl_predicted_us = c.nccl_predicted_us;
+        row.fastest_algorithm = row.algorithm;
+        row.fastest_protocol = row.protocol;
+        row.fastest_time = row.time;
+        if (o.compare_algorithms && !o.replay.algorithm && o.replay.protocols) {
+            // NCCL's alternatives, each simulated alone (a plan without a form falls back: counted once).
+            for (const char* name : {"ring", "double_tree", "nvls"}) {
+                // NCCL's pick forced is the same run (the best protocol for it is the pick's).
+                if (row.algorithm == name) continue;
+                ReplayOptions forced = o.replay;
+                forced.algorithm = find_collective_algorithm(name);
+                forced.progress = {};
+                const ReplayResult alt = replay(graph, cluster, forced);
+                const CollectiveRecord& a = alt.collectives.front();
+                if (alt.timeline.makespan < row.fastest_time) {
+                    row.fastest_time = alt.timeline.makespan;
+                    row.fastest_algorithm = collective_algorithms()[a.algorithm].name;
+                    row.fastest_protocol = a.modelled_protocol ? nccl_protocol_name(a.protocol) : "-";
+                }
+            }
+        }
         rows.push_back(row);
     }
     return rows;

@@ -19,6 +19,8 @@ struct CollectiveSweepOptions {
     std::uint64_t max_bytes = 1ULL << 30;
     double factor = 2;
     ReplayOptions replay;  // algorithm, protocol, channels, network model
+    /// With NCCL's choice, also simulate its other algorithms (CollectiveRow::fastest_*).
+    bool compare_algorithms = true;
 };
 
 struct CollectiveRow {
@@ -29,6 +31,12 @@ struct CollectiveRow {
     std::string algorithm;
     std::string protocol;
     double nccl_predicted_us = 0;
+    // With NCCL's choice (no forced algorithm): the fastest of the algorithms NCCL could have chosen (ring,
+    // double tree, NVLS where the call has a form in them), each simulated with its best protocol. Where it
+    // differs from `algorithm`, NCCL's model disagrees with the simulation of its own alternatives.
+    std::string fastest_algorithm;
+    std::string fastest_protocol;
+    engine::Time fastest_time{};
 };
 
 /// nccl-tests' bus bandwidth factor: all_reduce 2(n-1)/n; reduce_scatter, all_gather, all_to_all (n-1)/n;

@@ -45,10 +45,12 @@ struct ReplayOptions {
     /// Algorithms for the collectives of named communicators (below the run's forced one, above op hints).
     std::vector<std::pair<std::string, std::size_t>> communicator_algorithms;
     /// Pipelining chunks of trees, chains and NVLS: 0 (default) chunks as NCCL does, one pipeline step of the
-    /// protocol per channel (nccl_step_bytes; Simple's 512 KiB without protocols), at most max_auto_chunks; a
-    /// positive count fixes it (small messages still go whole below 64 KiB a chunk).
+    /// protocol per channel (nccl_step_bytes; Simple's 512 KiB without protocols), at most max_auto_chunks and
+    /// at most max_auto_pieces / (members x channels) (not below 8), which bounds a call's transfers; a positive
+    /// count fixes it (small messages still go whole below 64 KiB a chunk).
     std::uint32_t tree_chunks = 0;
     static constexpr std::uint32_t max_auto_chunks = 256;
+    static constexpr std::uint64_t max_auto_pieces = 1ULL << 18;
     /// Model NCCL's protocols: pick (algorithm, protocol) with NCCL's tuner when no algorithm is forced, add
     /// the protocol's base and per-hop latencies, and its wire overhead (LL x2, LL128 x128/120). Off: transfers
     /// cost only the network's latency and bandwidth (the alpha-beta closed forms).

@@ -98,7 +98,8 @@ void ReplayEngine::plan_instance(std::uint32_t index, const traces::Op& op) {
         inst.predicted_us = choice.time_us;
         inst.modelled_protocol = true;
     }
-    request.chunks = pipeline_chunks(op.bytes, inst.modelled_protocol ? inst.protocol : NcclProtocol::simple);
+    request.chunks = pipeline_chunks(op.bytes, inst.modelled_protocol ? inst.protocol : NcclProtocol::simple,
+                                     static_cast<std::uint32_t>(ranks.size()));
     inst.algorithm = algorithm.value_or(default_algorithm(op.collective));
     inst.plan = plan_collective(inst.algorithm, request, &inst.algorithm);
     inst.planned = true;
@@ -145,13 +146,16 @@ void ReplayEngine::plan_instance(std::uint32_t index, const traces::Op& op) {
     }
 }
 
-std::uint32_t ReplayEngine::pipeline_chunks(std::uint64_t bytes, NcclProtocol protocol) const {
+std::uint32_t ReplayEngine::pipeline_chunks(std::uint64_t bytes, NcclProtocol protocol, std::uint32_t members) const {
     // Trees, chains and NVLS pipeline a call in chunks: NCCL moves one protocol step per channel at a time.
     const std::uint64_t channels = std::max<std::uint32_t>(1, options_.channels);
     if (options_.tree_chunks == 0) {
         const std::uint64_t step = channels * nccl_step_bytes(protocol);
-        return static_cast<std::uint32_t>(
-            std::clamp<std::uint64_t>((bytes + step - 1) / step, 1, ReplayOptions::max_auto_chunks));
+        // At most max_auto_chunks, and at most max_auto_pieces over all members and channels (speed).
+        const std::uint64_t cap =
+            std::clamp<std::uint64_t>(ReplayOptions::max_auto_pieces / (channels * std::max<std::uint32_t>(1, members)),
+                                      8, ReplayOptions::max_auto_chunks);
+        return static_cast<std::uint32_t>(std::clamp<std::uint64_t>((bytes + step - 1) / step, 1, cap));
     }
     return static_cast<std::uint32_t>(std::clamp<std::uint64_t>((bytes + 65535) / 65536, 1, options_.tree_chunks));
 }

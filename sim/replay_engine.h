@@ -83,7 +83,8 @@ private:
     /// ReplayOptions::nccl_link_efficiency of a link (NVLink: its GPU's architecture unless forced).
     [[nodiscard]] double link_efficiency(const topo::Link& link) const;
     /// Pipelining chunks of a tree, chain or NVLS call of `bytes` (ReplayOptions::tree_chunks).
-    [[nodiscard]] std::uint32_t pipeline_chunks(std::uint64_t bytes, NcclProtocol protocol) const;
+    [[nodiscard]] std::uint32_t pipeline_chunks(std::uint64_t bytes, NcclProtocol protocol,
+                                                std::uint32_t members) const;
     topo::DeviceId node_switch(topo::DeviceId gpu);
     const std::vector<std::uint32_t>& ring_order(traces::CommId comm);
     const std::vector<std::vector<std::uint32_t>>& mesh_rings(traces::CommId comm);

@@ -27,6 +27,7 @@ struct CollectiveCliOptions {
     std::uint32_t chunks = 0;
     std::string network = "max-min";
     bool concurrent = false;
+    bool no_compare = false;
 };
 
 void run_collective(const CollectiveCliOptions& o) {
@@ -65,15 +66,26 @@ void run_collective(const CollectiveCliOptions& o) {
         }
         return;
     }
-    std::printf("%14s %14s %8s %12s %12s %12s %-16s %-7s %14s\n", "size (B)", "count", "type", "time (us)",
+    options.compare_algorithms = !o.no_compare;
+    const bool compare = options.compare_algorithms && !options.replay.algorithm && options.replay.protocols;
+    std::printf("%14s %14s %8s %12s %12s %12s %-16s %-7s %14s", "size (B)", "count", "type", "time (us)",
                 "algbw (GB/s)", "busbw (GB/s)", "algorithm", "proto", "NCCL model (us)");
+    if (compare) std::printf("  %-22s %12s", "fastest simulated", "its time (us)");
+    std::printf("\n");
     const auto rows =
         with_progress("collective", options.replay, [&] { return sim::run_collective_sweep(cluster, options); });
     for (const auto& r : rows) {
-        std::printf("%14llu %14llu %8s %12.2f %12.2f %12.2f %-16s %-7s %14.2f\n",
+        std::printf("%14llu %14llu %8s %12.2f %12.2f %12.2f %-16s %-7s %14.2f",
                     static_cast<unsigned long long>(r.bytes), static_cast<unsigned long long>(r.bytes / 4), "float",
                     static_cast<double>(r.time.count()) / 1e6, r.algbw_gbps, r.busbw_gbps, r.algorithm.c_str(),
                     r.protocol.c_str(), r.nccl_predicted_us);
+        if (compare) {
+            // The same pick as NCCL's: "=" (NCCL's model and the simulation agree on the best algorithm).
+            const bool same = r.fastest_algorithm == r.algorithm && r.fastest_protocol == r.protocol;
+            const std::string fastest = same ? "=" : r.fastest_algorithm + "/" + r.fastest_protocol;
+            std::printf("  %-22s %12.2f", fastest.c_str(), static_cast<double>(r.fastest_time.count()) / 1e6);
+        }
+        std::printf("\n");
     }
 }
 
@@ -117,6 +129,9 @@ void add_collective_command(CLI::App& app) {
     cmd->add_option("--network", o->network, "Network model")
         ->capture_default_str()
         ->check(CLI::IsMember({"max-min", "contention-free"}));
+    cmd->add_flag("--no-compare", o->no_compare,
+                  "With NCCL's choice: skip simulating NCCL's other algorithms (ring, double tree, NVLS) for the "
+                  "'fastest simulated' columns (a third of the time)");
     cmd->add_flag("--concurrent", o->concurrent, "Tensor- and data-parallel all-reduces alone and together");
     cmd->callback([o] { run_collective(*o); });
 }

@@ -405,3 +405,21 @@ TEST_CASE("NVLink efficiency follows the GPU's architecture", "[sim][collectives
     REQUIRE(h100 < 370.8);
     REQUIRE(h100 > 0.97 * 370.8);
 }
+
+TEST_CASE("the collective table shows NCCL's pick and the fastest of its alternatives as simulated",
+          "[sim][collectives][nccl]") {
+    // 4 DGX-H100 nodes, 256 MiB all-reduce: NCCL's model picks the ring (Simple), but simulated, its double tree
+    // is faster; the row says both, and the fastest is exactly the forced double tree's run.
+    const auto cluster = topo::load_topology("dgx-h100", {"nodes=4"});
+    sim::CollectiveSweepOptions options;
+    options.min_bytes = options.max_bytes = 256ULL << 20;
+    const auto row = sim::run_collective_sweep(cluster, options).front();
+    REQUIRE(row.algorithm == "ring");
+    REQUIRE(row.fastest_algorithm == "double_tree");
+    REQUIRE(row.fastest_time < row.time);
+    options.replay.algorithm = sim::find_collective_algorithm("double_tree");
+    const auto forced = sim::run_collective_sweep(cluster, options).front();
+    REQUIRE(forced.time == row.fastest_time);
+    REQUIRE(forced.fastest_algorithm == "double_tree");  // no comparison when the algorithm is forced
+    REQUIRE(forced.fastest_time == forced.time);
+}
