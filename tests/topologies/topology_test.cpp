@@ -145,7 +145,7 @@ TEST_CASE("bad topology files are rejected with file, line, column and what was 
 
 TEST_CASE("bad preset parameters are rejected and point to --set", "[topologies][input]") {
     REQUIRE_THROWS_WITH(topo::load_topology("dgx-h200x", {}),
-                        Contains("unknown topology preset 'dgx-h200x' (known: dgx-a100"));
+                        Contains("unknown topology preset 'dgx-h200x' (known: cloud-h100, dgx-a100"));
     REQUIRE_THROWS_WITH(topo::load_topology("dgx-h100", {"nodes=two"}), Contains("--set: nodes: expected an integer"));
     REQUIRE_THROWS_WITH(topo::load_topology("dgx-h100", {"nodez=2"}), Contains("unknown key 'nodez'"));
     REQUIRE_THROWS_WITH(topo::load_topology("dgx-h100", {"fabric=mesh"}), Contains("unknown fabric 'mesh'"));
@@ -179,4 +179,34 @@ TEST_CASE("links a run cannot represent are input errors at load, not internal e
                         Contains("link gpu0 -> gpu1: bandwidth 1e-20 B/s (expected a bandwidth from 1 kB/s to 1 PB/s"));
     REQUIRE_THROWS_WITH(topo::load_topology("ring", {"latency=2000 h"}), Contains("link gpu0 -> gpu1: latency"));
     REQUIRE_NOTHROW(topo::load_topology("ring", {"bandwidth=1 PB/s", "latency=0 ns"}));
+}
+
+TEST_CASE("Ethernet presets build RoCE fabrics with their own NICs and latencies", "[topologies]") {
+    // roce-h100: DGX H100-like servers, 8 x 400 GbE on Ethernet links of 500 ns (SimAI's RoCE topologies);
+    // cloud-h100: the same with 8 x 200 Gb/s. network_latency still overrides.
+    const std::vector<std::pair<std::string, double>> presets = {{"roce-h100", 50e9}, {"cloud-h100", 25e9}};
+    for (const auto& [preset, nic] : presets) {
+        INFO(preset);
+        const auto c = topo::load_topology(preset, {"nodes=2"});
+        std::size_t ethernet = 0, infiniband = 0;
+        for (const auto& link : c.links()) {
+            ethernet += link.kind == topo::LinkKind::ethernet;
+            infiniband += link.kind == topo::LinkKind::infiniband;
+            if (link.kind == topo::LinkKind::ethernet && c.device(link.src).kind == topo::DeviceKind::nic) {
+                REQUIRE(link.bandwidth_bytes_per_s == nic);
+                REQUIRE(link.latency == engine::Time{500'000});
+            }
+        }
+        REQUIRE(ethernet > 0);
+        REQUIRE(infiniband == 0);
+        const auto fast = topo::load_topology(preset, {"nodes=2", "network_latency=100 ns"});
+        for (const auto& link : fast.links()) {
+            if (link.kind == topo::LinkKind::ethernet) REQUIRE(link.latency == engine::Time{100'000});
+        }
+    }
+    // InfiniBand presets keep 150 ns.
+    const auto ib = topo::load_topology("dgx-h100", {"nodes=2"});
+    for (const auto& link : ib.links()) {
+        if (link.kind == topo::LinkKind::infiniband) REQUIRE(link.latency == engine::Time{150'000});
+    }
 }

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "engine/units.h"
+
 namespace clustersim::topo {
 
 std::vector<engine::ParamSpec> fabric_param_specs() {
@@ -15,12 +17,15 @@ std::vector<engine::ParamSpec> fabric_param_specs() {
         {"nodes_per_leaf", ParamType::integer, "32", "servers whose NICs share a leaf (a rail group)"},
         {"spines", ParamType::integer, "8", "spine switches (0: no spine layer)"},
         {"oversubscription", ParamType::number, "1", "leaf downlink to uplink bandwidth ratio, e.g. 2 for 2:1"},
-        {"network_latency", ParamType::time, "150 ns", "latency of each network link (cable plus switch)"},
+        {"network_latency", ParamType::string, "",
+         "latency of each network link, cable plus switch (default: the servers' fabric: InfiniBand 150 ns, "
+         "Ethernet 500 ns)"},
     };
 }
 
-FabricShape fabric_shape(const engine::Params& params) {
+FabricShape fabric_shape(const engine::Params& params, const ServerShape& servers) {
     FabricShape shape;
+    shape.link_kind = servers.network;
     const std::string& kind = params.string("fabric");
     if (kind == "rail-optimized")
         shape.kind = FabricKind::rail_optimized;
@@ -40,7 +45,9 @@ FabricShape fabric_shape(const engine::Params& params) {
     shape.oversubscription = params.number("oversubscription");
     if (!(shape.oversubscription >= 1.0 / 64 && shape.oversubscription <= 1024))
         params.fail("oversubscription", "expected a ratio between 1/64 and 1024, e.g. 2 for 2:1");
-    shape.link_latency = params.time("network_latency");
+    shape.link_latency = servers.network_latency;
+    if (!params.string("network_latency").empty())
+        shape.link_latency = engine::parse_time(params.string("network_latency"), params.location("network_latency"));
     return shape;
 }
 

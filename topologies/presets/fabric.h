@@ -28,7 +28,8 @@ std::vector<DeviceId> build_fabric(Cluster& cluster, const std::vector<BuiltNode
 
 /// Parameter specs of a fabric: fabric, nodes_per_leaf, spines, oversubscription, network_latency.
 std::vector<engine::ParamSpec> fabric_param_specs();
-/// Decodes them; throws located errors.
-FabricShape fabric_shape(const engine::Params& params);
+/// Decodes them for a fabric joining servers of shape `servers` (its link kind and default latency); throws
+/// located errors.
+FabricShape fabric_shape(const engine::Params& params, const ServerShape& servers);
 
 }  // namespace clustersim::topo

@@ -15,7 +15,7 @@ Cluster build_multi_dc(const engine::Params& params) {
     const auto nodes = params.integer("nodes_per_dc");
     if (nodes < 1 || nodes > (1 << 16)) params.fail("nodes_per_dc", "expected an integer from 1 to 65536");
     const ServerShape shape = server_shape(params.string("node"), params, "node");
-    const FabricShape fabric = fabric_shape(params);
+    const FabricShape fabric = fabric_shape(params, shape);
     if (fabric.kind == FabricKind::none) params.fail("fabric", "multi-dc needs a fabric in each datacenter");
     const double wan_bandwidth = params.rate("wan_bandwidth");
     const engine::Time wan_latency = params.time("wan_latency");

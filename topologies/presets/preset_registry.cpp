@@ -37,6 +37,8 @@ std::vector<ParamSpec> direct_params(const std::string& extra_name, const std::s
 
 const std::vector<PresetEntry>& topology_presets() {
     static const std::vector<PresetEntry> entries = {
+        {"cloud-h100", "H100 servers on an Ethernet (RoCE) fabric with 8x 200 Gb/s per node, as cloud H100 VMs",
+         server_cluster_params("cloud-h100"), &build_server_cluster},
         {"dgx-a100", "DGX A100 servers: 8x A100-80GB on NVSwitch, 8x 200 Gb/s HDR NICs on PCIe Gen4",
          server_cluster_params("dgx-a100"), &build_server_cluster},
         {"dgx-h100", "DGX H100 servers: 8x H100 on NVSwitch, 8x 400 Gb/s NDR NICs on PCIe Gen5",
@@ -63,6 +65,8 @@ const std::vector<PresetEntry>& topology_presets() {
          &build_multi_dc},
         {"pcie-box", "servers of 8 GPUs (L40S) behind 2 PCIe Gen4 switches, no NVLink, 2x 200 Gb/s NICs",
          server_cluster_params("pcie-box"), &build_server_cluster},
+        {"roce-h100", "DGX H100-like servers on an Ethernet (RoCE, Spectrum-X-like) fabric, 8x 400 GbE NICs",
+         server_cluster_params("roce-h100"), &build_server_cluster},
         {"ring", "GPUs in a bidirectional ring of direct links, no switches",
          concat({{"preset", ParamType::string, "ring", "this preset's name"}},
                 direct_params("gpus", "8", "number of GPUs", ParamType::integer)),

@@ -22,7 +22,7 @@ Cluster build_server_cluster(const engine::Params& params) {
     const std::string kind = params.string("preset");
     const ServerShape shape = server_shape(kind, params, "preset");
     const int nodes = checked_count(params, "nodes", 1 << 16);
-    const FabricShape fabric = fabric_shape(params);
+    const FabricShape fabric = fabric_shape(params, shape);
     if (fabric.kind == FabricKind::none && nodes > 1)
         params.fail("fabric", "fabric 'none' cannot join more than one node");
     Cluster cluster;
@@ -49,7 +49,8 @@ Cluster build_heterogeneous(const engine::Params& params) {
         groups.emplace_back(item.substr(0, colon), count);
         start = end + 1;
     }
-    const FabricShape fabric = fabric_shape(params);
+    // The fabric is the first kind's (InfiniBand unless it is an Ethernet server kind).
+    const FabricShape fabric = fabric_shape(params, server_shape(groups.front().first, params, "mix"));
     Cluster cluster;
     std::vector<BuiltNode> built;
     std::string description;

@@ -92,13 +92,34 @@ ServerShape pcie_box() {
                        .nic_latency = 500ns};
 }
 
+// Ethernet (RoCE) clusters: DGX-H100-like servers whose NICs join an Ethernet fabric. Per network link 500 ns,
+// the NIC-to-switch and switch-to-switch latency of SimAI's RoCE topologies (Spectrum-X and Alibaba HPN,
+// aliyun/SimAI astra-sim-alibabacloud/inputs/topo/gen_Topo_Template.py, default 0.0005 ms), against 150 ns taken
+// for InfiniBand.
+ServerShape roce_h100() {
+    ServerShape s = dgx_h100();
+    s.preset = "roce-h100";
+    s.network = LinkKind::ethernet;
+    s.network_latency = 500ns;  // NICs stay 400 Gb/s, as in SimAI's Spectrum-X topologies
+    return s;
+}
+
+ServerShape cloud_h100() {
+    ServerShape s = roce_h100();
+    s.preset = "cloud-h100";
+    s.nic_bandwidth = 25e9;  // 8 x 200 Gb/s Ethernet per node (SimAI's Alibaba HPN NIC bandwidth, cloud H100 VMs)
+    return s;
+}
+
 using ShapeMaker = ServerShape (*)();
-constexpr std::array<std::pair<const char*, ShapeMaker>, 5> shapes = {{
+constexpr std::array<std::pair<const char*, ShapeMaker>, 7> shapes = {{
+    {"cloud-h100", &cloud_h100},
     {"dgx-a100", &dgx_a100},
     {"dgx-h100", &dgx_h100},
     {"dgx-h200", &dgx_h200},
     {"dgx1-v100", &dgx1_v100},
     {"pcie-box", &pcie_box},
+    {"roce-h100", &roce_h100},
 }};
 
 // DGX-1 (Volta) hybrid cube-mesh: (gpu a, gpu b, NVLink links between them); each GPU uses its 6 links.

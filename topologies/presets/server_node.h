@@ -28,7 +28,9 @@ struct ServerShape {
     engine::Time socket_latency{};
     int nics = 8;
     double nic_bandwidth = 0;
-    engine::Time nic_latency{};  // NIC processing, added on the PCIe switch <-> NIC cable
+    engine::Time nic_latency{};               // NIC processing, added on the PCIe switch <-> NIC cable
+    LinkKind network = LinkKind::infiniband;  // the fabric the NICs join
+    engine::Time network_latency{150000};     // ps; per network link (cable plus switch), unless overridden
 };
 
 struct BuiltNode {
