@@ -94,7 +94,7 @@ std::vector<CollectiveRow> run_collective_sweep(const topo::Cluster& cluster, co
         row.fastest_algorithm = row.algorithm;
         row.fastest_protocol = row.protocol;
         row.fastest_time = row.time;
-        if (o.compare_algorithms && !o.replay.algorithm && o.replay.protocols) {
+        if (o.compare_algorithms && !o.replay.algorithm && o.replay.protocols && o.kind != CollectiveKind::all_to_all) {
             // NCCL's alternatives, each simulated alone (a plan without a form falls back: counted once).
             for (const char* name : {"ring", "double_tree", "nvls"}) {
                 // NCCL's pick forced is the same run (the best protocol for it is the pick's).

@@ -97,6 +97,12 @@ void ReplayEngine::plan_instance(std::uint32_t index, const traces::Op& op) {
         inst.protocol = choice.protocol;
         inst.predicted_us = choice.time_us;
         inst.modelled_protocol = true;
+    } else if (options_.protocols) {
+        // All-to-all is NCCL's grouped send/receive, outside its tuner: point-to-point runs the Simple protocol
+        // (its LL paths serve only tiny messages), so each transfer pays Simple's base latency (once, as the first
+        // transfers start together) and the per-hop latency of its hop kind, at the link's NCCL efficiency.
+        inst.protocol = options_.protocol.value_or(NcclProtocol::simple);
+        inst.modelled_protocol = true;
     }
     request.chunks = pipeline_chunks(op.bytes, inst.modelled_protocol ? inst.protocol : NcclProtocol::simple,
                                      static_cast<std::uint32_t>(ranks.size()));

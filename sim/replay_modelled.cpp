@@ -66,12 +66,14 @@ ReplayEngine::ModelledCost ReplayEngine::modelled_cost(const traces::Op& op, tra
     if (n < 2) return cost;  // nothing to exchange
     double us = 0;
     if (op.collective == traces::CollectiveKind::all_to_all) {
-        // As the simulation runs an all-to-all (without NCCL's protocol model): each member sends bytes/n to every
+        // As the simulation runs an all-to-all: each member sends bytes/n to every
         // other, PXN-style when every node has the same number of members on an NVSwitch (data for a GPU on
         // another node goes over NVLink to the sender node's GPU on the destination's rail, then along the rail),
         // else over its direct route spread over the channels' ECMP paths. The call lasts the longest route's
         // latency plus the time its busiest link needs for all the bytes that cross it: the bisection the call
-        // actually crosses, not one route's bottleneck.
+        // actually crosses, not one route's bottleneck. With protocols, as in the simulation: Simple's base latency
+        // once, each transfer's per-hop latency, and its bytes over the route's NCCL efficiency.
+        const NcclProtocol protocol = options_.protocol.value_or(NcclProtocol::simple);
         const double share = static_cast<double>(op.bytes) / n;
         std::vector<std::int32_t> node(n);
         std::vector<std::uint32_t> local(n), slot(n);  // index among its node's members; its node's entry
@@ -99,6 +101,14 @@ ReplayEngine::ModelledCost ReplayEngine::modelled_cost(const traces::Op& op, tra
             route_scratch_.clear();
             net_.router().route(from, to, key, route_scratch_);
             Time route_latency{0};
+            if (options_.protocols) {
+                bytes = std::ceil(bytes * nccl_wire_factor(protocol) / route_efficiency(route_scratch_));
+                const bool network = cluster_.device(from).node != cluster_.device(to).node;
+                const bool nvlink =
+                    !route_scratch_.empty() && cluster_.link(route_scratch_.front()).kind == topo::LinkKind::nvlink;
+                route_latency +=
+                    engine::from_seconds(nccl_hop_latency_us(network, nvlink, NcclAlgorithm::ring, protocol) * 1e-6);
+            }
             for (const topo::LinkId l : route_scratch_) {
                 route_latency += cluster_.link(l).latency;
                 if (load[l.index()] == 0) touched.push_back(l);
@@ -126,6 +136,11 @@ ReplayEngine::ModelledCost ReplayEngine::modelled_cost(const traces::Op& op, tra
         for (const topo::LinkId l : touched)
             busiest_s = std::max(busiest_s, load[l.index()] / cluster_.link(l).bandwidth_bytes_per_s);
         us = (engine::to_seconds(latency) + busiest_s) * 1e6;
+        if (options_.protocols) {
+            us += nccl_base_latency_us(NcclAlgorithm::ring, protocol);
+            cost.protocol = protocol;
+            cost.modelled_protocol = true;
+        }
         cost.algorithm = *find_collective_algorithm(pxn ? "pxn" : "direct");
         cost.predicted_us = us;
     } else {
