@@ -111,9 +111,14 @@ void ReplayEngine::setup() {
                 Instance inst;
                 inst.comm = op.comm;
                 inst.members.assign(ranks.size(), OpId::invalid());
+                inst.bytes = op.bytes;
                 instances_.push_back(std::move(inst));
             }
             partner_[i] = list[k];
+            // Per-member sizes (all_gather, all_to_all), kept only when they differ.
+            Instance& inst = instances_[list[k]];
+            if (op.bytes != inst.bytes && inst.member_bytes.empty()) inst.member_bytes.assign(ranks.size(), inst.bytes);
+            if (!inst.member_bytes.empty()) inst.member_bytes[member] = op.bytes;
         } else if (op.kind == OpKind::send || op.kind == OpKind::recv) {
             const std::uint32_t src = op.kind == OpKind::send ? op.rank.value : op.peer.value;
             const std::uint32_t dst = op.kind == OpKind::send ? op.peer.value : op.rank.value;

@@ -201,9 +201,14 @@ void check_matching(const OpGraph& g) {
                     reject(g, fmt::format("collective #{} on '{}': {} is {} but {} is {}", k, g.comms[c].name,
                                           g.describe(*first), collective_kind_name(a.collective), g.describe(id),
                                           collective_kind_name(b.collective)));
-                if (a.bytes != b.bytes)
-                    reject(g, fmt::format("collective #{} on '{}': {} has {} bytes but {} has {}", k, g.comms[c].name,
-                                          g.describe(*first), a.bytes, g.describe(id), b.bytes));
+                // all_gather (each member's contribution) and all_to_all (what each member sends) may differ per
+                // member (all_gatherv, all_to_allv); the other kinds reduce or copy one buffer of one size.
+                const bool per_member =
+                    a.collective == CollectiveKind::all_gather || a.collective == CollectiveKind::all_to_all;
+                if (a.bytes != b.bytes && !per_member)
+                    reject(g, fmt::format("collective #{} on '{}': {} has {} bytes but {} has {} (only all_gather "
+                                          "and all_to_all take per-member sizes)",
+                                          k, g.comms[c].name, g.describe(*first), a.bytes, g.describe(id), b.bytes));
             }
         }
     }

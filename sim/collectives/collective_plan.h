@@ -69,6 +69,12 @@ struct PlanRequest {
     /// Rings of member indices, one per channel, that the caller found for nodes without a switch (each enters
     /// and leaves every node through GPUs of one NIC, over direct NVLink hops inside); empty: none.
     std::vector<std::vector<std::uint32_t>> channel_rings;
+    /// Per-member sizes where they differ (all_gather: each member's contribution; all_to_all: what each member
+    /// sends, spread evenly over its peers); empty: every member has `bytes`. Only direct and PXN plan them.
+    std::vector<std::uint64_t> member_bytes;
+    [[nodiscard]] std::uint64_t bytes_of(std::uint32_t member) const {
+        return member_bytes.empty() ? bytes : member_bytes[member];
+    }
 };
 
 /// The share of `bytes` that chunk `chunk` of `parts` carries: the first ones take the remainder.

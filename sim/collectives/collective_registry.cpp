@@ -56,9 +56,11 @@ CollectivePlan plan_collective(std::size_t algorithm, const PlanRequest& request
         return v;
     }();
     CLUSTERSIM_CHECK(algorithm < instances.size(), "unknown algorithm index {}", algorithm);
-    // The requested algorithm, else the kind's default, else direct (which has a form for everything).
-    for (const std::size_t candidate :
-         {algorithm, default_algorithm(request.kind), *find_collective_algorithm("direct")}) {
+    // The requested algorithm, else the kind's default, else direct (which has a form for everything). Per-member
+    // sizes: only direct and PXN plan them.
+    const std::size_t direct = *find_collective_algorithm("direct"), pxn = *find_collective_algorithm("pxn");
+    for (const std::size_t candidate : {algorithm, default_algorithm(request.kind), direct}) {
+        if (!request.member_bytes.empty() && candidate != direct && candidate != pxn) continue;
         if (!instances[candidate]->supports(request)) continue;
         if (used) *used = candidate;
         return instances[candidate]->plan(request);

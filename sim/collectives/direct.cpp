@@ -20,11 +20,13 @@ public:
         const std::uint64_t bytes = r.kind == CollectiveKind::barrier ? 0 : r.bytes;
         switch (r.kind) {
             case CollectiveKind::all_to_all:
+                all_pairs(plan, n, [&](std::uint32_t i, std::uint32_t j) { return share_of(r.bytes_of(i), n, j); }, {});
+                break;
             case CollectiveKind::reduce_scatter:
                 all_pairs(plan, n, [&](std::uint32_t, std::uint32_t j) { return share_of(bytes, n, j); }, {});
                 break;
             case CollectiveKind::all_gather:
-                all_pairs(plan, n, [&](std::uint32_t, std::uint32_t) { return bytes; }, {});
+                all_pairs(plan, n, [&](std::uint32_t i, std::uint32_t) { return r.bytes_of(i); }, {});
                 break;
             case CollectiveKind::all_reduce:
             case CollectiveKind::barrier: {

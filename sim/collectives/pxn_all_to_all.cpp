@@ -35,7 +35,7 @@ public:
         for (std::uint32_t i = 0; i < n; ++i) {
             for (std::uint32_t j = 0; j < n; ++j) {
                 if (i == j) continue;
-                const std::uint64_t piece = share_of(r.bytes, n, j);
+                const std::uint64_t piece = share_of(r.bytes_of(i), n, j);
                 if (node_of[i] == node_of[j]) {
                     plan.add({i, j, piece, 0});
                     continue;
@@ -49,7 +49,9 @@ public:
         for (std::uint32_t p = 0; p < n; ++p) {
             for (std::uint32_t j = 0; j < n; ++j) {
                 if (node_of[p] == node_of[j] || local_of[p] != local_of[j]) continue;
-                plan.add({p, j, ppn * share_of(r.bytes, n, j), 1}, gathered[{p, j}]);
+                std::uint64_t node_bytes = 0;  // what p's node holds for j, p's own piece included
+                for (const std::uint32_t k : nodes[node_of[p]]) node_bytes += share_of(r.bytes_of(k), n, j);
+                plan.add({p, j, node_bytes, 1}, gathered[{p, j}]);
             }
         }
         return plan;

@@ -309,3 +309,31 @@ TEST_CASE("recorded cudaStreamWaitEvent waits win over inference; the previous i
     REQUIRE(sim::replay(faster, topo::load_topology("dgx-h100", {}), sim::ReplayOptions{}).timeline.makespan ==
             engine::Time{40'500'000});
 }
+
+TEST_CASE("two sampled ranks of one job replay together, with their own all-to-all sizes", "[traces][kineto][fold]") {
+    if (!testing::shared_data_available()) {
+        WARN("../shared/data not found: sampled-ranks test skipped");
+        return;
+    }
+    // Ranks 0 and 1 of a 128-rank job: their all-to-alls differ per member (3,072 vs 1,358,954,496 bytes in the
+    // first call), which used to be an input error; one all-reduce's recovered size differs (105,033,720 vs
+    // 107,822,144 bytes) and takes the larger. Folded over the other 126 ranks.
+    traces::KinetoOptions options;
+    options.fold = true;
+    const auto g = traces::read_kineto({testing::shared_data("kineto/hta_sampled_ws128_rank0.json.gz"),
+                                        testing::shared_data("kineto/hta_sampled_ws128_rank1.json.gz")},
+                                       options);
+    REQUIRE(g.rank_count == 2);
+    REQUIRE(g.job_size() == 128);
+    std::vector<std::uint64_t> first_a2a;
+    for (const auto& op : g.ops) {
+        if (op.kind == OpKind::collective && op.collective == traces::CollectiveKind::all_to_all &&
+            first_a2a.size() < 2 && (first_a2a.empty() || op.rank.value != 0))
+            first_a2a.push_back(op.bytes);
+    }
+    REQUIRE(first_a2a == std::vector<std::uint64_t>{3072, 1'358'954'496});
+    const auto result = sim::replay(g, topo::load_topology("dgx-a100", {"nodes=16"}), sim::ReplayOptions{});
+    // Measured: 610.402 ms against the traced 603.763 ms (+1.1%).
+    REQUIRE(engine::to_seconds(result.timeline.makespan) ==
+            Approx(engine::to_seconds(g.traced_iteration)).epsilon(0.05));
+}

@@ -445,3 +445,43 @@ TEST_CASE("all-to-all pays NCCL's point-to-point protocol costs", "[sim][collect
     REQUIRE(busbw < 370.8);
     REQUIRE(busbw > 330.0);
 }
+
+TEST_CASE("all_to_allv and all_gatherv run with each member's own size", "[sim][collectives]") {
+    // Member i sends b_i: all-to-all spreads it evenly over all n members (its own share stays), all-gather sends
+    // all of it to every other member. Bytes are conserved exactly, per algorithm.
+    auto run = [](const topo::Cluster& cluster, std::uint32_t n, CollectiveKind kind, std::uint64_t unit,
+                  const char* algorithm) {
+        testing::GraphBuilder b(n);
+        std::vector<std::uint32_t> members;
+        for (std::uint32_t r = 0; r < n; ++r) members.push_back(r);
+        for (std::uint32_t r = 0; r < n; ++r) b.collective(r, "comm", "world", members, unit * (r + 1), kind);
+        auto options = testing::exact_options();
+        options.algorithm = sim::find_collective_algorithm(algorithm);
+        return sim::replay(b.g, cluster, options);
+    };
+    const auto node = topo::load_topology("dgx-h100", {"nodes=1"});
+    // 4 members, b_i = 4000 (i + 1): sum 40,000.
+    REQUIRE(run(node, 4, CollectiveKind::all_to_all, 4000, "direct").bytes_on_network == 40'000 * 3 / 4);
+    REQUIRE(run(node, 4, CollectiveKind::all_gather, 4000, "direct").bytes_on_network == 40'000 * 3);
+    // Algorithms without a per-member form (the ring) fall back to direct.
+    const auto ring = run(node, 4, CollectiveKind::all_gather, 4000, "ring");
+    REQUIRE(ring.bytes_on_network == 40'000 * 3);
+    REQUIRE(ring.collectives.front().algorithm == *sim::find_collective_algorithm("direct"));
+    // PXN over 2 nodes of 8, b_i = 1600 (i + 1), sum 217,600: 7 of 16 pieces go directly inside the node, 7 to
+    // the rail peers, and each rail peer forwards its node's 8 pieces for one remote member: (14 + 8)/16 of it.
+    const auto two = topo::load_topology("dgx-h100", {"nodes=2"});
+    const auto pxn = run(two, 16, CollectiveKind::all_to_all, 1600, "pxn");
+    REQUIRE(pxn.collectives.front().algorithm == *sim::find_collective_algorithm("pxn"));
+    REQUIRE(pxn.bytes_on_network == 217'600 * 22 / 16);
+    // The last member sends the most: the call lasts at least its bytes over its link.
+    REQUIRE(engine::to_seconds(run(node, 4, CollectiveKind::all_gather, 4000, "direct").timeline.makespan) >=
+            3 * 16'000 / 450e9);
+}
+
+TEST_CASE("an all-reduce whose members give different sizes is an input error naming both", "[sim][collectives]") {
+    testing::GraphBuilder b(2);
+    b.collective(0, "comm", "world", {0, 1}, 1000);
+    b.collective(1, "comm", "world", {0, 1}, 2000);
+    REQUIRE_THROWS_WITH(traces::validate(b.g), Catch::Matchers::Contains("has 1000 bytes but") &&
+                                                   Catch::Matchers::Contains("only all_gather and all_to_all"));
+}
