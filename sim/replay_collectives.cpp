@@ -360,6 +360,14 @@ void ReplayEngine::start_transfer(std::uint32_t index, std::uint32_t t) {
                 bytes = static_cast<std::uint64_t>(std::ceil(static_cast<double>(bytes) / nccl_nvls_efficiency()));
             double us = nccl_hop_latency_us(network, nvlink, family, inst.protocol);
             if (inst.plan.after(t).empty()) us += nccl_base_latency_us(family, inst.protocol);
+            if (x.reduces && x.dst != switch_endpoint) {
+                // The receiver reduces as data arrives (NCCL's recvReduceSend/recvReduceCopy: read the received
+                // slice and its own data, write the sum: 3 bytes of HBM traffic per byte); a slice is reduced
+                // while the next one arrives, so only the last protocol step's reduction is not hidden.
+                const double slice = static_cast<double>(
+                    std::min<std::uint64_t>(share_of(x.bytes, channels, c), nccl_step_bytes(inst.protocol)));
+                us += 3.0 * slice / cluster_.gpu_spec(dst).hbm_bandwidth_bytes_per_s * 1e6;
+            }
             extra = engine::from_seconds(us * 1e-6);
         }
         const FlowId f = net_.start_flow_on_route(src, dst, channel_routes_[c], bytes,

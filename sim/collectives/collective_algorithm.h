@@ -53,11 +53,12 @@ std::unique_ptr<CollectiveAlgorithm> make_ring();
 /// order); in step k position i sends piece (i - k - offset) mod n of `bytes` (split in n pieces, or whole
 /// pieces of `bytes` each when `whole` is set) to position i+1, after what it received in step k-1 (or, in step
 /// 0, after `start_after[i]` when set). With a `relay` member, the hop from the last position to the first goes
-/// through it (two transfers). Returns, per position, the last transfer into it (or start_after[i]).
+/// through it (two transfers). With `reduce`, each receiving position reduces what arrives (the relay only
+/// forwards). Returns, per position, the last transfer into it (or start_after[i]).
 std::vector<std::uint32_t> append_ring(CollectivePlan& plan, std::span<const std::uint32_t> ring, std::uint32_t steps,
                                        std::uint64_t bytes, bool whole, std::uint32_t offset,
                                        std::span<const std::uint32_t> start_after, std::uint32_t first_step,
-                                       std::uint32_t relay = UINT32_MAX);
+                                       std::uint32_t relay = UINT32_MAX, bool reduce = false);
 
 inline constexpr std::uint32_t no_transfer = UINT32_MAX;
 

@@ -27,6 +27,9 @@ struct PlannedTransfer {
     /// A transfer on the same edge whose last byte must have left the sender first (the channel's FIFO: sends
     /// on one connection go one after the other, but a send's latency overlaps the next one).
     std::uint32_t after_sent = UINT32_MAX;
+    /// The receiver reduces what arrives into its own data (reduce-scatter steps, tree and chain reductions):
+    /// the GPU reads, adds and writes it, which the executor times at the GPU's memory bandwidth.
+    bool reduces = false;
 };
 
 class CollectivePlan {
@@ -41,6 +44,10 @@ public:
         return {deps_.data() + offsets_[t], deps_.data() + offsets_[t + 1]};
     }
     [[nodiscard]] std::size_t size() const { return transfers_.size(); }
+    /// Marks the transfers added from index `first` on as reducing (PlannedTransfer::reduces).
+    void mark_reducing_from(std::size_t first) {
+        for (std::size_t t = first; t < transfers_.size(); ++t) transfers_[t].reduces = true;
+    }
     /// Bytes all transfers move together.
     [[nodiscard]] std::uint64_t total_bytes() const;
     /// Number of sequential steps (1 + the largest step index), 0 for an empty plan.

@@ -24,6 +24,7 @@ public:
                 break;
             case CollectiveKind::reduce_scatter:
                 all_pairs(plan, n, [&](std::uint32_t, std::uint32_t j) { return share_of(bytes, n, j); }, {});
+                plan.mark_reducing_from(0);
                 break;
             case CollectiveKind::all_gather:
                 all_pairs(plan, n, [&](std::uint32_t i, std::uint32_t) { return r.bytes_of(i); }, {});
@@ -32,6 +33,7 @@ public:
             case CollectiveKind::barrier: {
                 const auto into =
                     all_pairs(plan, n, [&](std::uint32_t, std::uint32_t j) { return share_of(bytes, n, j); }, {});
+                if (r.kind == CollectiveKind::all_reduce) plan.mark_reducing_from(0);
                 all_pairs(
                     plan, n, [&](std::uint32_t i, std::uint32_t) { return share_of(bytes, n, i); }, into, 1);
                 break;
@@ -41,6 +43,7 @@ public:
                 break;
             case CollectiveKind::reduce:
                 for (std::uint32_t j = 1; j < n; ++j) plan.add({j, 0, bytes, 0});
+                plan.mark_reducing_from(0);
                 break;
         }
         return plan;

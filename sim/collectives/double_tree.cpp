@@ -95,6 +95,7 @@ private:
             const auto at = [&](std::uint32_t m, std::uint32_t c) { return static_cast<std::size_t>(m) * chunks + c; };
             std::vector<std::vector<std::uint32_t>> up_into(static_cast<std::size_t>(n) * chunks);
             // Reduce: deepest members first, so a member's children have sent before it sends.
+            const std::size_t first_up = plan.size();
             for (const std::uint32_t m : order) {
                 if (parent[m] == no_transfer) continue;
                 std::uint32_t previous = no_transfer;
@@ -104,6 +105,7 @@ private:
                     up_into[at(parent[m], c)].push_back(previous);
                 }
             }
+            plan.mark_reducing_from(first_up);
             // Broadcast: shallowest first; the root starts a chunk once it is fully reduced.
             std::vector<std::uint32_t> down_into(static_cast<std::size_t>(n) * chunks, no_transfer);
             for (auto it = order.rbegin(); it != order.rend(); ++it) {

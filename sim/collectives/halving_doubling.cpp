@@ -39,6 +39,7 @@ public:
         };
         if (r.kind != CollectiveKind::all_gather) {
             for (std::uint32_t k = 0; k < rounds; ++k) exchange(n >> (k + 1), bytes >> (k + 1));
+            if (r.kind != CollectiveKind::barrier) plan.mark_reducing_from(0);  // recursive halving reduces
         }
         if (r.kind == CollectiveKind::all_gather) {
             for (std::uint32_t k = 0; k < rounds; ++k) exchange(1U << k, bytes << k);

@@ -40,9 +40,10 @@ public:
         const auto node_count = static_cast<std::uint32_t>(nodes.size());
         std::vector<std::uint32_t> last(r.members, no_transfer);
         // Phase 1: reduce-scatter inside each node; local index l ends holding piece l (of ppn).
+        const bool reducing = r.kind != CollectiveKind::barrier;
         if (ppn > 1) {
             for (const auto& node : nodes) {
-                const auto into = append_ring(plan, node, ppn - 1, bytes, false, 0, {}, 0);
+                const auto into = append_ring(plan, node, ppn - 1, bytes, false, 0, {}, 0, no_transfer, reducing);
                 for (std::uint32_t l = 0; l < ppn; ++l) last[node[l]] = into[l];
             }
         }
@@ -54,7 +55,8 @@ public:
                 start.push_back(last[node[l]]);
             }
             const std::uint64_t piece = share_of(bytes, ppn, l);
-            const auto mid = append_ring(plan, rail, node_count - 1, piece, false, 0, start, ppn - 1);
+            const auto mid =
+                append_ring(plan, rail, node_count - 1, piece, false, 0, start, ppn - 1, no_transfer, reducing);
             const auto end =
                 append_ring(plan, rail, node_count - 1, piece, false, node_count - 1, mid, ppn + node_count - 2);
             for (std::uint32_t k = 0; k < node_count; ++k) last[rail[k]] = end[k];

@@ -13,7 +13,7 @@ using traces::CollectiveKind;
 std::vector<std::uint32_t> append_ring(CollectivePlan& plan, std::span<const std::uint32_t> ring, std::uint32_t steps,
                                        std::uint64_t bytes, bool whole, std::uint32_t offset,
                                        std::span<const std::uint32_t> start_after, std::uint32_t first_step,
-                                       std::uint32_t relay) {
+                                       std::uint32_t relay, bool reduce) {
     const auto n = static_cast<std::uint32_t>(ring.size());
     std::vector<std::uint32_t> last_into(start_after.begin(), start_after.end());
     last_into.resize(n, no_transfer);
@@ -32,11 +32,11 @@ std::vector<std::uint32_t> append_ring(CollectivePlan& plan, std::span<const std
                 // The wrap-around hop through the relay: over NVLink to it, then on from it (PXN).
                 const std::uint32_t hop = plan.add({ring[i], relay, size, first_step + k, last_from[i]}, after);
                 last_from[i] = hop;
-                last_relayed = next[0] = plan.add({relay, ring[0], size, first_step + k, last_relayed}, {hop});
+                last_relayed = next[0] = plan.add({relay, ring[0], size, first_step + k, last_relayed, reduce}, {hop});
                 continue;
             }
             last_from[i] = next[(i + 1) % n] =
-                plan.add({ring[i], ring[(i + 1) % n], size, first_step + k, last_from[i]}, after);
+                plan.add({ring[i], ring[(i + 1) % n], size, first_step + k, last_from[i], reduce}, after);
         }
         last_into = next;
     }
@@ -96,12 +96,13 @@ public:
             switch (r.kind) {
                 case CollectiveKind::all_reduce:
                 case CollectiveKind::barrier: {
-                    const auto after = append_ring(plan, ring, n - 1, bytes, false, 0, {}, 0, relay);
+                    const auto after = append_ring(plan, ring, n - 1, bytes, false, 0, {}, 0, relay,
+                                                   r.kind == CollectiveKind::all_reduce);
                     append_ring(plan, ring, n - 1, bytes, false, n - 1, after, n - 1, relay);
                     break;
                 }
                 case CollectiveKind::reduce_scatter:
-                    append_ring(plan, ring, n - 1, bytes, false, 0, {}, 0, relay);
+                    append_ring(plan, ring, n - 1, bytes, false, 0, {}, 0, relay, true);
                     break;
                 case CollectiveKind::all_gather:
                     append_ring(plan, ring, n - 1, bytes, true, 0, {}, 0, relay);
@@ -113,8 +114,11 @@ public:
         switch (r.kind) {
             case CollectiveKind::broadcast:
                 return chain(n, total, std::max<std::uint32_t>(1, r.chunks), false);
-            case CollectiveKind::reduce:
-                return chain(n, total, std::max<std::uint32_t>(1, r.chunks), true);
+            case CollectiveKind::reduce: {
+                CollectivePlan reduction = chain(n, total, std::max<std::uint32_t>(1, r.chunks), true);
+                reduction.mark_reducing_from(0);
+                return reduction;
+            }
             default:
                 break;
         }

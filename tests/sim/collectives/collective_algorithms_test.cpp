@@ -485,3 +485,24 @@ TEST_CASE("an all-reduce whose members give different sizes is an input error na
     REQUIRE_THROWS_WITH(traces::validate(b.g), Catch::Matchers::Contains("has 1000 bytes but") &&
                                                    Catch::Matchers::Contains("only all_gather and all_to_all"));
 }
+
+TEST_CASE("reducing transfers pay the receiver's reduction of its last slice", "[sim][collectives][nccl]") {
+    // One DGX-H100 node, ring, Simple, 8 channels: a 16 MiB reduce-scatter and an all-gather of 2 MiB per rank
+    // have the same 7 steps of 2 MiB (256 KiB per channel flow); only the reduce-scatter's receivers reduce, each
+    // step's last slice (256 KiB, under the 512 KiB Simple step) at 3 bytes of HBM traffic per byte over 3.35 TB/s:
+    // 7 x 3 x 262,144 / 3.35e12 s = 1.643 us more.
+    const auto node = topo::load_topology("dgx-h100", {"nodes=1"});
+    auto run = [&](CollectiveKind kind, std::uint64_t bytes) {
+        testing::GraphBuilder b(8);
+        std::vector<std::uint32_t> members{0, 1, 2, 3, 4, 5, 6, 7};
+        for (std::uint32_t r = 0; r < 8; ++r) b.collective(r, "c", "world", members, bytes, kind);
+        sim::ReplayOptions options;
+        options.algorithm = sim::find_collective_algorithm("ring");
+        options.protocol = sim::NcclProtocol::simple;
+        return sim::replay(b.g, node, options).timeline.makespan;
+    };
+    const auto rs = run(CollectiveKind::reduce_scatter, 16u << 20);
+    const auto ag = run(CollectiveKind::all_gather, 2u << 20);
+    const double expected_ps = 7 * 3 * 262'144.0 / 3.35e12 * 1e12;
+    REQUIRE(std::abs(static_cast<double>((rs - ag).count()) - expected_ps) <= 10);
+}
