@@ -6,6 +6,7 @@
 
 #include "engine/units.h"
 #include "sim/collective_sweep.h"
+#include "sim/collectives/collective_algorithm.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/terminal_progress.h"
 #include "topologies/topology_loader.h"
@@ -105,10 +106,13 @@ void add_collective_command(CLI::App& app) {
     cmd->add_option("--op", o->op, "Collective")
         ->capture_default_str()
         ->check(CLI::IsMember({"all_reduce", "reduce_scatter", "all_gather", "broadcast", "reduce", "all_to_all"}));
+    std::vector<std::string> algorithms{"auto"};
+    for (const auto& e : sim::collective_algorithms()) algorithms.push_back(e.name);
     cmd->add_option("--algo", o->algo,
-                    "Algorithm: auto (NCCL's tuner), direct, double_tree, halving_doubling, hierarchical, ring")
+                    "Algorithm: auto (NCCL's tuner) or one of " + sim::collective_algorithm_names() +
+                        " (one without a form for the call falls back to the kind's default, then direct)")
         ->capture_default_str()
-        ->check(CLI::IsMember({"auto", "direct", "double_tree", "halving_doubling", "hierarchical", "ring"}));
+        ->check(CLI::IsMember(algorithms));
     cmd->add_option("--proto", o->proto, "Protocol: auto (NCCL's tuner), LL, LL128, Simple, or none (pure alpha-beta)")
         ->capture_default_str()
         ->check(CLI::IsMember({"auto", "LL", "LL128", "Simple", "none"}));
