@@ -10,6 +10,7 @@
 #include "engine/error.h"
 #include "engine/time.h"
 #include "sim/analysis.h"
+#include "sim/collectives/collective_algorithm.h"
 #include "sim/retarget.h"
 #include "sim/scenario.h"
 #include "tools/cli/commands.h"
@@ -33,7 +34,11 @@ struct ReplayCliOptions {
     std::vector<std::string> overrides;
     std::vector<std::string> what_if_overrides;  // what-if: topology parameters changed against the faithful run
     std::string network = "max-min";
-    std::string algorithm;
+    std::string algorithm;  // what-if
+    std::string algo = "auto";
+    std::string protocol = "auto";
+    std::uint32_t channels = 8;
+    std::uint32_t chunks = 0;
     std::string out_dir;
 };
 
@@ -131,6 +136,13 @@ void run_replay(const ReplayCliOptions& o) {
                                                                     : sim::ReplayOptions::CollectiveModel::flows;
     s.options.fold_model =
         o.fold_model == "flows" ? sim::ReplayOptions::FoldModel::flows : sim::ReplayOptions::FoldModel::cost_model;
+    if (o.algo != "auto") s.options.algorithm = sim::find_collective_algorithm(o.algo);
+    if (o.protocol == "none")
+        s.options.protocols = false;
+    else if (o.protocol != "auto")
+        s.options.protocol = sim::parse_nccl_protocol(o.protocol);
+    s.options.channels = o.channels;
+    s.options.tree_chunks = o.chunks;
     const std::string dir = o.out_dir.empty() ? "out/" + s.name : o.out_dir;
     sim::prepare_output_dir(dir);  // a bad folder fails now, not after the run
     const sim::RunResult result = with_progress("replay", s.options, [&] { return sim::run_scenario(s); });
@@ -199,9 +211,27 @@ void add_replay_command(CLI::App& app) {
                     "What-if: also replay with this topology parameter changed, key=value (repeatable), e.g. "
                     "nic_bandwidth=\"200 Gb/s\"")
         ->type_name("KEY=VALUE");
+    std::vector<std::string> algorithms{"auto"};
+    for (const auto& e : sim::collective_algorithms()) algorithms.push_back(e.name);
     cmd->add_option("--collective-algo", options->algorithm,
                     "What-if: also replay with every collective forced to this algorithm")
-        ->check(CLI::IsMember({"direct", "double_tree", "halving_doubling", "hierarchical", "ring"}));
+        ->check(CLI::IsMember(std::vector<std::string>(algorithms.begin() + 1, algorithms.end())));
+    cmd->add_option("--algo", options->algo,
+                    "Collective algorithm for every call: auto (NCCL's tuner, or the trace's hint) or one of " +
+                        sim::collective_algorithm_names())
+        ->capture_default_str()
+        ->check(CLI::IsMember(algorithms));
+    cmd->add_option("--protocol", options->protocol,
+                    "NCCL protocol: auto (NCCL's tuner), LL, LL128, Simple, or none (pure alpha-beta transfers)")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"auto", "LL", "LL128", "Simple", "none"}));
+    cmd->add_option("--channels", options->channels, "NCCL channels (as `collective --channels`)")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 64));
+    cmd->add_option("--chunks", options->chunks,
+                    "Pipelining chunks of trees, chains and NVLS: 0 as NCCL does, N a fixed count")
+        ->capture_default_str()
+        ->check(CLI::Range(0, 1024));
     cmd->add_option("-o,--out", options->out_dir, "Output folder (default: out/<trace name>)");
     cmd->callback([options] { run_replay(*options); });
 }
