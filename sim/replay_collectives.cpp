@@ -81,6 +81,11 @@ void ReplayEngine::plan_instance(std::uint32_t index, const traces::Op& op) {
         // Rings per NIC on mesh nodes: NCCL crosses nodes through that many NICs.
         if (request.channel_rings.size() > 1) info.inter_bw_gbps *= static_cast<double>(request.channel_rings.size());
         std::optional<NcclAlgorithm> nccl_algorithm;
+        // On fabrics of direct GPU-to-GPU cables (GPUs that relay: the ring and torus presets) NCCL's graph search
+        // finds rings along the cables; a tree's edges would span many hops, so the tuner chooses among rings.
+        const bool cabled = std::any_of(gpu_scratch_.begin(), gpu_scratch_.end(),
+                                        [&](topo::DeviceId g) { return cluster_.device(g).relays; });
+        if (!algorithm && cabled) nccl_algorithm = NcclAlgorithm::ring;
         if (algorithm == tree) {
             nccl_algorithm = NcclAlgorithm::tree;
         } else if (algorithm == nvls_algorithm_) {

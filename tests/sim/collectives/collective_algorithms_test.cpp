@@ -506,3 +506,17 @@ TEST_CASE("reducing transfers pay the receiver's reduction of its last slice", "
     const double expected_ps = 7 * 3 * 262'144.0 / 3.35e12 * 1e12;
     REQUIRE(std::abs(static_cast<double>((rs - ag).count()) - expected_ps) <= 10);
 }
+
+TEST_CASE("on a ring of direct cables NCCL's choice is a ring, not a tree spanning many hops", "[sim][collectives]") {
+    // 64 GPUs cabled in a ring (50 GiB/s, 500 ns per link): NCCL's model alone would pick the double tree for
+    // 1 MiB, whose edges cross up to 32 cables; the graph search there finds rings only.
+    const auto ring = topo::load_topology("ring", {"gpus=64", "bandwidth=50 GiB/s", "latency=500 ns"});
+    sim::CollectiveSweepOptions options;
+    options.min_bytes = options.max_bytes = 1u << 20;
+    options.compare_algorithms = false;
+    REQUIRE(sim::run_collective_sweep(ring, options).front().algorithm == "ring");
+    // On a switched node the tree stays available to the tuner.
+    const auto node = topo::load_topology("dgx-h100", {"nodes=4"});
+    options.min_bytes = options.max_bytes = 16u << 20;
+    REQUIRE(sim::run_collective_sweep(node, options).front().algorithm == "double_tree");
+}
