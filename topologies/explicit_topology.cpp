@@ -9,7 +9,7 @@ namespace clustersim::topo {
 
 namespace {
 Device read_device(const engine::YamlValue& d, Cluster& cluster) {
-    d.expect_only_keys({"name", "kind", "gpu", "node", "datacenter"});
+    d.expect_only_keys({"name", "kind", "gpu", "node", "datacenter", "forwards"});
     Device device;
     device.name = d.require("name").as_string();
     if (device.name.empty()) d.require("name").fail("expected a device name, got an empty string");
@@ -34,6 +34,11 @@ Device read_device(const engine::YamlValue& d, Cluster& cluster) {
         if (device.node < 0) device.node = 0;
     } else if (gpu) {
         gpu->fail("'gpu' is only for devices of kind gpu");
+    }
+    if (auto forwards = d.find("forwards")) {
+        // A GPU that forwards others' traffic (GPUs cabled directly in a ring or torus); switches always do.
+        if (device.kind != DeviceKind::gpu) forwards->fail("'forwards' is only for devices of kind gpu");
+        device.relays = forwards->as_bool();
     }
     return device;
 }

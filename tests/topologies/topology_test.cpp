@@ -5,6 +5,8 @@
 #include <catch2/catch.hpp>
 
 #include "engine/yaml_reader.h"
+#include "sim/replay.h"
+#include "tests/sim/replay_fixture.h"
 #include "tests/test_support.h"
 #include "topologies/router.h"
 #include "topologies/topology_loader.h"
@@ -209,4 +211,17 @@ TEST_CASE("Ethernet presets build RoCE fabrics with their own NICs and latencies
     for (const auto& link : ib.links()) {
         if (link.kind == topo::LinkKind::infiniband) REQUIRE(link.latency == engine::Time{150'000});
     }
+}
+
+TEST_CASE("explicit GPUs with forwards: true carry their neighbours' traffic, as the ring preset's do",
+          "[topologies][routing]") {
+    // Four H100s cabled in a ring: g0 reaches g2 through a neighbour; a ring all-reduce takes what it takes on
+    // the ring preset with the same cables. Without 'forwards' the file is refused at load.
+    const auto cabled = topo::load_topology(test_data("topologies/cabled_ring4.yaml"), {});
+    const auto preset = topo::load_topology("ring", {"gpus=4", "bandwidth=50 GB/s", "latency=500 ns"});
+    testing::GraphBuilder b(4);
+    for (std::uint32_t r = 0; r < 4; ++r) b.collective(r, "c", "world", {0, 1, 2, 3}, 16u << 20);
+    auto options = testing::exact_options();
+    options.algorithm = sim::find_collective_algorithm("ring");
+    REQUIRE(sim::replay(b.g, cabled, options).timeline.makespan == sim::replay(b.g, preset, options).timeline.makespan);
 }
