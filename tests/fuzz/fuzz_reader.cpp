@@ -1,0 +1,64 @@
+// libFuzzer target for one of clustersim's readers, chosen at build time (CLUSTERSIM_FUZZ_READER): the input is
+// written to a file as a user would give it and read the way the CLI reads it. An input error (exit 3) is the
+// expected outcome for a bad input; anything else that escapes (an internal error, another exception, a crash,
+// a hang, running past the memory limit) is a finding.
+#include <unistd.h>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <fstream>
+#include <string>
+
+#include "engine/error.h"
+#include "sim/scenario.h"
+#include "topologies/topology_loader.h"
+#include "traces/formats/trace_import.h"
+
+namespace {
+
+using namespace clustersim;
+
+/// The reader under test, by name.
+constexpr const char* reader = CLUSTERSIM_FUZZ_READER;
+
+std::string input_path() {
+    const std::string ext = std::string(reader) == "chakra"                                      ? ".et"
+                            : std::string(reader) == "kineto" || std::string(reader) == "native" ? ".json"
+                            : std::string(reader) == "simai"                                     ? ".txt"
+                                                                                                 : ".yaml";
+    return "/tmp/clustersim-fuzz-" + std::string(reader) + "-" + std::to_string(::getpid()) + ext;
+}
+
+void read_as_user(const std::string& path) {
+    const std::string name = reader;
+    if (name == "topology") {
+        (void)topo::load_topology(path, {});
+    } else if (name == "scenario") {
+        (void)sim::load_scenario(path, {});
+    } else {
+        traces::ImportOptions options;
+        options.format = name;
+        if (name == "simai") options.world_size = 16;
+        (void)traces::import_traces({path}, options);
+    }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    static const std::string path = input_path();
+    {
+        std::ofstream out(path, std::ios::binary | std::ios::trunc);
+        out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
+    }
+    try {
+        read_as_user(path);
+    } catch (const engine::InputError&) {
+        // Expected for a bad input: a located message, exit 3.
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "fuzz %s: escaped: %s\n", reader, e.what());
+        std::abort();
+    }
+    return 0;
+}
