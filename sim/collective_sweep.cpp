@@ -70,7 +70,8 @@ engine::Time group_time(const ReplayResult& r, std::size_t group) {
 
 }  // namespace
 
-std::vector<CollectiveRow> run_collective_sweep(const topo::Cluster& cluster, const CollectiveSweepOptions& o) {
+std::vector<CollectiveRow> run_collective_sweep(const topo::Cluster& cluster, const CollectiveSweepOptions& o,
+                                                RowSink sink) {
     const auto n = static_cast<std::uint32_t>(cluster.gpus().size());
     std::vector<traces::RankId> world;
     for (std::uint32_t r = 0; r < n; ++r) world.push_back(traces::RankId{r});
@@ -111,6 +112,7 @@ std::vector<CollectiveRow> run_collective_sweep(const topo::Cluster& cluster, co
                 }
             }
         }
+        if (sink.row) sink.row(sink.context, row);
         rows.push_back(row);
     }
     return rows;

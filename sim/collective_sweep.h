@@ -23,6 +23,14 @@ struct CollectiveSweepOptions {
     bool compare_algorithms = true;
 };
 
+struct CollectiveRow;
+/// Called with each row as soon as it is computed (a caller prints and flushes it, so an interrupted sweep keeps
+/// its finished rows): a plain function and a context pointer.
+struct RowSink {
+    void (*row)(void* context, const CollectiveRow& row) = nullptr;
+    void* context = nullptr;
+};
+
 struct CollectiveRow {
     std::uint64_t bytes = 0;  // nccl-tests "size": the output for all_gather, the buffer otherwise
     engine::Time time{};
@@ -44,7 +52,8 @@ struct CollectiveRow {
 double bus_bandwidth_factor(traces::CollectiveKind kind, std::uint32_t ranks);
 
 /// One call per size on a communicator of every GPU of the cluster.
-std::vector<CollectiveRow> run_collective_sweep(const topo::Cluster& cluster, const CollectiveSweepOptions& options);
+std::vector<CollectiveRow> run_collective_sweep(const topo::Cluster& cluster, const CollectiveSweepOptions& options,
+                                                RowSink sink = {});
 
 struct ConcurrentRow {
     std::uint64_t bytes = 0;

@@ -31,6 +31,22 @@ struct CollectiveCliOptions {
     bool no_compare = false;
 };
 
+/// Prints one row of the table and flushes it, so that a sweep stopped early keeps its finished rows.
+void print_row(void* context, const sim::CollectiveRow& r) {
+    const bool compare = *static_cast<const bool*>(context);
+    std::printf("%14llu %14llu %8s %12.2f %12.2f %12.2f %-16s %-7s %14.2f", static_cast<unsigned long long>(r.bytes),
+                static_cast<unsigned long long>(r.bytes / 4), "float", static_cast<double>(r.time.count()) / 1e6,
+                r.algbw_gbps, r.busbw_gbps, r.algorithm.c_str(), r.protocol.c_str(), r.nccl_predicted_us);
+    if (compare) {
+        // The same pick as NCCL's: "=" (NCCL's model and the simulation agree on the best algorithm).
+        const bool same = r.fastest_algorithm == r.algorithm && r.fastest_protocol == r.protocol;
+        const std::string fastest = same ? "=" : r.fastest_algorithm + "/" + r.fastest_protocol;
+        std::printf("  %-22s %12.2f", fastest.c_str(), static_cast<double>(r.fastest_time.count()) / 1e6);
+    }
+    std::printf("\n");
+    std::fflush(stdout);
+}
+
 void run_collective(const CollectiveCliOptions& o) {
     const topo::Cluster cluster = topo::load_topology(o.topology, o.overrides);
     sim::CollectiveSweepOptions options;
@@ -74,21 +90,10 @@ void run_collective(const CollectiveCliOptions& o) {
                 "algbw (GB/s)", "busbw (GB/s)", "algorithm", "proto", "NCCL model (us)");
     if (compare) std::printf("  %-22s %12s", "fastest simulated", "its time (us)");
     std::printf("\n");
-    const auto rows =
-        with_progress("collective", options.replay, [&] { return sim::run_collective_sweep(cluster, options); });
-    for (const auto& r : rows) {
-        std::printf("%14llu %14llu %8s %12.2f %12.2f %12.2f %-16s %-7s %14.2f",
-                    static_cast<unsigned long long>(r.bytes), static_cast<unsigned long long>(r.bytes / 4), "float",
-                    static_cast<double>(r.time.count()) / 1e6, r.algbw_gbps, r.busbw_gbps, r.algorithm.c_str(),
-                    r.protocol.c_str(), r.nccl_predicted_us);
-        if (compare) {
-            // The same pick as NCCL's: "=" (NCCL's model and the simulation agree on the best algorithm).
-            const bool same = r.fastest_algorithm == r.algorithm && r.fastest_protocol == r.protocol;
-            const std::string fastest = same ? "=" : r.fastest_algorithm + "/" + r.fastest_protocol;
-            std::printf("  %-22s %12.2f", fastest.c_str(), static_cast<double>(r.fastest_time.count()) / 1e6);
-        }
-        std::printf("\n");
-    }
+    std::fflush(stdout);
+    with_progress("collective", options.replay, [&] {
+        return sim::run_collective_sweep(cluster, options, sim::RowSink{&print_row, const_cast<bool*>(&compare)});
+    });
 }
 
 }  // namespace

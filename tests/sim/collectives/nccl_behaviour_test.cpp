@@ -127,3 +127,23 @@ TEST_CASE("on a ring of direct cables NCCL's choice is a ring, not a tree spanni
     options.min_bytes = options.max_bytes = 16u << 20;
     REQUIRE(sim::run_collective_sweep(node, options).front().algorithm == "double_tree");
 }
+
+TEST_CASE("a collective sweep hands each row over as soon as it is computed", "[sim][collectives]") {
+    // The CLI prints and flushes each row from the sink, so a sweep killed midway keeps the rows it finished.
+    struct Seen {
+        std::vector<std::uint64_t> sizes;
+    } seen;
+    sim::CollectiveSweepOptions options;
+    options.min_bytes = 1024;
+    options.max_bytes = 1u << 20;
+    options.factor = 32;
+    options.compare_algorithms = false;
+    const auto rows =
+        sim::run_collective_sweep(topo::load_topology("dgx-h100", {"nodes=1"}), options,
+                                  sim::RowSink{[](void* context, const sim::CollectiveRow& row) {
+                                                   static_cast<Seen*>(context)->sizes.push_back(row.bytes);
+                                               },
+                                               &seen});
+    REQUIRE(seen.sizes == std::vector<std::uint64_t>{1024, 32768, 1u << 20});
+    REQUIRE(rows.size() == 3);
+}
