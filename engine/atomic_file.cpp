@@ -6,17 +6,23 @@
 #include <fmt/format.h>
 
 #include "engine/error.h"
+#include "engine/interrupt.h"
 
 namespace clustersim::engine {
 
 AtomicFile::AtomicFile(std::filesystem::path target) : target_(std::move(target)) {
     temporary_ = target_;
     temporary_ += fmt::format(".tmp{}", static_cast<long>(::getpid()));
+    interrupt_slot_ = register_temporary(temporary_.c_str());
     out_.open(temporary_, std::ios::binary | std::ios::trunc);
-    if (!out_) throw InputError(SourceLocation{target_.string()}, "cannot open for writing");
+    if (!out_) {
+        release_temporary(interrupt_slot_);
+        throw InputError(SourceLocation{target_.string()}, "cannot open for writing");
+    }
 }
 
 AtomicFile::~AtomicFile() {
+    release_temporary(interrupt_slot_);
     if (committed_) return;
     out_.close();
     std::error_code ignored;
@@ -30,6 +36,8 @@ void AtomicFile::commit() {
     if (!ok) throw InputError(SourceLocation{target_.string()}, "write failed (disk full?)");
     std::error_code ec;
     std::filesystem::rename(temporary_, target_, ec);
+    release_temporary(interrupt_slot_);
+    interrupt_slot_ = -1;
     if (ec)
         throw InputError(SourceLocation{target_.string()}, fmt::format("cannot rename into place: {}", ec.message()));
     committed_ = true;

@@ -25,6 +25,7 @@ private:
     std::filesystem::path temporary_;
     std::ofstream out_;
     bool committed_ = false;
+    int interrupt_slot_ = -1;  // the temporary, removed if the process is interrupted (engine/interrupt.h)
 };
 
 /// Writes `content` to `target` atomically.

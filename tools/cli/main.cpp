@@ -7,17 +7,20 @@
 #include <CLI/CLI.hpp>
 
 #include "engine/error.h"
+#include "engine/interrupt.h"
 #include "engine/log.h"
 #include "tools/cli/commands.h"
 
 namespace {
 constexpr const char* exit_codes_help =
     "Exit codes: 0 success; 2 usage error (bad option); 3 input error (a file, value or trace is wrong; the "
-    "message names file:line:column and key); 4 internal error (a bug in clustersim: please report it).";
+    "message names file:line:column and key); 4 internal error (a bug in clustersim: please report it); 130 or 143 "
+    "interrupted (SIGINT, SIGTERM): outputs being written are removed, none is left half-written.";
 }
 
 int main(int argc, char** argv) {
     using namespace clustersim;
+    engine::install_interrupt_handlers();  // Ctrl-C / SIGTERM: exit 130 / 143, no half-written output
     CLI::App app{"clustersim: a discrete-event simulator of distributed deep-learning training on GPU clusters.",
                  "clustersim"};
     app.footer(exit_codes_help);
