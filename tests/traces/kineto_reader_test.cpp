@@ -169,6 +169,12 @@ TEST_CASE("malformed Kineto input fails with the file and what was expected", "[
     options.iteration = 7;
     REQUIRE_THROWS_WITH(traces::read_kineto({testing::test_data("traces/kineto_tiny.json")}, options),
                         Contains("kineto_tiny.json: no ProfilerStep#7 in the trace (it has: 1)"));
+    // Durations beyond what a run can represent, or negative, are located errors, not 1 us kernels.
+    REQUIRE_THROWS_WITH(traces::read_kineto({testing::test_data("traces/kineto_huge_duration.json")}, {}),
+                        Contains("kineto_huge_duration.json: traceEvents[3] 'kernelA(float*)': 'dur' 1e+30 us is out "
+                                 "of range (expected 0 to 1e11 us)"));
+    REQUIRE_THROWS_WITH(traces::read_kineto({testing::test_data("traces/kineto_negative_duration.json")}, {}),
+                        Contains("traceEvents[4] 'kernelB(float*)': 'dur' -5 us is out of range"));
     // An SPMD fill too large to build is refused up front, not run out of memory.
     traces::KinetoOptions huge;
     huge.world_size = 4'000'000'000;

@@ -78,6 +78,9 @@ TEST_CASE("malformed text workloads name the file and the line", "[traces][text]
     REQUIRE_THROWS_WITH(
         traces::read_text_workload(testing::test_data("traces/text_bad_header.txt"), {}),
         Contains("text_bad_header.txt:1: expected a parallelism (DATA, MODEL") && Contains("got \"PARALLEL\""));
+    // A compute time of 9e18 ns cannot be represented in picoseconds: refused, not wrapped into a short run.
+    REQUIRE_THROWS_WITH(traces::read_text_workload(testing::test_data("traces/text_huge_compute.txt"), {}),
+                        Contains("text_huge_compute.txt:3: compute time 9000000000000000000 is out of range"));
     REQUIRE_THROWS_WITH(traces::read_text_workload(testing::test_data("traces/text_short_line.txt"), {}),
                         Contains("text_short_line.txt:4: expected 12 fields") && Contains("got 7"));
     REQUIRE_THROWS_WITH(traces::read_text_workload(testing::test_data("traces/text_bad_comm.txt"), {}),

@@ -177,6 +177,15 @@ RankTrace parse_rank(const std::string& file, const KinetoOptions& options) {
     std::vector<RecordedWait> waits;
     for (const KinetoEvent& e : parsed.events) {
         if (!e.has_ts) reject(file, fmt::format("traceEvents[{}]: expected an event with a numeric 'ts'", e.index));
+        // Times in range before conversion to picoseconds: beyond about 28 hours they cannot be represented.
+        constexpr double max_us = 1e11;
+        if (!(e.dur_us >= 0 && e.dur_us <= max_us))
+            reject(file, fmt::format("traceEvents[{}] '{}': 'dur' {} us is out of range (expected 0 to 1e11 us)",
+                                     e.index, e.name.substr(0, 80), e.dur_us));
+        if (!(e.ts_us - base_us <= max_us))
+            reject(file, fmt::format("traceEvents[{}] '{}': 'ts' lies {} us after the trace's first event (at most "
+                                     "1e11 us)",
+                                     e.index, e.name.substr(0, 80), e.ts_us - base_us));
         const Time ts = time_of(e), end = ts + from_us(e.dur_us);
         if (e.name.rfind("ProfilerStep#", 0) == 0) {
             steps[std::atoi(e.name.c_str() + 13)] = {ts, end};

@@ -123,6 +123,15 @@ TextWorkloadFile parse_text_workload_file(const std::string& path, engine::Time 
             fail(line, fmt::format("{}: expected a non-negative integer, got \"{}\"", what, w));
         return v;
     };
+    // A time in the file's unit, in range: beyond about 28 hours (1e17 ps) a run's times cannot be represented.
+    auto time_at = [&](const std::string& w, int line, const char* what) {
+        const std::uint64_t v = unsigned_at(w, line, what);
+        const auto most =
+            static_cast<std::uint64_t>(100'000'000'000'000'000LL / std::max<std::int64_t>(1, time_unit.count()));
+        if (v > most)
+            fail(line, fmt::format("{} {} is out of range (at most {} in this format's unit)", what, v, most));
+        return time_unit * static_cast<std::int64_t>(v);
+    };
     if (lines.size() < 2) fail(1, "expected a parallelism header line and a layer count");
     TextWorkloadFile file;
     TextHeader& h = file.header;
@@ -186,11 +195,11 @@ TextWorkloadFile parse_text_workload_file(const std::string& path, engine::Time 
         layer.line = line;
         for (std::size_t p = 0; p < 3; ++p) {
             TextPhase& phase = layer.phases[p];
-            phase.compute = time_unit * static_cast<std::int64_t>(unsigned_at(w[2 + 3 * p], line, "compute time"));
+            phase.compute = time_at(w[2 + 3 * p], line, "compute time");
             phase.comm = w[3 + 3 * p];
             phase.bytes = unsigned_at(w[4 + 3 * p], line, "communication size");
         }
-        layer.update = time_unit * static_cast<std::int64_t>(unsigned_at(w[11], line, "update time"));
+        layer.update = time_at(w[11], line, "update time");
         layers.push_back(std::move(layer));
     }
     return file;
