@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -75,6 +76,9 @@ std::vector<CollectiveRow> run_collective_sweep(const topo::Cluster& cluster, co
     const auto n = static_cast<std::uint32_t>(cluster.gpus().size());
     std::vector<traces::RankId> world;
     for (std::uint32_t r = 0; r < n; ++r) world.push_back(traces::RankId{r});
+    const bool one_node = std::all_of(cluster.gpus().begin(), cluster.gpus().end(), [&](topo::DeviceId g) {
+        return cluster.device(g).node == cluster.device(cluster.gpus().front()).node;
+    });
     std::vector<CollectiveRow> rows;
     for (const std::uint64_t size : sizes(o)) {
         // nccl-tests sizes all_gather by its output; the op carries each rank's contribution.
@@ -96,10 +100,13 @@ std::vector<CollectiveRow> run_collective_sweep(const topo::Cluster& cluster, co
         row.fastest_protocol = row.protocol;
         row.fastest_time = row.time;
         if (o.compare_algorithms && !o.replay.algorithm && o.replay.protocols && o.kind != CollectiveKind::all_to_all) {
-            // NCCL's alternatives, each simulated alone (a plan without a form falls back: counted once).
+            // NCCL's alternatives that have a form for the call, each simulated alone: the double tree and NVLS
+            // are for all-reduce, NVLS inside one node (elsewhere they fall back to the ring, run already).
             for (const char* name : {"ring", "double_tree", "nvls"}) {
                 // NCCL's pick forced is the same run (the best protocol for it is the pick's).
                 if (row.algorithm == name) continue;
+                if (std::string_view(name) != "ring" && o.kind != CollectiveKind::all_reduce) continue;
+                if (std::string_view(name) == "nvls" && !one_node) continue;
                 ReplayOptions forced = o.replay;
                 forced.algorithm = find_collective_algorithm(name);
                 forced.progress = {};

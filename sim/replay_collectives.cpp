@@ -288,13 +288,17 @@ double ReplayEngine::route_efficiency(std::span<const topo::LinkId> route) const
 }
 
 double ReplayEngine::link_efficiency(const topo::Link& link) const {
-    const double forced = options_.nccl_link_efficiency[static_cast<std::size_t>(link.kind)];
-    if (link.kind != topo::LinkKind::nvlink || forced > 0) return forced;
+    if (link.kind != topo::LinkKind::nvlink) return options_.nccl_link_efficiency[static_cast<std::size_t>(link.kind)];
     // NVLink: the architecture's, from the GPU at either end (the first GPU's for a link between two switches).
     for (const topo::DeviceId d : {link.src, link.dst}) {
-        if (cluster_.device(d).gpu_spec >= 0) return cluster_.gpu_spec(d).nvlink_efficiency;
+        if (cluster_.device(d).gpu_spec >= 0) return nvlink_efficiency(d);
     }
-    return cluster_.gpu_specs().empty() ? 0.8 : cluster_.gpu_specs().front().nvlink_efficiency;
+    return nvlink_efficiency(cluster_.gpus().front());
+}
+
+double ReplayEngine::nvlink_efficiency(topo::DeviceId gpu) const {
+    const double forced = options_.nccl_link_efficiency[static_cast<std::size_t>(topo::LinkKind::nvlink)];
+    return forced > 0 ? forced : cluster_.gpu_spec(gpu).nvlink_efficiency;
 }
 
 void ReplayEngine::start_transfer(std::uint32_t index, std::uint32_t t) {

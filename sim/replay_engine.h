@@ -84,6 +84,8 @@ private:
     [[nodiscard]] double route_efficiency(std::span<const topo::LinkId> route) const;
     /// ReplayOptions::nccl_link_efficiency of a link (NVLink: its GPU's architecture unless forced).
     [[nodiscard]] double link_efficiency(const topo::Link& link) const;
+    /// The NVLink efficiency of GPU `gpu`'s architecture, unless the options force one.
+    [[nodiscard]] double nvlink_efficiency(topo::DeviceId gpu) const;
     /// Pipelining chunks of a tree, chain or NVLS call of `bytes` (ReplayOptions::tree_chunks).
     [[nodiscard]] std::uint32_t pipeline_chunks(std::uint64_t bytes, NcclProtocol protocol,
                                                 std::uint32_t members) const;

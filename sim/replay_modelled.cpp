@@ -158,14 +158,8 @@ ReplayEngine::ModelledCost ReplayEngine::modelled_cost(const traces::Op& op, tra
         cost.protocol = choice.protocol;
         cost.modelled_protocol = true;
         cost.predicted_us = choice.time_us;
-        const auto efficiency = [&](topo::LinkKind kind) {
-            return options_.nccl_link_efficiency[static_cast<std::size_t>(kind)];
-        };
-        if (info.nvlink) {
-            const double nvlink = efficiency(topo::LinkKind::nvlink);
-            info.intra_bw_gbps *= nvlink > 0 ? nvlink : cluster_.gpu_spec(gpus.front()).nvlink_efficiency;
-        }
-        info.inter_bw_gbps *= efficiency(topo::LinkKind::infiniband);
+        if (info.nvlink) info.intra_bw_gbps *= nvlink_efficiency(gpus.front());
+        info.inter_bw_gbps *= options_.nccl_link_efficiency[static_cast<std::size_t>(topo::LinkKind::infiniband)];
         us = nccl_choose(op.collective, bytes, info, choice.algorithm, choice.protocol).time_us;
     }
     cost.duration = engine::from_seconds(us * 1e-6);

@@ -53,6 +53,19 @@ constexpr engine::NameTable<MemoryUse, memory_use_count> memory_uses = {
 }  // namespace
 
 const char* memory_use_name(MemoryUse use) { return engine::enum_name(memory_uses, use); }
+
+std::vector<std::vector<std::vector<OpId>>> collectives_by_member(const OpGraph& g) {
+    std::vector<std::vector<std::vector<OpId>>> issued(g.comms.size());  // comm -> member index -> ops
+    for (std::size_t c = 0; c < g.comms.size(); ++c) issued[c].resize(g.comms[c].ranks.size());
+    for (std::size_t i = 0; i < g.ops.size(); ++i) {
+        const Op& op = g.ops[i];
+        if (op.kind != OpKind::collective || op.comm.index() >= g.comms.size()) continue;
+        const auto& ranks = g.comms[op.comm.index()].ranks;
+        const auto member = static_cast<std::size_t>(std::find(ranks.begin(), ranks.end(), op.rank) - ranks.begin());
+        if (member < ranks.size()) issued[op.comm.index()][member].push_back(OpId::from_index(i));
+    }
+    return issued;
+}
 std::optional<MemoryUse> parse_memory_use(std::string_view name) { return engine::enum_from_name(memory_uses, name); }
 const char* op_kind_name(OpKind kind) { return engine::enum_name(op_kinds, kind); }
 const char* collective_kind_name(CollectiveKind kind) { return engine::enum_name(collective_kinds, kind); }

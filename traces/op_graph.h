@@ -177,6 +177,16 @@ private:
     std::unordered_map<std::string, std::uint32_t, NameHash, std::equal_to<>> name_index_;
 };
 
+/// Whether the members of one call may move different sizes: all_gather (each member's contribution, all_gatherv)
+/// and all_to_all (what each member sends, all_to_allv); the other kinds reduce or copy one buffer of one size.
+constexpr bool takes_member_sizes(CollectiveKind kind) {
+    return kind == CollectiveKind::all_gather || kind == CollectiveKind::all_to_all;
+}
+
+/// The collectives of each communicator by member index, each member's in issue order: call k of a
+/// communicator is element k of every member's list (ops of ranks that are not members are left out).
+std::vector<std::vector<std::vector<OpId>>> collectives_by_member(const OpGraph& graph);
+
 /// Checks what the replay relies on; throws InputError naming the source, rank and op: unknown ids, dependency
 /// cycles, a collective not issued by every member, mismatched sizes or kinds across members, unmatched send/recv.
 void validate(const OpGraph& graph);

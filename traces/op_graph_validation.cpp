@@ -157,19 +157,13 @@ void check_acyclic(const OpGraph& g) {
 
 void check_matching(const OpGraph& g) {
     // Collectives: per communicator, the k-th collective of every member must agree.
-    std::vector<std::vector<std::vector<OpId>>> issued(g.comms.size());  // comm -> member index -> ops
-    for (std::size_t c = 0; c < g.comms.size(); ++c) issued[c].resize(g.comms[c].ranks.size());
+    const auto issued = collectives_by_member(g);                            // comm -> member index -> ops
     using P2pKey = std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>;  // src, dst, comm
     std::map<P2pKey, std::vector<OpId>> sends, recvs;
     for (std::size_t i = 0; i < g.ops.size(); ++i) {
         const Op& op = g.ops[i];
         const OpId id = OpId::from_index(i);
-        if (op.kind == OpKind::collective) {
-            const auto& ranks = g.comms[op.comm.index()].ranks;
-            const auto member =
-                static_cast<std::size_t>(std::find(ranks.begin(), ranks.end(), op.rank) - ranks.begin());
-            issued[op.comm.index()][member].push_back(id);
-        } else if (op.kind == OpKind::send) {
+        if (op.kind == OpKind::send) {
             sends[{op.rank.value, op.peer.value, op.comm.value}].push_back(id);
         } else if (op.kind == OpKind::recv) {
             recvs[{op.peer.value, op.rank.value, op.comm.value}].push_back(id);
@@ -201,11 +195,7 @@ void check_matching(const OpGraph& g) {
                     reject(g, fmt::format("collective #{} on '{}': {} is {} but {} is {}", k, g.comms[c].name,
                                           g.describe(*first), collective_kind_name(a.collective), g.describe(id),
                                           collective_kind_name(b.collective)));
-                // all_gather (each member's contribution) and all_to_all (what each member sends) may differ per
-                // member (all_gatherv, all_to_allv); the other kinds reduce or copy one buffer of one size.
-                const bool per_member =
-                    a.collective == CollectiveKind::all_gather || a.collective == CollectiveKind::all_to_all;
-                if (a.bytes != b.bytes && !per_member)
+                if (a.bytes != b.bytes && !takes_member_sizes(a.collective))
                     reject(g, fmt::format("collective #{} on '{}': {} has {} bytes but {} has {} (only all_gather "
                                           "and all_to_all take per-member sizes)",
                                           k, g.comms[c].name, g.describe(*first), a.bytes, g.describe(id), b.bytes));

@@ -32,8 +32,9 @@ enum class Ctx {
 bool kept(const KinetoEvent& e, bool complete) {
     if (!complete) return false;
     if (e.cat == "kernel" || e.cat == "gpu_memcpy" || e.cat == "gpu_memset" || e.cat == "cuda_runtime" ||
-        e.cat == "cuda_driver" || e.cat == "cuda_sync")
+        e.cat == "cuda_driver")
         return true;
+    if (e.cat == "cuda_sync") return e.name == "Stream Wait Event";  // the only synchronisation the reader uses
     return e.name.rfind("ProfilerStep#", 0) == 0 || e.name.rfind("nccl:", 0) == 0 || e.name == "record_param_comms";
 }
 

@@ -13,34 +13,25 @@
 namespace clustersim::traces {
 
 void reconcile_member_sizes(OpGraph& g, const std::string& file) {
-    std::vector<std::vector<std::vector<std::uint32_t>>> issued(g.comms.size());  // comm -> member -> ops
-    for (std::size_t c = 0; c < g.comms.size(); ++c) issued[c].resize(g.comms[c].ranks.size());
-    for (std::uint32_t i = 0; i < g.ops.size(); ++i) {
-        const Op& op = g.ops[i];
-        if (op.kind != OpKind::collective) continue;
-        const auto& ranks = g.comms[op.comm.index()].ranks;
-        const auto m = static_cast<std::size_t>(std::find(ranks.begin(), ranks.end(), op.rank) - ranks.begin());
-        if (m < ranks.size()) issued[op.comm.index()][m].push_back(i);
-    }
+    const auto issued = collectives_by_member(g);  // comm -> member -> ops
     std::size_t reconciled = 0;
     std::string example;
     for (std::size_t c = 0; c < g.comms.size(); ++c) {
         std::size_t calls = SIZE_MAX;
         for (const auto& m : issued[c]) calls = std::min(calls, m.size());
         for (std::size_t k = 0; k < calls && calls != SIZE_MAX; ++k) {
-            const Op& first = g.ops[issued[c].front()[k]];
-            if (first.collective == CollectiveKind::all_gather || first.collective == CollectiveKind::all_to_all)
-                continue;
+            const Op& first = g.ops[issued[c].front()[k].index()];
+            if (takes_member_sizes(first.collective)) continue;
             std::uint64_t lo = UINT64_MAX, hi = 0;
             bool same_kind = true;
             for (const auto& m : issued[c]) {
-                const Op& op = g.ops[m[k]];
+                const Op& op = g.ops[m[k].index()];
                 same_kind = same_kind && op.collective == first.collective;
                 lo = std::min(lo, op.bytes);
                 hi = std::max(hi, op.bytes);
             }
             if (!same_kind || lo == hi || lo == 0) continue;  // a kind mismatch or unsized member: validation says
-            for (const auto& m : issued[c]) g.ops[m[k]].bytes = hi;
+            for (const auto& m : issued[c]) g.ops[m[k].index()].bytes = hi;
             if (reconciled++ == 0)
                 example = fmt::format("{} #{} on '{}': {} to {} bytes", collective_kind_name(first.collective), k,
                                       g.comms[c].name, lo, hi);
