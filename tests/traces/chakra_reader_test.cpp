@@ -8,6 +8,7 @@
 #include "sim/replay.h"
 #include "tests/sim/replay_fixture.h"
 #include "tests/test_support.h"
+#include "traces/formats/chakra/chakra_et.pb.h"
 #include "traces/formats/chakra_reader.h"
 #include "traces/formats/trace_import.h"
 #include "traces/text_file.h"
@@ -122,4 +123,62 @@ TEST_CASE("an empty .et file and JSON execution traces are refused, saying what 
     REQUIRE_THROWS_WITH(traces::import_traces({pytorch}, {}), Contains("this is a PyTorch execution trace"));
     const auto chakra_json = write("clustersim_chakra.json", "{\n  \"workload_graph\": []\n}");
     REQUIRE_THROWS_WITH(traces::import_traces({chakra_json}, {}), Contains("this is a Chakra trace in JSON form"));
+}
+
+namespace {
+/// A one-node Chakra file: the metadata, then `node`, each with its varint length.
+std::string write_one_node(const char* name, const chakra::Node& node) {
+    std::string bytes;
+    const auto append = [&](const google::protobuf::Message& m) {
+        const std::string body = m.SerializeAsString();
+        std::uint64_t n = body.size();
+        do {
+            bytes.push_back(static_cast<char>((n & 0x7f) | (n > 0x7f ? 0x80 : 0)));
+            n >>= 7;
+        } while (n > 0);
+        bytes += body;
+    };
+    chakra::GlobalMetadata meta;
+    meta.set_version("0.0.4");
+    append(meta);
+    append(node);
+    const auto path = (std::filesystem::temp_directory_path() / name).string();
+    std::ofstream(path, std::ios::binary) << bytes;
+    return path;
+}
+}  // namespace
+
+TEST_CASE("Chakra numbers beyond what a run represents are located errors, not wrapped values",
+          "[traces][chakra][input]") {
+    chakra::Node comp;
+    comp.set_id(3);
+    comp.set_name("gemm");
+    comp.set_type(chakra::COMP_NODE);
+    comp.set_duration_micros(10'000'000'000'000ULL);  // 1e13 us: wrapped to a 1 us iteration before
+    REQUIRE_THROWS_WITH(
+        traces::read_chakra({write_one_node("clustersim_huge.0.et", comp)}),
+        Contains("clustersim_huge.0.et: node 3 'gemm': duration_micros 10000000000000 is out of range"));
+
+    chakra::Node coll;
+    coll.set_id(4);
+    coll.set_name("ar");
+    coll.set_type(chakra::COMM_COLL_NODE);
+    auto* type = coll.add_attr();
+    type->set_name("comm_type");
+    type->set_int64_val(chakra::ALL_REDUCE);
+    auto* size = coll.add_attr();
+    size->set_name("comm_size");
+    size->set_uint64_val(UINT64_MAX);  // 2^64-1 bytes: became a negative size clamped to 0 before
+    REQUIRE_THROWS_WITH(traces::read_chakra({write_one_node("clustersim_size.0.et", coll)}),
+                        Contains("node 4 'ar': attribute 'comm_size' 18446744073709551615 is out of range"));
+    size->set_double_val(1e30);
+    REQUIRE_THROWS_WITH(traces::read_chakra({write_one_node("clustersim_size.0.et", coll)}),
+                        Contains("attribute 'comm_size' 1e+30 is out of range"));
+    size->set_int64_val(-8);
+    REQUIRE_THROWS_WITH(traces::read_chakra({write_one_node("clustersim_size.0.et", coll)}),
+                        Contains("node 4 'ar': comm_size -8 is out of range (expected 0 to 2^62 bytes)"));
+    size->set_int64_val(1 << 20);
+    const auto g = traces::read_chakra({write_one_node("clustersim_size.0.et", coll)});
+    REQUIRE(g.ops.size() == 1);
+    REQUIRE(g.ops[0].bytes == 1u << 20);
 }

@@ -175,6 +175,9 @@ TEST_CASE("malformed Kineto input fails with the file and what was expected", "[
                                  "of range (expected 0 to 1e11 us)"));
     REQUIRE_THROWS_WITH(traces::read_kineto({testing::test_data("traces/kineto_negative_duration.json")}, {}),
                         Contains("traceEvents[4] 'kernelB(float*)': 'dur' -5 us is out of range"));
+    // A memcpy of 1e30 bytes is refused, not a copy of 0 bytes.
+    REQUIRE_THROWS_WITH(traces::read_kineto({testing::test_data("traces/kineto_huge_memcpy.json")}, {}),
+                        Contains("kineto_huge_memcpy.json: traceEvents[2]: a message of 1e+30 bytes is out of range"));
     // An SPMD fill too large to build is refused up front, not run out of memory.
     traces::KinetoOptions huge;
     huge.world_size = 4'000'000'000;

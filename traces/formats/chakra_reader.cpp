@@ -30,7 +30,18 @@ namespace {
     throw engine::InputError(engine::SourceLocation{file}, what);
 }
 
-std::optional<std::int64_t> integer_attr(const chakra::Node& node, const std::string& name) {
+/// An integer attribute of a node, range-checked into int64 (a uint64 beyond 2^63 or a non-finite or fractional
+/// double is a located error, never a wrapped value).
+std::optional<std::int64_t> integer_attr(const chakra::Node& node, const std::string& name, const std::string& file) {
+    auto out_of_range = [&](const std::string& value) {
+        reject(file, fmt::format("node {} '{}': attribute '{}' {} is out of range (expected an integer below 2^63)",
+                                 node.id(), node.name().substr(0, 80), name, value));
+    };
+    auto from_double = [&](double v) -> std::int64_t {
+        if (!(v >= -9.2e18 && v <= 9.2e18) || v != static_cast<double>(static_cast<std::int64_t>(v)))
+            out_of_range(fmt::format("{}", v));
+        return static_cast<std::int64_t>(v);
+    };
     for (const auto& a : node.attr()) {
         if (a.name() != name) continue;
         switch (a.value_case()) {
@@ -39,6 +50,8 @@ std::optional<std::int64_t> integer_attr(const chakra::Node& node, const std::st
             case chakra::AttributeProto::kInt32Val:
                 return a.int32_val();
             case chakra::AttributeProto::kUint64Val:
+                if (a.uint64_val() > static_cast<std::uint64_t>(INT64_MAX))
+                    out_of_range(std::to_string(a.uint64_val()));
                 return static_cast<std::int64_t>(a.uint64_val());
             case chakra::AttributeProto::kUint32Val:
                 return a.uint32_val();
@@ -49,6 +62,8 @@ std::optional<std::int64_t> integer_attr(const chakra::Node& node, const std::st
             case chakra::AttributeProto::kFixed32Val:
                 return a.fixed32_val();
             case chakra::AttributeProto::kFixed64Val:
+                if (a.fixed64_val() > static_cast<std::uint64_t>(INT64_MAX))
+                    out_of_range(std::to_string(a.fixed64_val()));
                 return static_cast<std::int64_t>(a.fixed64_val());
             case chakra::AttributeProto::kSfixed32Val:
                 return a.sfixed32_val();
@@ -57,14 +72,32 @@ std::optional<std::int64_t> integer_attr(const chakra::Node& node, const std::st
             case chakra::AttributeProto::kBoolVal:
                 return a.bool_val() ? 1 : 0;
             case chakra::AttributeProto::kDoubleVal:
-                return static_cast<std::int64_t>(a.double_val());
+                return from_double(a.double_val());
             case chakra::AttributeProto::kFloatVal:
-                return static_cast<std::int64_t>(a.float_val());
+                return from_double(a.float_val());
             default:
                 return std::nullopt;
         }
     }
     return std::nullopt;
+}
+
+/// A node's comm_size in bytes: 0 when absent; negative or beyond 2^62 is a located error.
+std::uint64_t comm_size(const chakra::Node& node, const std::string& file) {
+    const std::int64_t size = integer_attr(node, "comm_size", file).value_or(0);
+    if (size < 0 || size > (std::int64_t{1} << 62))
+        reject(file, fmt::format("node {} '{}': comm_size {} is out of range (expected 0 to 2^62 bytes)", node.id(),
+                                 node.name().substr(0, 80), size));
+    return static_cast<std::uint64_t>(size);
+}
+
+/// A COMP node's duration: beyond 1e11 us (about 28 hours) a run's picosecond times cannot represent it.
+engine::Time duration_of(const chakra::Node& node, const std::string& file) {
+    constexpr std::uint64_t max_us = 100'000'000'000ULL;
+    if (node.duration_micros() > max_us)
+        reject(file, fmt::format("node {} '{}': duration_micros {} is out of range (expected 0 to 1e11 us)", node.id(),
+                                 node.name().substr(0, 80), node.duration_micros()));
+    return engine::Time{static_cast<std::int64_t>(node.duration_micros()) * 1'000'000};
 }
 
 std::vector<chakra::Node> read_nodes(const std::string& file) {
@@ -262,32 +295,35 @@ OpGraph read_chakra(const std::vector<std::string>& given) {
             ++placed;
             const chakra::Node& n = nodes[i];
             Op op{rank, StreamId{}, g.intern(n.name())};
-            const auto size = integer_attr(n, "comm_size").value_or(0);
             switch (n.type()) {
                 case chakra::COMP_NODE:
-                    op.kind = integer_attr(n, "is_cpu_op").value_or(0) ? OpKind::delay : OpKind::compute;
-                    op.duration = engine::Time{static_cast<std::int64_t>(n.duration_micros()) * 1'000'000};
+                    op.kind = integer_attr(n, "is_cpu_op", file).value_or(0) ? OpKind::delay : OpKind::compute;
+                    op.duration = duration_of(n, file);
                     op.stream = g.stream(rank, op.kind == OpKind::delay ? "cpu" : "compute");
                     break;
                 case chakra::COMM_COLL_NODE:
                     op.kind = OpKind::collective;
-                    op.collective = collective_of(integer_attr(n, "comm_type").value_or(0), file, n);
-                    op.bytes = static_cast<std::uint64_t>(std::max<std::int64_t>(0, size));
+                    op.collective = collective_of(integer_attr(n, "comm_type", file).value_or(0), file, n);
+                    op.bytes = comm_size(n, file);
                     op.comm = g.communicator("world", world);
                     op.stream = g.stream(rank, "comm");
                     break;
                 case chakra::COMM_SEND_NODE:
                 case chakra::COMM_RECV_NODE: {
                     const bool send = n.type() == chakra::COMM_SEND_NODE;
-                    const auto peer = integer_attr(n, send ? "comm_dst" : "comm_src");
+                    const auto peer = integer_attr(n, send ? "comm_dst" : "comm_src", file);
                     if (!peer || *peer < 0 || *peer >= static_cast<std::int64_t>(g.rank_count))
                         reject(file, fmt::format("node {} '{}': {} names no rank of the {} given", n.id(), n.name(),
                                                  send ? "comm_dst" : "comm_src", g.rank_count));
                     op.kind = send ? OpKind::send : OpKind::recv;
                     op.eager = send;  // Chakra sends are buffered: they go without waiting for the recv
                     op.peer = RankId{static_cast<std::uint32_t>(*peer)};
-                    op.tag = static_cast<std::uint32_t>(integer_attr(n, "comm_tag").value_or(0));
-                    op.bytes = static_cast<std::uint64_t>(std::max<std::int64_t>(0, size));
+                    const std::int64_t tag = integer_attr(n, "comm_tag", file).value_or(0);
+                    if (tag < 0 || tag > UINT32_MAX)
+                        reject(file, fmt::format("node {} '{}': comm_tag {} is out of range (expected 0 to 2^32-1)",
+                                                 n.id(), n.name().substr(0, 80), tag));
+                    op.tag = static_cast<std::uint32_t>(tag);
+                    op.bytes = comm_size(n, file);
                     const std::uint32_t lo = std::min(r, op.peer.value), hi = std::max(r, op.peer.value);
                     op.comm = g.communicator(fmt::format("p2p.{}-{}", lo, hi), {RankId{lo}, RankId{hi}});
                     op.stream = g.stream(rank, send ? "send" : "recv");

@@ -242,7 +242,7 @@ RankTrace parse_rank(const std::string& file, const KinetoOptions& options) {
         const Time anchor = g.launch_end.count() >= 0 ? g.launch_end : g.start;
         if (!steps.empty() && (anchor < trace.window_start || anchor > trace.window_end)) continue;
         if (e.cat == "gpu_memcpy") {
-            g.bytes = static_cast<std::uint64_t>(e.bytes);
+            g.bytes = checked_bytes(e.bytes, file, e.index);
             g.kind = g.name.find("HtoD") != std::string::npos   ? OpKind::memcpy_h2d
                      : g.name.find("DtoH") != std::string::npos ? OpKind::memcpy_d2h
                                                                 : OpKind::compute;
