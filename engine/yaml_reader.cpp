@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "engine/memory_budget.h"
 #include "engine/units.h"
 
 namespace clustersim::engine {
@@ -68,9 +69,21 @@ YamlValue YamlValue::load_string(std::string_view text, const std::string& name)
 YamlValue YamlValue::load_file(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     if (!in) throw InputError(SourceLocation{path}, "cannot open file");
-    std::stringstream buffer;
-    buffer << in.rdbuf();
-    return load_string(buffer.str(), path);
+    // Capped: yaml-cpp's node tree takes tens of bytes per byte of text, so a file beyond 1/64 of the memory
+    // budget (or /dev/zero) is refused while reading, not after exhausting memory.
+    const std::uint64_t cap = memory_budget() / 64;
+    std::string text;
+    char buffer[1 << 16];
+    while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
+        text.append(buffer, static_cast<std::size_t>(in.gcount()));
+        if (text.size() > cap)
+            throw InputError(SourceLocation{path},
+                             fmt::format("more than {} of YAML: beyond what the memory budget of {} (--max-memory) "
+                                         "can parse",
+                                         format_memory(static_cast<double>(cap)),
+                                         format_memory(static_cast<double>(memory_budget()))));
+    }
+    return load_string(text, path);
 }
 
 SourceLocation YamlValue::location() const {

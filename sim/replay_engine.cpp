@@ -29,26 +29,34 @@ void ReplayEngine::setup() {
     const auto& gpus = cluster_.gpus();
     if (g_.job_size() > gpus.size())
         throw engine::InputError(
+            engine::SourceLocation{g_.source},
             g_.job_ranks.empty()
-                ? fmt::format("the trace has {} ranks but the topology '{}' has only {} GPUs", g_.rank_count,
-                              cluster_.description, gpus.size())
-                : fmt::format("the job has {} ranks ({} simulated) but the topology '{}' has only {} GPUs",
+                ? fmt::format("the trace has {} ranks but the topology '{}' has only {} GPUs (a larger topology, "
+                              "e.g. --set nodes=N)",
+                              g_.rank_count, cluster_.description, gpus.size())
+                : fmt::format("the job has {} ranks ({} simulated) but the topology '{}' has only {} GPUs (a larger "
+                              "topology, e.g. --set nodes=N)",
                               g_.job_size(), g_.rank_count, cluster_.description, gpus.size()));
     if (!options_.rank_to_gpu.empty() && !g_.job_ranks.empty())
         throw engine::InputError(
+            engine::SourceLocation{g_.source},
             "a rank mapping cannot be combined with symmetry reduction: job rank j runs on GPU j (folded "
             "communicators name their members by job rank)");
     if (!options_.rank_to_gpu.empty() && options_.rank_to_gpu.size() != g_.rank_count)
         throw engine::InputError(
-            fmt::format("rank mapping lists {} GPUs for {} ranks", options_.rank_to_gpu.size(), g_.rank_count));
+            engine::SourceLocation{g_.source},
+            fmt::format("rank_to_gpu lists {} GPUs for {} ranks", options_.rank_to_gpu.size(), g_.rank_count));
     std::vector<std::uint8_t> used(gpus.size(), 0);
     for (std::uint32_t r = 0; r < g_.rank_count; ++r) {
         const std::uint32_t gpu =
             options_.rank_to_gpu.empty() ? g_.job_rank(traces::RankId{r}) : options_.rank_to_gpu[r];
         if (gpu >= gpus.size())
             throw engine::InputError(
-                fmt::format("rank {} mapped to GPU {}, but there are {} GPUs", r, gpu, gpus.size()));
-        if (used[gpu]++) throw engine::InputError(fmt::format("GPU {} is given to two ranks", gpu));
+                engine::SourceLocation{g_.source},
+                fmt::format("rank_to_gpu: rank {} mapped to GPU {}, but there are {} GPUs", r, gpu, gpus.size()));
+        if (used[gpu]++)
+            throw engine::InputError(engine::SourceLocation{g_.source},
+                                     fmt::format("rank_to_gpu: GPU {} is given to two ranks", gpu));
         rank_gpu_.push_back(gpus[gpu]);
         // The host of a rank: the CPU of its node nearest to its GPU (for host<->device copies).
         topo::DeviceId host;

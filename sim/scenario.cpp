@@ -213,6 +213,18 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
                               s.cluster.description, s.cluster.gpus().size()));
     if (auto system = doc.find("system")) {
         read_system(*system, s.options);
+        if (auto v = system->find("rank_to_gpu")) {
+            const auto& map = s.options.rank_to_gpu;
+            if (map.size() != s.graph.rank_count)
+                v->fail(fmt::format("expected one GPU per rank ({} ranks), got {}", s.graph.rank_count, map.size()));
+            std::vector<std::uint8_t> used(s.cluster.gpus().size(), 0);
+            for (std::size_t r = 0; r < map.size(); ++r) {
+                if (map[r] >= used.size())
+                    v->fail(fmt::format("rank {}: GPU {} does not exist (the topology has {} GPUs)", r, map[r],
+                                        used.size()));
+                if (used[map[r]]++) v->fail(fmt::format("rank {}: GPU {} is given to two ranks", r, map[r]));
+            }
+        }
         if (auto v = system->find("memory_check")) {
             if (v->as_string() != "error" && v->as_string() != "warn")
                 v->fail(fmt::format("expected error or warn, got \"{}\"", v->as_string()));

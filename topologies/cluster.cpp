@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "engine/error.h"
+#include "engine/memory_budget.h"
 #include "topologies/cluster_graph.h"
 
 namespace clustersim::topo {
@@ -21,7 +22,24 @@ std::int32_t Cluster::add_gpu_spec(const GpuSpec& spec) {
     return static_cast<std::int32_t>(gpu_specs_.size() - 1);
 }
 
+namespace {
+// About what a device or a link costs here and in what is built over them (routing, the flow network), for the
+// memory budget: a topology past it is refused while it is built, before it exhausts memory.
+constexpr double bytes_per_element = 300;
+
+void check_size(std::size_t devices, std::size_t links) {
+    const double bytes = bytes_per_element * static_cast<double>(devices + links);
+    if (bytes > static_cast<double>(engine::memory_budget()))
+        throw engine::InputError(
+            fmt::format("the topology grows past {} devices and {} links, about {}: beyond the "
+                        "memory budget of {} (--max-memory); fewer nodes or spines",
+                        devices, links, engine::format_memory(bytes),
+                        engine::format_memory(static_cast<double>(engine::memory_budget()))));
+}
+}  // namespace
+
 DeviceId Cluster::add_device(Device device) {
+    if (devices_.size() % 1024 == 0) check_size(devices_.size(), links_.size());
     CLUSTERSIM_CHECK(!by_name_.contains(device.name), "duplicate device name '{}'", device.name);
     CLUSTERSIM_CHECK(device.kind != DeviceKind::gpu ||
                          (device.gpu_spec >= 0 && static_cast<std::size_t>(device.gpu_spec) < gpu_specs_.size()),
@@ -43,6 +61,7 @@ LinkId Cluster::add_link(DeviceId src, DeviceId dst, double bandwidth_bytes_per_
     CLUSTERSIM_CHECK(src != dst, "link from '{}' to itself", devices_[src.index()].name);
     CLUSTERSIM_CHECK(bandwidth_bytes_per_s > 0, "link without bandwidth");
     CLUSTERSIM_CHECK(latency >= engine::zero_time, "negative link latency");
+    if (links_.size() % 1024 == 0) check_size(devices_.size(), links_.size());
     const auto id = LinkId::from_index(links_.size());
     links_.push_back(Link{src, dst, bandwidth_bytes_per_s, latency, kind});
     out_links_[src.index()].push_back(id);

@@ -15,7 +15,11 @@ Router::Router(const Cluster& cluster)
 
 const std::vector<std::int64_t>& Router::distances_to(DeviceId dst) {
     auto& dist = distance_cache_[dst.index()];
-    if (!dist.empty()) return dist;
+    if (dist.empty()) compute_distances_to(dst, dist);
+    return dist;
+}
+
+void Router::compute_distances_to(DeviceId dst, std::vector<std::int64_t>& dist) const {
     dist.assign(cluster_.devices().size(), unreachable);
     using Entry = std::pair<std::int64_t, std::uint32_t>;
     std::priority_queue<Entry, std::vector<Entry>, std::greater<>> frontier;
@@ -37,7 +41,6 @@ const std::vector<std::int64_t>& Router::distances_to(DeviceId dst) {
             }
         }
     }
-    return dist;
 }
 
 const Router::NextHops& Router::next_hops_to(DeviceId dst) {

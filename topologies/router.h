@@ -32,6 +32,9 @@ public:
     /// Path cost: latency in ps times 2^16 plus hop count, so (latency, hops) compares lexicographically.
     static constexpr std::int64_t unreachable = INT64_MAX;
     [[nodiscard]] const std::vector<std::int64_t>& distances_to(DeviceId dst);
+    /// The same distances into `dist` (resized to the device count), without caching them: for callers that visit
+    /// every destination once (a cache of all of them is devices^2 entries).
+    void compute_distances_to(DeviceId dst, std::vector<std::int64_t>& dist) const;
 
 private:
     static std::int64_t link_cost(const Link& link) { return link.latency.count() * 65536 + 1; }

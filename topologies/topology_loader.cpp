@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "engine/error.h"
 #include "engine/params.h"
 #include "engine/yaml_reader.h"
 #include "topologies/connectivity.h"
@@ -17,7 +18,14 @@ Cluster load_topology(const engine::YamlValue& map) {
     if (auto preset = map.find("preset")) {
         const PresetEntry& entry = find_topology_preset(preset->as_string(), preset->location());
         const engine::Params params = engine::Params::from_yaml(map, entry.params);
-        Cluster cluster = entry.build(params);
+        Cluster cluster = [&] {
+            try {
+                return entry.build(params);
+            } catch (const engine::InputError& e) {
+                if (!e.where().file.empty()) throw;
+                throw engine::InputError(map.location(), e.message());  // a preset's own check: locate it here
+            }
+        }();
         check_link_ranges(cluster, map.location());
         check_gpus_connected(cluster, map.location());
         return cluster;

@@ -69,9 +69,31 @@ TopologySummary summarize(const Cluster& cluster) {
 
     Router router(cluster);
     std::int64_t worst = -1;
-    for (const DeviceId dst : cluster.gpus()) {
-        const auto& dist = router.distances_to(dst);
-        for (const DeviceId src : cluster.gpus()) {
+    const auto& gpus = cluster.gpus();
+    std::vector<DeviceId> destinations;
+    // Every GPU as a destination while that stays within about 2e7 device visits, else at least 16.
+    const std::size_t affordable =
+        std::max<std::size_t>(16, 20'000'000 / std::max<std::size_t>(1, cluster.devices().size()));
+    if (gpus.size() <= affordable) {
+        destinations = gpus;
+    } else {
+        // The first and last node's GPUs (the ends of the fabric in rank order) and an even stride through the rest.
+        const int first_node = cluster.device(gpus.front()).node, last_node = cluster.device(gpus.back()).node;
+        std::vector<std::uint8_t> taken(gpus.size(), 0);
+        for (std::size_t i = 0; i < gpus.size(); ++i) {
+            const int node = cluster.device(gpus[i]).node;
+            taken[i] = node == first_node || node == last_node;
+        }
+        const std::size_t stride = std::max<std::size_t>(1, gpus.size() / affordable);
+        for (std::size_t i = 0; i < gpus.size(); i += stride) taken[i] = 1;
+        for (std::size_t i = 0; i < gpus.size(); ++i)
+            if (taken[i]) destinations.push_back(gpus[i]);
+    }
+    s.diameter_destinations = destinations.size();
+    std::vector<std::int64_t> dist;
+    for (const DeviceId dst : destinations) {
+        router.compute_distances_to(dst, dist);
+        for (const DeviceId src : gpus) {
             const std::int64_t d = dist[src.index()];
             if (src == dst || d == Router::unreachable) continue;
             s.diameter_hops = std::max(s.diameter_hops, static_cast<int>(d % 65536));

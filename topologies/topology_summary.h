@@ -20,14 +20,17 @@ struct TopologySummary {
     int gpus_per_node_max = 0;
     /// Max-flow between GPUs [0, n/2) and [n/2, n) in rank order, bytes/s one way.
     double bisection_bandwidth = 0;
-    /// Longest shortest path between GPUs, in links, and the farthest pair by (latency, hops).
+    /// Longest shortest path between GPUs, in links, and the farthest pair by (latency, hops): over every GPU as
+    /// the destination while that stays within about 2e7 device visits, else over `diameter_destinations` of them
+    /// (the first and last node's GPUs and an even stride through the others).
     int diameter_hops = 0;
+    std::size_t diameter_destinations = 0;
     DeviceId farthest_src, farthest_dst;
     engine::Time farthest_latency{};
     std::vector<LinkId> farthest_route;
 };
 
-/// Computes the summary. Cost: one shortest-path tree per GPU and one max-flow; seconds for 10^4 GPUs.
+/// Computes the summary. Cost: shortest-path trees over about 2e7 device visits in all, and one max-flow.
 TopologySummary summarize(const Cluster& cluster);
 
 /// Graphviz text for `dot -Tsvg` (boost::write_graphviz): one node per device, one edge per cable or link.

@@ -98,21 +98,37 @@ int data_type_size(DataType type) {
     return 4;
 }
 
+namespace {
+std::string stream_key(RankId rank, std::string_view name) {
+    std::string key(reinterpret_cast<const char*>(&rank.value), sizeof rank.value);
+    key.append(name);
+    return key;
+}
+}  // namespace
+
 StreamId OpGraph::stream(RankId rank, std::string_view name) {
-    for (std::size_t i = 0; i < streams.size(); ++i) {
-        if (streams[i].rank == rank && streams[i].name == name) return StreamId::from_index(i);
+    if (lookup_.streams.size() != streams.size()) {
+        lookup_.streams.clear();
+        for (std::size_t i = 0; i < streams.size(); ++i)
+            lookup_.streams.emplace(stream_key(streams[i].rank, streams[i].name), static_cast<std::uint32_t>(i));
     }
-    streams.push_back(Stream{rank, std::string(name)});
-    return StreamId::from_index(streams.size() - 1);
+    const auto [it, added] =
+        lookup_.streams.emplace(stream_key(rank, name), static_cast<std::uint32_t>(streams.size()));
+    if (added) streams.push_back(Stream{rank, std::string(name)});
+    return StreamId::from_index(it->second);
 }
 
 CommId OpGraph::communicator(std::string_view name, std::vector<RankId> ranks) {
-    for (std::size_t i = 0; i < comms.size(); ++i) {
-        if (comms[i].name == name) {
-            CLUSTERSIM_CHECK(comms[i].ranks == ranks, "communicator '{}' redefined with other ranks", name);
-            return CommId::from_index(i);
-        }
+    if (lookup_.comms.size() != comms.size()) {
+        lookup_.comms.clear();
+        for (std::size_t i = 0; i < comms.size(); ++i)
+            lookup_.comms.emplace(comms[i].name, static_cast<std::uint32_t>(i));
     }
+    if (const auto it = lookup_.comms.find(name); it != lookup_.comms.end()) {
+        CLUSTERSIM_CHECK(comms[it->second].ranks == ranks, "communicator '{}' redefined with other ranks", name);
+        return CommId::from_index(it->second);
+    }
+    lookup_.comms.emplace(std::string(name), static_cast<std::uint32_t>(comms.size()));
     comms.push_back(Communicator{std::string(name), std::move(ranks)});
     return CommId::from_index(comms.size() - 1);
 }

@@ -175,6 +175,14 @@ private:
     };
     // Name -> id, for interning; only looked up, never iterated (names keep their insertion order).
     std::unordered_map<std::string, std::uint32_t, NameHash, std::equal_to<>> name_index_;
+    // Lookup of streams by (rank, name) and communicators by name, so that adding them is not linear in those
+    // already added (it made readers quadratic in the ranks). Rebuilt when `streams` or `comms` were appended to
+    // directly; not part of the graph's value (equal graphs may have been built either way).
+    struct Lookup {
+        std::unordered_map<std::string, std::uint32_t, NameHash, std::equal_to<>> streams, comms;
+        bool operator==(const Lookup&) const { return true; }
+    };
+    Lookup lookup_;
 };
 
 /// Whether the members of one call may move different sizes: all_gather (each member's contribution, all_gatherv)

@@ -9,6 +9,8 @@
 #include "engine/error.h"
 #include "engine/interrupt.h"
 #include "engine/log.h"
+#include "engine/memory_budget.h"
+#include "engine/units.h"
 #include "tools/cli/commands.h"
 
 namespace {
@@ -16,6 +18,20 @@ constexpr const char* exit_codes_help =
     "Exit codes: 0 success; 2 usage error (bad option); 3 input error (a file, value or trace is wrong; the "
     "message names file:line:column and key); 4 internal error (a bug in clustersim: please report it); 130 or 143 "
     "interrupted (SIGINT, SIGTERM): outputs being written are removed, none is left half-written.";
+}
+
+/// An allocation past the budget (or a container size beyond what the machine can hold): the input asked for too
+/// much, an input error naming what was being built.
+int out_of_memory() {
+    using namespace clustersim;
+    const std::string scope = engine::memory_scope();
+    std::fprintf(stderr,
+                 "clustersim: error: %s%sran out of the memory budget of %s (--max-memory; default 80%% of the "
+                 "machine's memory): fewer ranks (--replicas, a smaller world), a smaller input, or a larger "
+                 "--max-memory\n",
+                 scope.c_str(), scope.empty() ? "" : ": ",
+                 engine::format_memory(static_cast<double>(engine::memory_budget())).c_str());
+    return cli::exit_input;
 }
 
 int main(int argc, char** argv) {
@@ -28,11 +44,18 @@ int main(int argc, char** argv) {
     int quiet = 0, verbose = 0;
     app.add_flag("-q,--quiet", quiet, "Less logging on stderr (repeat: -qq errors only)");
     app.add_flag("-v,--verbose", verbose, "More logging on stderr (repeat: -vv per-event trace)");
+    std::string max_memory;
+    app.add_option("--max-memory", max_memory,
+                   "Memory budget, e.g. 16GB: inputs, plans and the simulation's state beyond it are refused with an "
+                   "estimate and the option that helps (default: 80% of the machine's memory, cgroup or ulimit)");
     app.require_subcommand(1);
     app.fallthrough();  // -q, -v and --version also after the subcommand
     app.parse_complete_callback([&] {
         const int level = std::clamp(2 - verbose + quiet, 0, 6);  // 2 = info; -v debug, -vv trace; -q warn
         engine::setup_logging(level);
+        if (!max_memory.empty())
+            engine::set_memory_budget(engine::parse_bytes(max_memory, engine::SourceLocation{"--max-memory"}));
+        engine::apply_memory_limit();
     });
     cli::add_run_command(app);
     cli::add_replay_command(app);
@@ -50,6 +73,10 @@ int main(int argc, char** argv) {
     } catch (const engine::InputError& e) {
         std::fprintf(stderr, "clustersim: error: %s\n", e.what());
         return cli::exit_input;
+    } catch (const std::bad_alloc&) {
+        return out_of_memory();
+    } catch (const std::length_error&) {
+        return out_of_memory();
     } catch (const engine::InternalError& e) {
         std::fprintf(stderr, "clustersim: %s\n", e.what());
         return cli::exit_internal;

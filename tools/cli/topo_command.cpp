@@ -38,7 +38,13 @@ void describe(const TopoOptions& o) {
         std::printf("%-22s %d nodes x %d to %d GPUs\n", "nodes", s.nodes, s.gpus_per_node_min, s.gpus_per_node_max);
     std::printf("%-22s %s one way (max-flow, GPUs [0, n/2) to [n/2, n))\n", "bisection bandwidth",
                 engine::format_rate(s.bisection_bandwidth).c_str());
-    std::printf("%-22s %d links between GPUs\n", "diameter", s.diameter_hops);
+    if (s.diameter_destinations == cluster.gpus().size())
+        std::printf("%-22s %d links between GPUs\n", "diameter", s.diameter_hops);
+    else
+        std::printf(
+            "%-22s %d links between GPUs (paths to %zu of the %zu GPUs: the first and last node's and an "
+            "even stride)\n",
+            "diameter", s.diameter_hops, s.diameter_destinations, cluster.gpus().size());
     if (s.farthest_src.valid()) {
         std::printf("%-22s %s -> %s, %zu links, latency %s\n", "farthest GPUs",
                     cluster.device(s.farthest_src).name.c_str(), cluster.device(s.farthest_dst).name.c_str(),

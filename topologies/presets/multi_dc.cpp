@@ -14,6 +14,10 @@ Cluster build_multi_dc(const engine::Params& params) {
     if (dcs < 1 || dcs > 64) params.fail("datacenters", "expected an integer from 1 to 64");
     const auto nodes = params.integer("nodes_per_dc");
     if (nodes < 1 || nodes > (1 << 16)) params.fail("nodes_per_dc", "expected an integer from 1 to 65536");
+    if (dcs * nodes > (1 << 16))
+        params.fail("nodes_per_dc", fmt::format("{} datacenters x {} servers: expected at most 65536 servers in all "
+                                                "(as in one datacenter)",
+                                                dcs, nodes));
     const ServerShape shape = server_shape(params.string("node"), params, "node");
     const FabricShape fabric = fabric_shape(params, shape);
     if (fabric.kind == FabricKind::none) params.fail("fabric", "multi-dc needs a fabric in each datacenter");

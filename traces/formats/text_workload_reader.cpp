@@ -8,12 +8,14 @@
 #include "traces/formats/text_workload_reader.h"
 
 #include <array>
+#include <map>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "engine/error.h"
 #include "engine/log.h"
+#include "engine/memory_budget.h"
 #include "traces/pipeline_schedule.h"
 
 namespace clustersim::traces {
@@ -68,6 +70,13 @@ OpGraph read_text_workload(const std::string& path, const TextWorkloadOptions& o
                             "lines): too large to replay (fewer --replicas, or a smaller ga)",
                             simulated_ops, std::uint64_t{replicas} * tp * h.pp, h.ga, layers.size()));
 
+    // What the graph needs, checked before building it: about 200 bytes per op (the op, its dependencies, its
+    // timing later) and 12 per job rank (the folded groups list their members by job rank).
+    engine::require_memory(simulated_ops * 200.0 + 12.0 * world,
+                           fmt::format("the workload ({:.3g} ops on {} simulated ranks of {})", simulated_ops,
+                                       std::uint64_t{replicas} * tp * h.pp, world),
+                           "fewer --replicas, a smaller all_gpus or ga", path);
+    engine::MemoryScope scope("expanding the workload of " + path);
     OpGraph g;
     g.rank_count = replicas * tp * h.pp;
     g.source = path;
@@ -86,31 +95,35 @@ OpGraph read_text_workload(const std::string& path, const TextWorkloadOptions& o
     // The communicator of a collective type for rank (stage, replica, t): its suffix or the phase picks the group;
     // members are (stage, replica, t) triples, simulated when the replica is. A group with members outside the
     // simulated replicas is folded: it keeps its whole membership by job rank.
+    // Groups are memoised by name: each is built once, not once per (rank, line, phase) (that was quadratic in the
+    // data-parallel width).
+    std::map<std::string, CommId> groups;
     auto group = [&](const std::string& type, std::size_t phase, std::uint32_t stage, std::uint32_t replica,
                      std::uint32_t t) {
-        std::vector<std::array<std::uint32_t, 3>> members;
-        std::string name;
         const bool dp_ep = type.find("_DP_EP") != std::string::npos;
         const bool ep_only = !dp_ep && type.find("_EP") != std::string::npos;
         const bool model = (phase < 2 && hybrid) || h.kind == "MODEL";
+        const bool world_group = h.kind == "DATA" || h.kind == "MICRO" || h.kind == "HYBRID_DLRM" || h.kind == "MODEL";
+        const std::string name = ep_only       ? fmt::format("ep.s{}.b{}.t{}", stage, replica / ep, t)
+                                 : dp_ep       ? fmt::format("dp_ep.s{}.r{}.t{}", stage, replica % ep, t)
+                                 : model       ? fmt::format("tp.s{}.d{}", stage, replica)
+                                 : world_group ? std::string("world")
+                                               : fmt::format("dp.s{}.t{}", stage, t);
+        if (const auto it = groups.find(name); it != groups.end()) return it->second;
+        std::vector<std::array<std::uint32_t, 3>> members;
         if (ep_only) {
             const std::uint32_t block = replica / ep;
             for (std::uint32_t d = block * ep; d < (block + 1) * ep; ++d) members.push_back({stage, d, t});
-            name = fmt::format("ep.s{}.b{}.t{}", stage, block, t);
         } else if (dp_ep) {
             for (std::uint32_t d = replica % ep; d < dp; d += ep) members.push_back({stage, d, t});
-            name = fmt::format("dp_ep.s{}.r{}.t{}", stage, replica % ep, t);
         } else if (model) {
             for (std::uint32_t k = 0; k < tp; ++k) members.push_back({stage, replica, k});
-            name = fmt::format("tp.s{}.d{}", stage, replica);
-        } else if (h.kind == "DATA" || h.kind == "MICRO" || h.kind == "HYBRID_DLRM" || h.kind == "MODEL") {
+        } else if (world_group) {
             for (std::uint32_t s = 0; s < h.pp; ++s)
                 for (std::uint32_t d = 0; d < dp; ++d)
                     for (std::uint32_t k = 0; k < tp; ++k) members.push_back({s, d, k});
-            name = "world";
         } else {
             for (std::uint32_t d = 0; d < dp; ++d) members.push_back({stage, d, t});
-            name = fmt::format("dp.s{}.t{}", stage, t);
         }
         std::vector<RankId> simulated;
         std::vector<std::uint32_t> job;
@@ -120,6 +133,7 @@ OpGraph read_text_workload(const std::string& path, const TextWorkloadOptions& o
         }
         const CommId c = g.communicator(name, simulated);
         if (simulated.size() < members.size()) g.comms[c.index()].job_members = std::move(job);
+        groups.emplace(name, c);
         return c;
     };
     auto collective_kind = [&](const std::string& type, int line) -> std::optional<CollectiveKind> {

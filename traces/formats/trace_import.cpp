@@ -1,6 +1,8 @@
 // Format detection and dispatch.
 #include "traces/formats/trace_import.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "engine/error.h"
@@ -36,6 +38,18 @@ std::string detect_trace_format(const std::string& path) {
     if (looks_like_chakra(head)) return "chakra";
     if (looks_like_simai_workload(head)) return "simai";
     if (looks_like_text_workload(head)) return "astra-text";
+    // Binary content that is no Chakra file (/dev/zero, an image, a core dump): refused from its first bytes,
+    // before reading it whole.
+    const auto binary = std::find_if(head.begin(), head.end(), [](char c) {
+        const auto u = static_cast<unsigned char>(c);
+        return u < 0x20 && u != '\t' && u != '\n' && u != '\r';
+    });
+    if (binary != head.end())
+        throw engine::InputError(
+            engine::SourceLocation{path},
+            fmt::format("byte {}: binary content (0x{:02x}) that is no Chakra .et file: expected a native or Kineto "
+                        "JSON trace, Chakra .et files, or a SimAI / ASTRA-sim text workload",
+                        binary - head.begin(), static_cast<unsigned char>(*binary)));
     return "native";
 }
 
