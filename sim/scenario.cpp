@@ -117,7 +117,8 @@ std::uint32_t positive_u32(const engine::YamlValue& v) {
 }
 
 traces::OpGraph read_workload(const engine::YamlValue& workload, const std::string& scenario_path,
-                              std::size_t topology_gpus, std::string& description) {
+                              const topo::Cluster& cluster, std::string& description) {
+    const std::size_t topology_gpus = cluster.gpus().size();
     if (auto trace = workload.find("trace")) {
         // A trace in any format import_traces reads: one file, or a list (one Kineto or Chakra file per rank),
         // relative to the scenario file.
@@ -180,6 +181,12 @@ traces::OpGraph read_workload(const engine::YamlValue& workload, const std::stri
             args += fmt::format("{}{}={}", args.empty() ? "" : ", ", v.spec->name, v.text);
     }
     description = fmt::format("{} ({})", entry.name, args);
+    if (entry.ranks) {  // a plan larger than the topology is refused before it is built
+        const std::uint64_t ranks = entry.ranks(params);
+        if (ranks > topology_gpus)
+            workload.fail(fmt::format("the workload has {} ranks but the topology '{}' has {} GPUs", ranks,
+                                      cluster.description, topology_gpus));
+    }
     return entry.build(params);
 }
 
@@ -205,7 +212,7 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
         throw engine::InputError(engine::SourceLocation{path}, message);
     }
     s.cluster = topo::load_topology(doc.require("topology"));
-    s.graph = read_workload(doc.require("workload"), path, s.cluster.gpus().size(), s.workload_description);
+    s.graph = read_workload(doc.require("workload"), path, s.cluster, s.workload_description);
     traces::validate(s.graph);
     if (s.graph.job_size() > s.cluster.gpus().size())
         doc.require("workload")

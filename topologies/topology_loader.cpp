@@ -40,6 +40,15 @@ Cluster load_topology(const engine::YamlValue& map) {
 }
 
 Cluster load_topology(const std::string& spec, const std::vector<std::string>& overrides) {
+    // A path that names no file is a missing file, not an unknown preset.
+    const std::filesystem::path as_path(spec);
+    const bool looks_like_file =
+        spec.find('/') != std::string::npos || as_path.extension() == ".yaml" || as_path.extension() == ".yml";
+    if (looks_like_file && !std::filesystem::is_regular_file(as_path))
+        throw engine::InputError(engine::SourceLocation{spec},
+                                 std::filesystem::exists(as_path)
+                                     ? "not a regular file: expected a topology YAML file or a preset name"
+                                     : "no such topology file (or give a preset name: clustersim topo list)");
     engine::YamlValue doc =
         std::filesystem::is_regular_file(spec)
             ? engine::YamlValue::load_file(spec)

@@ -85,15 +85,21 @@ std::vector<std::uint32_t> unsigned_list(const Reader& r, const json& v, const s
     return out;
 }
 
+/// An unknown key is a located error listing the known ones (a typo is never silently ignored).
+void expect_keys(const Reader& r, const json& j, const std::string& path, const std::vector<std::string>& allowed) {
+    for (const auto& [key, value] : j.items()) {
+        if (std::find(allowed.begin(), allowed.end(), key) == allowed.end())
+            r.fail(path.empty() ? key : path + "." + key,
+                   fmt::format("unknown key '{}' (known: {})", key.substr(0, 80), fmt::join(allowed, ", ")));
+    }
+}
+
 void read_op(const Reader& r, const json& j, const std::string& path, OpGraph& g, std::vector<OpId>& deps) {
     static const std::vector<std::string> allowed = {
         "id",   "rank",       "stream", "name", "kind", "class",     "dtype", "flops",  "bytes", "duration_ps",
         "deps", "collective", "comm",   "peer", "tag",  "algorithm", "eager", "memory", "gemm"};
     if (!j.is_object()) r.fail(path, "expected an op object");
-    for (const auto& [key, value] : j.items()) {
-        if (std::find(allowed.begin(), allowed.end(), key) == allowed.end())
-            r.fail(path + "." + key, fmt::format("unknown key '{}'", key));
-    }
+    expect_keys(r, j, path, allowed);
     Op op;
     if (j.contains("id") && r.unsigned_at(j["id"], path + ".id") != g.ops.size())
         r.fail(path + ".id", fmt::format("ops must be listed in id order: expected id {}", g.ops.size()));
@@ -166,6 +172,9 @@ OpGraph parse_native_trace(const std::string& text, const std::string& name) {
     }
     const Reader r(name);
     if (!doc.is_object()) r.fail("", "expected a JSON object (a clustersim native trace)");
+    expect_keys(r, doc, "",
+                {"format", "version", "ranks", "traced_gpu", "job_ranks", "job_size", "training", "traced_iteration_ps",
+                 "communicators", "streams", "ops"});
     const std::string format = r.string_at(r.member(doc, "", "format"), "format");
     if (format != "clustersim-trace")
         r.fail("format", fmt::format("expected \"clustersim-trace\", got \"{}\"", format));
@@ -185,6 +194,7 @@ OpGraph parse_native_trace(const std::string& text, const std::string& name) {
     if (doc.contains("training")) {
         const json& t = doc["training"];
         if (!t.is_object()) r.fail("training", "expected {model_flops, tokens, dtype}");
+        expect_keys(r, t, "training", {"model_flops", "tokens", "dtype"});
         g.training.model_flops = r.number_at(r.member(t, "training", "model_flops"), "training.model_flops");
         g.training.tokens = r.number_at(r.member(t, "training", "tokens"), "training.tokens");
         g.training.dtype = r.enum_at(r.member(t, "training", "dtype"), "training.dtype", &parse_data_type, "data type");
@@ -198,6 +208,7 @@ OpGraph parse_native_trace(const std::string& text, const std::string& name) {
         const std::string path = fmt::format("communicators[{}]", i);
         Communicator c;
         c.name = r.string_at(r.member(comms[i], path, "name"), path + ".name");
+        expect_keys(r, comms[i], path, {"name", "ranks", "job_members"});
         const json& ranks = r.member(comms[i], path, "ranks");
         if (!ranks.is_array()) r.fail(path + ".ranks", "expected a list of ranks");
         for (std::size_t k = 0; k < ranks.size(); ++k)
@@ -212,6 +223,7 @@ OpGraph parse_native_trace(const std::string& text, const std::string& name) {
         const std::string path = fmt::format("streams[{}]", i);
         g.streams.push_back(Stream{RankId{r.id_at(r.member(streams[i], path, "rank"), path + ".rank")},
                                    r.string_at(r.member(streams[i], path, "name"), path + ".name")});
+        expect_keys(r, streams[i], path, {"rank", "name"});
     }
     const json& ops = r.member(doc, "", "ops");
     if (!ops.is_array()) r.fail("ops", "expected a list");

@@ -41,7 +41,7 @@ const std::vector<GeneratorEntry>& workload_generators() {
          "transformer layers split over pp pipeline stages (GPipe, 1F1B or interleaved 1F1B), replicated dp times "
          "with a per-layer "
          "gradient all-reduce overlapping the last backward",
-         pipeline_params(), &build_pipeline_data_parallel},
+         pipeline_params(), &build_pipeline_data_parallel, &pipeline_data_parallel_ranks},
         {"transformer",
          "a decoder-only transformer (dense or MoE) with Megatron-style TP/SP, PP (GPipe, 1F1B, interleaved), CP, "
          "DP with ZeRO 0-3 and EP; kernels from the model's shapes, memory as allocations",

@@ -17,6 +17,9 @@ struct GeneratorEntry {
     std::string summary;
     std::vector<engine::ParamSpec> params;
     traces::OpGraph (*build)(const engine::Params& params);
+    /// The ranks the plan needs, from its parameters alone (checked against the topology before building), or
+    /// null when the generator sizes itself by the topology (world_size).
+    std::uint64_t (*ranks)(const engine::Params& params) = nullptr;
 };
 
 /// All generators, in alphabetical order.
@@ -25,6 +28,7 @@ const GeneratorEntry& find_workload_generator(std::string_view name, const engin
 
 // Builders, one per file under workloads/generators/.
 traces::OpGraph build_pipeline_data_parallel(const engine::Params& params);
+std::uint64_t pipeline_data_parallel_ranks(const engine::Params& params);
 traces::OpGraph build_transformer(const engine::Params& params);
 
 }  // namespace clustersim::workloads

@@ -154,6 +154,13 @@ TEST_CASE("bad preset parameters are rejected and point to --set", "[topologies]
     REQUIRE_THROWS_WITH(topo::load_topology("dgx-h100", {"nodes=2", "fabric=none"}),
                         Contains("fabric 'none' cannot join more than one node"));
     REQUIRE_THROWS_WITH(topo::load_topology("dgx-h100", {"network_latency=5"}), Contains("missing unit"));
+    // A path that names no file is a missing file, not an unknown preset.
+    REQUIRE_THROWS_WITH(topo::load_topology("./missing.yaml", {}),
+                        "./missing.yaml: no such topology file (or give a preset name: clustersim topo list)");
+    REQUIRE_THROWS_WITH(topo::load_topology("/tmp", {}), Contains("/tmp: not a regular file"));
+    // Sizes past what any parameter allows in all: 64 datacenters of 65,536 servers.
+    REQUIRE_THROWS_WITH(topo::load_topology("multi-dc", {"datacenters=64", "nodes_per_dc=65536"}),
+                        Contains("64 datacenters x 65536 servers: expected at most 65536 servers in all"));
 }
 
 TEST_CASE("a topology that cannot carry traffic between every GPU pair is refused at load", "[topologies][input]") {

@@ -101,6 +101,14 @@ TEST_CASE("out-of-range numbers and deeply nested values are located errors, nev
     const std::string deep = std::string(100'000, '[') + std::string(100'000, ']');
     REQUIRE_THROWS_WITH(parse_with("\"name\": \"fwd\"", "\"name\": " + deep),
                         Contains("ops[0].name: expected a string, got a list of 1 elements"));
+    // Unknown keys anywhere are located errors listing the known ones, not silently ignored.
+    REQUIRE_THROWS_WITH(parse_with("\"ranks\": 2", "\"ranks\": 2, \"rnaks\": 3"),
+                        Contains("hostile.json: rnaks: unknown key 'rnaks' (known: format, version, ranks,"));
+    REQUIRE_THROWS_WITH(parse_with("\"ranks\": [0, 1]", "\"ranks\": [0, 1], \"colour\": 1"),
+                        Contains("communicators[0].colour: unknown key 'colour' (known: name, ranks, job_members)"));
+    REQUIRE_THROWS_WITH(
+        parse_with("{\"rank\": 0, \"name\": \"compute\"}", "{\"rank\": 0, \"name\": \"compute\", \"prio\": 1}"),
+        Contains("streams[0].prio: unknown key 'prio' (known: rank, name)"));
 }
 
 TEST_CASE("eager sends, GEMM shapes and memory uses round-trip through the native format", "[traces][native]") {

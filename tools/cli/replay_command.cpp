@@ -49,6 +49,30 @@ engine::Time busiest(const traces::RunSummary& summary, engine::Time traces::Ran
     return most;
 }
 
+// The catalogue entries of --from-gpu (or the trace's GPU) and --gpu, checked before any run: --gpu first, then
+// where the kernels were measured.
+std::pair<std::size_t, std::size_t> what_if_gpus(const ReplayCliOptions& o, const traces::OpGraph& graph) {
+    const auto& catalogue = topo::GpuCatalogue::builtin();
+    const auto to = catalogue.find(o.gpu);
+    if (!to)
+        throw engine::InputError(engine::SourceLocation{"--gpu"},
+                                 fmt::format("unknown GPU '{}' (known: {})", o.gpu, catalogue.names()));
+    const std::string from_name = o.from_gpu.empty() ? graph.traced_gpu : o.from_gpu;
+    const auto from = catalogue.find(from_name);
+    if (!from && o.from_gpu.empty())
+        throw engine::InputError(
+            engine::SourceLocation{graph.source},
+            fmt::format("--gpu {}: the trace {}: give --from-gpu (known: {})", o.gpu,
+                        graph.traced_gpu.empty()
+                            ? std::string("does not name the GPU it was recorded on")
+                            : fmt::format("was recorded on '{}', which is not in the catalogue", graph.traced_gpu),
+                        catalogue.names()));
+    if (!from)
+        throw engine::InputError(engine::SourceLocation{"--from-gpu"},
+                                 fmt::format("unknown GPU '{}' (known: {})", o.from_gpu, catalogue.names()));
+    return {*from, *to};
+}
+
 // What-if: the same job with kernels retargeted to another GPU (--gpu), a forced collective algorithm
 // (--collective-algo) and topology changes (--what-if-set), side by side with the faithful replay. Its outputs go
 // to DIR/what-if/.
@@ -64,16 +88,10 @@ void run_what_if(const ReplayCliOptions& o, const sim::Scenario& faithful, topo:
     std::vector<std::string> changes;
     if (!o.gpu.empty()) {
         const auto& catalogue = topo::GpuCatalogue::builtin();
-        const std::string from_name = o.from_gpu.empty() ? s.graph.traced_gpu : o.from_gpu;
-        const auto from = catalogue.find(from_name), to = catalogue.find(o.gpu);
-        if (!from)
-            throw engine::InputError(
-                fmt::format("the traced GPU '{}' is not in the catalogue: give --from-gpu (known: {})", from_name,
-                            catalogue.names()));
-        if (!to) throw engine::InputError(fmt::format("unknown GPU '{}' (known: {})", o.gpu, catalogue.names()));
-        sim::retarget(s.graph, catalogue.gpus()[*from], catalogue.gpus()[*to]);
+        const auto [from, to] = what_if_gpus(o, s.graph);
+        sim::retarget(s.graph, catalogue.gpus()[from], catalogue.gpus()[to]);
         changes.push_back(fmt::format("kernels measured on {} rescaled to {} by kernel class",
-                                      catalogue.gpus()[*from].name, catalogue.gpus()[*to].name));
+                                      catalogue.gpus()[from].name, catalogue.gpus()[to].name));
     }
     if (!o.algorithm.empty()) {
         s.options.algorithm = sim::find_collective_algorithm(o.algorithm);
@@ -144,7 +162,8 @@ void run_replay(const ReplayCliOptions& o) {
     s.options.channels = o.channels;
     s.options.tree_chunks = o.chunks;
     const std::string dir = o.out_dir.empty() ? "out/" + s.name : o.out_dir;
-    sim::prepare_output_dir(dir);  // a bad folder fails now, not after the run
+    sim::prepare_output_dir(dir);                        // a bad folder fails now, not after the run
+    if (!o.gpu.empty()) (void)what_if_gpus(o, s.graph);  // and so does an unknown --gpu
     const sim::RunResult result = with_progress("replay", s.options, [&] { return sim::run_scenario(s); });
     sim::write_outputs(s, result, dir);
     const std::string table = traces::summary_table(result.summary, s.graph);

@@ -13,6 +13,7 @@
 // 4bs²h), backward twice that.
 #include <fmt/format.h>
 
+#include "engine/memory_budget.h"
 #include "engine/units.h"
 
 #include "traces/pipeline_schedule.h"
@@ -75,8 +76,18 @@ Shape read_shape(const engine::Params& p) {
 
 }  // namespace
 
+std::uint64_t pipeline_data_parallel_ranks(const engine::Params& params) {
+    const Shape s = read_shape(params);
+    return std::uint64_t{s.pp} * s.dp;
+}
+
 OpGraph build_pipeline_data_parallel(const engine::Params& params) {
     const Shape s = read_shape(params);
+    // What the graph needs before building it: per rank and micro-batch, a forward and a backward per layer and
+    // chunk and four transfers; about 200 bytes per op.
+    const double ops = double(s.pp) * s.dp * (double(s.microbatches) * (2.0 * s.layers + 4.0) + 2.0 * s.layers + 2.0);
+    engine::require_memory(ops * 200.0, fmt::format("the pipeline plan ({:.3g} ops)", ops),
+                           "fewer microbatches, layers_per_stage, pp or dp", params.location("pp").file);
     OpGraph g;
     g.rank_count = s.pp * s.dp;
     g.source = fmt::format("pipeline generator (pp={}, dp={}, {} micro-batches, {}{})", s.pp, s.dp, s.microbatches,
