@@ -253,6 +253,28 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
         if (auto v = outputs->find("link_counters"))
             s.outputs.link_counters = static_cast<std::size_t>(std::max<std::int64_t>(0, v->as_int()));
     }
+    // resolved.yaml runs again from anywhere: trace paths relative to the scenario become absolute.
+    if (auto workload = doc.find("workload"); workload && workload->find("trace")) {
+        const engine::YamlValue trace = workload->require("trace");
+        auto absolute = [&](const engine::YamlValue& item) {
+            std::filesystem::path file = item.as_string();
+            if (file.is_relative()) file = std::filesystem::absolute(std::filesystem::path(path).parent_path() / file);
+            std::string quoted = "\"";
+            for (const char c : file.lexically_normal().string()) {
+                if (c == '"' || c == '\\') quoted += '\\';
+                quoted += c;
+            }
+            return quoted + "\"";
+        };
+        std::string value;
+        if (trace.is_sequence()) {
+            for (const auto& item : trace.elements()) value += (value.empty() ? "" : ", ") + absolute(item);
+            value = "[" + value + "]";
+        } else {
+            value = absolute(trace);
+        }
+        doc.apply_override("workload.trace=" + value);
+    }
     s.resolved_yaml = doc.dump();
     if (!s.graph.derived.empty()) {
         s.resolved_yaml += "\n# derived from the workload's parameters:\n";

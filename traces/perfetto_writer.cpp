@@ -64,9 +64,11 @@ std::string perfetto_json(const OpGraph& g, const Timeline& tl, const PerfettoOp
         if (op.is_communication() && t.start > t.ready)
             slice(out, "wait: " + name, op.kind == OpKind::collective ? "peer_wait" : "dependency_wait", pid, tid,
                   t.ready, t.start, "");
-        const char* category = op.kind == OpKind::compute ? "compute"
-                               : op.is_communication()    ? "communication"
-                                                          : "copy";
+        const char* category = op.kind == OpKind::compute                                       ? "compute"
+                               : op.is_communication()                                          ? "communication"
+                               : op.kind == OpKind::memcpy_h2d || op.kind == OpKind::memcpy_d2h ? "copy"
+                               : op.kind == OpKind::delay                                       ? "host"
+                                                                                                : "memory";
         slice(out, name, category, pid, tid, t.start, t.end, op_args(g, op, t));
     }
     for (std::size_t k = 0; k < tl.transfers.size(); ++k) {

@@ -175,3 +175,14 @@ TEST_CASE("a run owns its output folder: safe names, no stale timeline, a bad fo
                         Catch::Matchers::Contains("a-file/sub: cannot create the output folder"));
     std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("resolved.yaml of a trace scenario runs again from another folder", "[sim][scenario]") {
+    const std::string path = std::string(CLUSTERSIM_SOURCE_DIR) + "/docs/examples/03-simai-moe-symmetry/scenario.yaml";
+    const sim::Scenario s = sim::load_scenario(path, {});
+    const auto copy = std::filesystem::temp_directory_path() / "clustersim_resolved" / "resolved.yaml";
+    std::filesystem::create_directories(copy.parent_path());
+    std::ofstream(copy) << s.resolved_yaml;
+    const sim::Scenario again = sim::load_scenario(copy.string(), {});
+    REQUIRE(again.graph.ops == s.graph.ops);
+    REQUIRE(again.graph.comms == s.graph.comms);
+}

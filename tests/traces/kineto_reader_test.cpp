@@ -175,6 +175,24 @@ TEST_CASE("malformed Kineto input fails with the file and what was expected", "[
                                  "of range (expected 0 to 1e11 us)"));
     REQUIRE_THROWS_WITH(traces::read_kineto({testing::test_data("traces/kineto_negative_duration.json")}, {}),
                         Contains("traceEvents[4] 'kernelB(float*)': 'dur' -5 us is out of range"));
+    // distributedInfo: a fractional world size or a rank past 2^32 is refused, not truncated or wrapped to 0.
+    {
+        std::string text = traces::read_text_file(testing::test_data("traces/kineto_tiny.json"));
+        const auto write = [&](const char* name, const std::string& from, const std::string& to) {
+            std::string t = text;
+            t.replace(t.find(from), from.size(), to);
+            const auto path = (std::filesystem::temp_directory_path() / name).string();
+            std::ofstream(path) << t;
+            return path;
+        };
+        REQUIRE_THROWS_WITH(
+            traces::read_kineto({write("clustersim_ws.json", "\"world_size\": 1", "\"world_size\": 2.7")}, {}),
+            Contains(
+                "clustersim_ws.json: distributedInfo.world_size: expected an integer from 0 to 16777216, got 2.7"));
+        REQUIRE_THROWS_WITH(
+            traces::read_kineto({write("clustersim_rank.json", "\"rank\": 0", "\"rank\": 4294967296")}, {}),
+            Contains("distributedInfo.rank: expected an integer from 0 to 16777216, got 4294967296"));
+    }
     // A memcpy of 1e30 bytes is refused, not a copy of 0 bytes.
     REQUIRE_THROWS_WITH(traces::read_kineto({testing::test_data("traces/kineto_huge_memcpy.json")}, {}),
                         Contains("kineto_huge_memcpy.json: traceEvents[2]: a message of 1e+30 bytes is out of range"));

@@ -1,7 +1,9 @@
 // The native trace format: exact round trip, and every validation error with its message.
 #include <catch2/catch.hpp>
 
+#include "sim/scenario.h"
 #include "tests/test_support.h"
+#include "traces/formats/trace_import.h"
 #include "traces/native_trace.h"
 #include "traces/text_file.h"
 
@@ -121,4 +123,57 @@ TEST_CASE("eager sends, GEMM shapes and memory uses round-trip through the nativ
     REQUIRE(back.ops[4].eager);
     REQUIRE(back.gemm_shapes[back.ops[0].shape] == traces::GemmShape{2048, 4096, 1024, 2});
     REQUIRE(traces::native_trace_text(back) == text);
+}
+
+TEST_CASE("every reader's and generator's graph round-trips through the native format", "[traces][native]") {
+    std::vector<std::pair<std::string, traces::OpGraph>> graphs;
+    graphs.emplace_back("kineto", traces::import_traces({test_data("traces/kineto_collectives.json")}, {}));
+    graphs.emplace_back("kineto waits", traces::import_traces({test_data("traces/kineto_recorded_wait.json")}, {}));
+    graphs.emplace_back("simai", traces::import_traces({test_data("traces/text_unrolled_moe.txt")}, {}));
+    graphs.emplace_back("astra text", traces::import_traces({test_data("traces/text_pipeline.txt")}, {}));
+    for (const char* example : {"01-dgx-h100-pipeline-dp", "05-llama3-70b-zero1-64-h100", "06-mixtral-ep8-32-h100"})
+        graphs.emplace_back(
+            example,
+            sim::load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/docs/examples/" + example + "/scenario.yaml", {})
+                .graph);
+    if (testing::shared_data_available()) {
+        std::vector<std::string> files;
+        for (int r = 0; r < 8; ++r)
+            files.push_back(testing::shared_data("astra-sim/resnet50_dp8/resnet50." + std::to_string(r) + ".et"));
+        graphs.emplace_back("chakra", traces::import_traces(files, {}));
+    } else {
+        WARN("../shared/data not found: the Chakra round trip is skipped");
+    }
+    for (const auto& [what, g] : graphs) {
+        INFO(what);
+        const std::string text = traces::native_trace_text(g);
+        const auto back = traces::parse_native_trace(text, what);
+        REQUIRE(back.ops.size() == g.ops.size());
+        for (std::size_t i = 0; i < g.ops.size(); ++i) {
+            if (back.ops[i] == g.ops[i]) continue;
+            INFO("op " << i << ": " << g.describe(traces::OpId::from_index(i)));
+            const traces::Op &a = back.ops[i], &b = g.ops[i];
+            CHECK(a.kind == b.kind);
+            CHECK(a.kernel_class == b.kernel_class);
+            CHECK(a.dtype == b.dtype);
+            CHECK(a.collective == b.collective);
+            CHECK(a.memory == b.memory);
+            CHECK(a.name == b.name);
+            CHECK(a.shape == b.shape);
+            CHECK(a.bytes == b.bytes);
+            CHECK(a.flops == b.flops);
+            CHECK(a.duration == b.duration);
+            CHECK(a.comm == b.comm);
+            CHECK(a.peer == b.peer);
+            CHECK(a.tag == b.tag);
+            CHECK(a.algorithm == b.algorithm);
+            REQUIRE(false);
+        }
+        REQUIRE(back.comms == g.comms);
+        REQUIRE(back.streams == g.streams);
+        REQUIRE(back.dep_ids == g.dep_ids);
+        REQUIRE(back.gemm_shapes == g.gemm_shapes);
+        REQUIRE(back.job_ranks == g.job_ranks);
+        REQUIRE(traces::native_trace_text(back) == text);
+    }
 }

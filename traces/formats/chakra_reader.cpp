@@ -303,6 +303,7 @@ OpGraph read_chakra(const std::vector<std::string>& given) {
                     break;
                 case chakra::COMM_COLL_NODE:
                     op.kind = OpKind::collective;
+                    op.kernel_class = KernelClass::communication;  // as every reader files communication
                     op.collective = collective_of(integer_attr(n, "comm_type", file).value_or(0), file, n);
                     op.bytes = comm_size(n, file);
                     op.comm = g.communicator("world", world);
@@ -316,6 +317,7 @@ OpGraph read_chakra(const std::vector<std::string>& given) {
                         reject(file, fmt::format("node {} '{}': {} names no rank of the {} given", n.id(), n.name(),
                                                  send ? "comm_dst" : "comm_src", g.rank_count));
                     op.kind = send ? OpKind::send : OpKind::recv;
+                    op.kernel_class = KernelClass::communication;
                     op.eager = send;  // Chakra sends are buffered: they go without waiting for the recv
                     op.peer = RankId{static_cast<std::uint32_t>(*peer)};
                     const std::int64_t tag = integer_attr(n, "comm_tag", file).value_or(0);

@@ -161,8 +161,15 @@ RankTrace parse_rank(const std::string& file, const KinetoOptions& options) {
     const KinetoFile parsed = parse_kineto_events(read_text_file(file), file);
     RankTrace trace;
     trace.file = file;
-    trace.rank = static_cast<std::uint32_t>(parsed.rank);
-    trace.world = static_cast<std::uint32_t>(std::max(1.0, parsed.world_size));
+    // distributedInfo's rank and world_size: whole numbers in range, never wrapped or truncated.
+    const auto whole = [&](double v, const char* key, double low) {
+        if (!(v >= low && v <= 16'777'216.0) || v != static_cast<double>(static_cast<std::uint32_t>(v)))
+            reject(file,
+                   fmt::format("distributedInfo.{}: expected an integer from {} to 16777216, got {}", key, low, v));
+        return static_cast<std::uint32_t>(v);
+    };
+    trace.world = std::max<std::uint32_t>(1, whole(parsed.world_size, "world_size", 0));
+    trace.rank = whole(parsed.rank, "rank", 0);
     trace.gpu = parsed.gpu;
     // Timestamps are epoch microseconds (about 1.7e15): in picoseconds they would overflow, so every time is
     // taken relative to the earliest event of the file (in double microseconds first, exact to well below 1 ns).
