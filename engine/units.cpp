@@ -194,8 +194,9 @@ std::uint64_t parse_bytes(std::string_view text, const SourceLocation& where) {
         divisor = *div;
     }
     bool exact = false;
-    const auto bytes = too_large ? std::nullopt : scaled(*d, factor, divisor, UINT64_MAX, exact);
-    if (!bytes) reject(text, where, expected, "too large");
+    // At most 1 PiB: sizes beyond it have no meaning in a simulation, and their times would pass the clock's range.
+    const auto bytes = too_large ? std::nullopt : scaled(*d, factor, divisor, std::uint64_t{1} << 50, exact);
+    if (!bytes) reject(text, where, expected, "too large: at most 1 PiB");
     if (!exact) reject(text, where, expected, "not a whole number of bytes");
     return *bytes;
 }

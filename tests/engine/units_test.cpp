@@ -58,6 +58,8 @@ TEST_CASE("bad unit strings are rejected, quoting the input and saying what was 
     REQUIRE_THROWS_WITH(parse_bytes("1.5 B"), Contains("not a whole number of bytes"));
     REQUIRE_THROWS_WITH(parse_bytes("64 MiBs"), Contains("unknown unit \"MiBs\""));
     REQUIRE_THROWS_WITH(parse_bytes("99999999 PiB"), Contains("too large"));
+    REQUIRE_THROWS_WITH(parse_bytes("9223372036854775808B"), Contains("too large: at most 1 PiB"));
+    REQUIRE(parse_bytes("1 PiB") == std::uint64_t{1} << 50);
     REQUIRE_THROWS_WITH(parse_bytes(""), Contains("expected a size like"));
 }
 
