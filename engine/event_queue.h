@@ -1,5 +1,6 @@
 // The pending-event set: a cache-aligned 4-ary min-heap of 16-byte keys ordered by (time, sequence), with each
-// event's payload in a slab beside it. The sequence number is stamped at scheduling, so events at equal times
+// event's payload in a slab beside it and each slot's heap position tracked, so that a pending event can be moved
+// or removed in place (a re-armed timer leaves no stale entry to pop). The sequence number is stamped at scheduling, so events at equal times
 // run in the order they were scheduled, on every machine.
 #pragma once
 
@@ -46,7 +47,18 @@ class EventQueue {
 public:
     EventQueue();
     /// Adds an event at `at` and returns the sequence number it was stamped with.
-    std::uint64_t push(Time at, std::uint16_t kind, std::uint32_t target, std::uint32_t generation);
+    std::uint64_t push(Time at, std::uint16_t kind, std::uint32_t target, std::uint32_t generation) {
+        return insert(at, kind, target, generation).seq;
+    }
+    /// Adds an event and returns its slot, by which it can be moved or removed while pending (timers).
+    std::uint32_t push_movable(Time at, std::uint16_t kind, std::uint32_t target, std::uint32_t generation) {
+        return insert(at, kind, target, generation).slot;
+    }
+    /// Moves the pending event in `slot` to `at` with a fresh sequence number and a new payload: it then runs
+    /// exactly where a new event pushed now would (so timers need no stale entries left behind).
+    void reschedule(std::uint32_t slot, Time at, std::uint16_t kind, std::uint32_t target, std::uint32_t generation);
+    /// Removes the pending event in `slot`.
+    void remove(std::uint32_t slot);
     /// Removes and returns the earliest event. The queue must not be empty.
     Event pop();
     [[nodiscard]] Time top_time() const { return heap_[root].at; }
@@ -72,9 +84,21 @@ private:
     // 4(i+1)..4(i+1)+3, one aligned cache line.
     static constexpr std::size_t root = 3;
     static bool earlier(const Key& a, const Key& b) { return a.at != b.at ? a.at < b.at : a.seq_slot < b.seq_slot; }
+    static std::uint32_t slot_of(const Key& k) { return static_cast<std::uint32_t>(k.seq_slot & (max_pending - 1)); }
+    struct Inserted {
+        std::uint64_t seq;
+        std::uint32_t slot;
+    };
+    Inserted insert(Time at, std::uint16_t kind, std::uint32_t target, std::uint32_t generation);
+    std::uint64_t next_sequence();
+    /// Places `key` at the hole `hole` (physical), moving it up or down to its place; every moved key's slot
+    /// records its new position.
+    void sift_up(std::size_t hole, Key key);
+    void sift_down(std::size_t hole, Key key);
 
     std::vector<Key, CacheAlignedAllocator<Key>> heap_;
     std::vector<Payload> payloads_;
+    std::vector<std::uint32_t> position_;  // by slot: the physical heap index of its key while pending
     std::vector<std::uint32_t> free_slots_;
     std::uint64_t next_seq_ = 0;
 };

@@ -1,6 +1,7 @@
 // The clock and the run loop. A model schedules small events; the loop pops them in (time, seq) order and hands
 // each to the model's handler, a plain callable inlined into the loop (no virtual call, no std::function).
-// Timers give cancellation by generation counters: re-arming or cancelling a timer makes its pending event stale.
+// Timers: a re-armed timer's pending event is moved in the queue (a fresh sequence number, as a new event would
+// get) and a cancelled one removed, so the queue holds only live events; generations double-check it.
 #pragma once
 
 #include <cstdint>
@@ -48,7 +49,7 @@ public:
     void arm(TimerId timer, Time at, std::uint16_t kind);
     /// Cancels a timer's pending event, if any.
     void cancel(TimerId timer);
-    [[nodiscard]] bool armed(TimerId timer) const { return timer_armed_[timer] != 0; }
+    [[nodiscard]] bool armed(TimerId timer) const { return timer_slot_[timer] != no_slot; }
 
     /// Asks the running loop to return after the current event.
     void request_stop() { stop_requested_ = true; }
@@ -71,7 +72,7 @@ public:
                     ++stale_;
                     continue;
                 }
-                timer_armed_[e.target] = 0;
+                timer_slot_[e.target] = no_slot;
             }
             CLUSTERSIM_CHECK(e.at >= now_, "time moved backwards: event at {} ps, now {} ps", e.at.count(),
                              now_.count());
@@ -91,8 +92,9 @@ private:
     std::uint64_t processed_ = 0;
     std::uint64_t stale_ = 0;
     bool stop_requested_ = false;
+    static constexpr std::uint32_t no_slot = UINT32_MAX;
     std::vector<std::uint32_t> timer_generation_;
-    std::vector<std::uint8_t> timer_armed_;
+    std::vector<std::uint32_t> timer_slot_;  // the queue slot of the timer's pending event, or no_slot
 };
 
 }  // namespace clustersim::engine

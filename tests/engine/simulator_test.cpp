@@ -1,4 +1,7 @@
 // Simulator: the run loop's order, bounds and cancellation.
+#include <random>
+#include <set>
+#include <tuple>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -52,7 +55,7 @@ TEST_CASE("a run bounded by event count stops after that many events", "[engine]
     REQUIRE(sim.now() == Time{3});
 }
 
-TEST_CASE("cancelled and re-armed timers never fire their stale events", "[engine][simulator]") {
+TEST_CASE("cancelled and re-armed timers never fire their old events, and leave none queued", "[engine][simulator]") {
     Simulator sim;
     Recorder rec{&sim, {}};
     const TimerId a = sim.make_timer();
@@ -63,9 +66,10 @@ TEST_CASE("cancelled and re-armed timers never fire their stale events", "[engin
     sim.cancel(b);
     REQUIRE(!sim.armed(b));
     REQUIRE(sim.armed(a));
+    REQUIRE(sim.pending() == 1);  // moved and removed in place, not left stale
     sim.run(rec);
     REQUIRE(rec.fired == std::vector<std::pair<std::int64_t, std::uint32_t>>{{30, a}});
-    REQUIRE(sim.stale_events_skipped() == 2);
+    REQUIRE(sim.stale_events_skipped() == 0);
     REQUIRE(sim.events_processed() == 1);
     REQUIRE(!sim.armed(a));
 }
@@ -91,4 +95,65 @@ TEST_CASE("scheduling in the past is an internal error", "[engine][simulator]") 
     sim.schedule_at(Time{10}, 0, 0);
     sim.run(handler);
     REQUIRE_THROWS_AS(sim.schedule_at(Time{9}, 0, 0), InternalError);
+}
+
+TEST_CASE("timers moved in place fire in the order lazily deleted ones did", "[engine][simulator]") {
+    // Reference: every arm pushes (time, sequence) and an event fires only if it is its timer's latest arm.
+    std::mt19937_64 rng(42);
+    Simulator sim;
+    std::vector<TimerId> timers;
+    for (int i = 0; i < 64; ++i) timers.push_back(sim.make_timer());
+    std::set<std::tuple<std::int64_t, std::uint64_t, std::uint32_t>> reference;  // (at, seq, timer)
+    std::vector<std::uint64_t> latest(timers.size(), UINT64_MAX);
+    std::uint64_t seq = 0;
+    std::vector<std::uint32_t> fired, expected;
+    auto arm = [&](std::uint32_t t, std::int64_t at) {
+        sim.arm(timers[t], Time{at}, 0);
+        reference.emplace(at, seq, t);
+        latest[t] = seq++;
+    };
+    auto handler = [&](const Event& e) {
+        fired.push_back(e.target);
+        // Handlers re-arm and cancel others, as flows do when rates change.
+        for (int k = 0; k < 3; ++k) {
+            const auto t = static_cast<std::uint32_t>(rng() % timers.size());
+            if (rng() % 4 == 0) {
+                sim.cancel(timers[t]);
+                latest[t] = UINT64_MAX;
+            } else {
+                arm(t, sim.now().count() + static_cast<std::int64_t>(rng() % 50));
+            }
+        }
+    };
+    for (std::uint32_t t = 0; t < timers.size(); ++t) arm(t, static_cast<std::int64_t>(rng() % 100));
+    sim.run(handler, RunLimits{Time{5'000}, UINT64_MAX});
+    // Replay the reference with the same random choices.
+    reference.clear();
+    std::fill(latest.begin(), latest.end(), UINT64_MAX);
+    seq = 0;
+    std::mt19937_64 again(42);
+    for (std::uint32_t t = 0; t < timers.size(); ++t) {
+        reference.emplace(static_cast<std::int64_t>(again() % 100), seq, t);
+        latest[t] = seq++;
+    }
+    while (!reference.empty()) {
+        const auto [at, s, t] = *reference.begin();
+        reference.erase(reference.begin());
+        if (at > 5'000) break;
+        if (latest[t] != s) continue;
+        latest[t] = UINT64_MAX;
+        expected.push_back(t);
+        for (int k = 0; k < 3; ++k) {
+            const auto u = static_cast<std::uint32_t>(again() % timers.size());
+            if (again() % 4 == 0) {
+                latest[u] = UINT64_MAX;
+            } else {
+                reference.emplace(at + static_cast<std::int64_t>(again() % 50), seq, u);
+                latest[u] = seq++;
+            }
+        }
+    }
+    REQUIRE(fired.size() > 1000);
+    REQUIRE(fired == expected);
+    REQUIRE(sim.stale_events_skipped() == 0);
 }
