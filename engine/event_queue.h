@@ -1,7 +1,7 @@
 // The pending-event set: a cache-aligned 4-ary min-heap of 16-byte keys ordered by (time, sequence), with each
 // event's payload in a slab beside it and each slot's heap position tracked, so that a pending event can be moved
-// or removed in place (a re-armed timer leaves no stale entry to pop). The sequence number is stamped at scheduling, so events at equal times
-// run in the order they were scheduled, on every machine.
+// or removed in place (a re-armed timer leaves no stale entry to pop). The sequence number is stamped at scheduling, so
+// events at equal times run in the order they were scheduled, on every machine.
 #pragma once
 
 #include <cstdint>

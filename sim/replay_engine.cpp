@@ -58,18 +58,9 @@ void ReplayEngine::setup() {
             throw engine::InputError(engine::SourceLocation{g_.source},
                                      fmt::format("rank_to_gpu: GPU {} is given to two ranks", gpu));
         rank_gpu_.push_back(gpus[gpu]);
-        // The host of a rank: the CPU of its node nearest to its GPU (for host<->device copies).
-        topo::DeviceId host;
-        std::int64_t best = INT64_MAX;
-        const auto& dist = net_.router().distances_to(gpus[gpu]);
-        for (std::size_t d = 0; d < cluster_.devices().size(); ++d) {
-            const auto& dev = cluster_.devices()[d];
-            if (dev.kind == topo::DeviceKind::cpu && dev.node == cluster_.device(gpus[gpu]).node && dist[d] < best) {
-                best = dist[d];
-                host = topo::DeviceId::from_index(d);
-            }
-        }
-        rank_host_.push_back(host);
+        // The host of a rank: the CPU of its node nearest to its GPU (for host<->device copies), found within the
+        // node (a search over every device per rank was quadratic in the cluster).
+        rank_host_.push_back(net_.router().nearest_in_node(gpus[gpu], topo::DeviceKind::cpu));
     }
     const std::size_t n = g_.ops.size();
     timeline_.ops.assign(n, traces::OpTiming{});

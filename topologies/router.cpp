@@ -10,14 +10,7 @@
 
 namespace clustersim::topo {
 
-Router::Router(const Cluster& cluster)
-    : cluster_(cluster), distance_cache_(cluster.devices().size()), next_hop_cache_(cluster.devices().size()) {}
-
-const std::vector<std::int64_t>& Router::distances_to(DeviceId dst) {
-    auto& dist = distance_cache_[dst.index()];
-    if (dist.empty()) compute_distances_to(dst, dist);
-    return dist;
-}
+Router::Router(const Cluster& cluster) : cluster_(cluster), next_hop_cache_(cluster.devices().size()) {}
 
 void Router::compute_distances_to(DeviceId dst, std::vector<std::int64_t>& dist) const {
     dist.assign(cluster_.devices().size(), unreachable);
@@ -46,7 +39,8 @@ void Router::compute_distances_to(DeviceId dst, std::vector<std::int64_t>& dist)
 const Router::NextHops& Router::next_hops_to(DeviceId dst) {
     NextHops& hops = next_hop_cache_[dst.index()];
     if (!hops.offsets.empty()) return hops;
-    const auto& dist = distances_to(dst);
+    compute_distances_to(dst, scratch_);
+    const auto& dist = scratch_;
     const std::size_t n = cluster_.devices().size();
     hops.offsets.assign(n + 1, 0);
     for (std::size_t u = 0; u < n; ++u) {
@@ -65,11 +59,11 @@ const Router::NextHops& Router::next_hops_to(DeviceId dst) {
 
 bool Router::route(DeviceId src, DeviceId dst, std::uint64_t flow_key, std::vector<LinkId>& out) {
     if (src == dst) return false;
-    if (distances_to(dst)[src.index()] == unreachable) {
+    const NextHops& hops = next_hops_to(dst);
+    if (hops.offsets[src.index()] == hops.offsets[src.index() + 1]) {  // no next hop: unreachable
         throw engine::InputError(fmt::format("no route from '{}' to '{}' in the topology", cluster_.device(src).name,
                                              cluster_.device(dst).name));
     }
-    const NextHops& hops = next_hops_to(dst);
     bool multipath = false;
     DeviceId at = src;
     while (at != dst) {
@@ -93,15 +87,57 @@ std::vector<LinkId> Router::route(DeviceId src, DeviceId dst, std::uint64_t flow
 }
 
 engine::Time Router::path_latency(DeviceId src, DeviceId dst) {
-    const std::int64_t d = distances_to(dst)[src.index()];
-    CLUSTERSIM_CHECK(d != unreachable, "no path");
-    return engine::Time{d / 65536};
+    engine::Time sum{0};
+    for (const LinkId l : route(src, dst, 0)) sum += cluster_.link(l).latency;  // every equal-cost path: the same
+    return sum;
 }
 
 std::optional<int> Router::path_hops(DeviceId src, DeviceId dst) {
-    const std::int64_t d = distances_to(dst)[src.index()];
-    if (d == unreachable) return std::nullopt;
-    return static_cast<int>(d % 65536);
+    if (src == dst) return 0;
+    const NextHops& hops = next_hops_to(dst);
+    if (hops.offsets[src.index()] == hops.offsets[src.index() + 1]) return std::nullopt;
+    return static_cast<int>(route(src, dst, 0).size());
+}
+
+DeviceId Router::nearest_in_node(DeviceId from, DeviceKind kind) const {
+    // Dijkstra towards `from` over the reversed links, within its node, relaying only through forwarding devices.
+    const int node = cluster_.device(from).node;
+    std::vector<std::pair<DeviceId, std::int64_t>> dist{{from, 0}};  // a node has tens of devices: a flat list
+    auto find = [&](DeviceId d) -> std::int64_t* {
+        for (auto& [id, cost] : dist)
+            if (id == d) return &cost;
+        return nullptr;
+    };
+    using Entry = std::pair<std::int64_t, std::uint32_t>;
+    std::priority_queue<Entry, std::vector<Entry>, std::greater<>> frontier;
+    frontier.emplace(0, from.value);
+    DeviceId best;
+    std::int64_t best_cost = unreachable;
+    while (!frontier.empty()) {
+        const auto [d, v] = frontier.top();
+        frontier.pop();
+        const DeviceId at{v};
+        if (d != *find(at)) continue;
+        const Device& device = cluster_.device(at);
+        if (device.kind == kind && at != from && (d < best_cost || (d == best_cost && at.value < best.value))) {
+            best = at;
+            best_cost = d;
+        }
+        if (at != from && !forwards_traffic(device)) continue;
+        for (const LinkId l : cluster_.in_links(at)) {
+            const Link& link = cluster_.link(l);
+            if (cluster_.device(link.src).node != node) continue;
+            const std::int64_t candidate = d + link_cost(link);
+            std::int64_t* known = find(link.src);
+            if (known && *known <= candidate) continue;
+            if (known)
+                *known = candidate;
+            else
+                dist.emplace_back(link.src, candidate);
+            frontier.emplace(candidate, link.src.value);
+        }
+    }
+    return best;
 }
 
 }  // namespace clustersim::topo

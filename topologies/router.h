@@ -1,5 +1,6 @@
 // Routing: shortest paths by (latency, then hops), with ECMP among equal-cost next hops. Paths never pass
-// through a GPU (see forwards_traffic). Per-destination distance tables are computed once, on first use.
+// through a GPU (see forwards_traffic). Per-destination next-hop tables are computed once, on first use; the
+// distances they come from are not kept (a table of them per destination is 8 bytes x devices x destinations).
 //
 // ECMP choice: at a device with n equal-cost next hops (ordered by LinkId), a flow with key k takes
 // (k + salt(device)) mod n. Callers pass a hash of the flow (hashed ECMP, as switches do) or a running label
@@ -31,10 +32,13 @@ public:
 
     /// Path cost: latency in ps times 2^16 plus hop count, so (latency, hops) compares lexicographically.
     static constexpr std::int64_t unreachable = INT64_MAX;
-    [[nodiscard]] const std::vector<std::int64_t>& distances_to(DeviceId dst);
-    /// The same distances into `dist` (resized to the device count), without caching them: for callers that visit
-    /// every destination once (a cache of all of them is devices^2 entries).
+    /// Every device's path cost to `dst` into `dist` (resized to the device count); not cached.
     void compute_distances_to(DeviceId dst, std::vector<std::int64_t>& dist) const;
+    /// Warms the routing table towards `dst` (benchmarks time routing apart from the tables).
+    void prepare(DeviceId dst) { (void)next_hops_to(dst); }
+    /// The device of `kind` in `from`'s node with the cheapest path to `from` (ties: lowest id), searching only
+    /// the node's own devices; invalid when there is none. Used to find a GPU's host CPU.
+    [[nodiscard]] DeviceId nearest_in_node(DeviceId from, DeviceKind kind) const;
 
 private:
     static std::int64_t link_cost(const Link& link) { return link.latency.count() * 65536 + 1; }
@@ -47,8 +51,8 @@ private:
     const NextHops& next_hops_to(DeviceId dst);
 
     const Cluster& cluster_;
-    std::vector<std::vector<std::int64_t>> distance_cache_;  // by destination; empty until needed
-    std::vector<NextHops> next_hop_cache_;                   // by destination; empty until needed
+    std::vector<NextHops> next_hop_cache_;  // by destination; empty until needed
+    std::vector<std::int64_t> scratch_;     // distances while a table is built
 };
 
 }  // namespace clustersim::topo
