@@ -8,6 +8,7 @@
 
 #include "engine/error.h"
 #include "engine/hash.h"
+#include "engine/units.h"
 #include "sim/replay_engine.h"
 
 namespace clustersim::sim {
@@ -26,8 +27,7 @@ void ReplayEngine::arrive_collective(OpId id) {
     }
     Instance& inst = instances_[index];
     if (!inst.planned) plan_instance(index, op);
-    const auto& ranks = g_.comms[inst.comm.index()].ranks;
-    const auto member = static_cast<std::uint32_t>(std::find(ranks.begin(), ranks.end(), op.rank) - ranks.begin());
+    const std::uint32_t member = member_of_[id.index()];
     inst.members[member] = id;
     inst.member_arrival[member] = sim_.now();
     inst.last_trigger = trigger_[id.index()];
@@ -113,7 +113,15 @@ void ReplayEngine::plan_instance(std::uint32_t index, const traces::Op& op) {
     request.chunks = pipeline_chunks(op.bytes, inst.modelled_protocol ? inst.protocol : NcclProtocol::simple,
                                      static_cast<std::uint32_t>(ranks.size()));
     inst.algorithm = algorithm.value_or(default_algorithm(op.collective));
-    inst.plan = plan_collective(inst.algorithm, request, &inst.algorithm);
+    try {
+        inst.plan = plan_collective(inst.algorithm, request, &inst.algorithm);
+    } catch (const engine::InputError& e) {  // a plan past the memory budget: name the call
+        throw engine::InputError(
+            engine::SourceLocation{g_.source},
+            fmt::format("rank {} {} on '{}' of {}: {}", op.rank.value, traces::collective_kind_name(op.collective),
+                        g_.comms[inst.comm.index()].name, engine::format_bytes(static_cast<double>(op.bytes)),
+                        e.message()));
+    }
     inst.planned = true;
     const std::size_t transfers = inst.plan.size(), members = ranks.size();
     inst.transfers_left = static_cast<std::uint32_t>(transfers);

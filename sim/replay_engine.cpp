@@ -1,6 +1,10 @@
 // Op readiness and completion, compute timing with the slowdown under communication, and the run loop.
 #include "sim/replay_engine.h"
 
+#include <unordered_map>
+
+#include "engine/memory_budget.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -47,6 +51,12 @@ void ReplayEngine::setup() {
             engine::SourceLocation{g_.source},
             fmt::format("rank_to_gpu lists {} GPUs for {} ranks", options_.rank_to_gpu.size(), g_.rank_count));
     std::vector<std::uint8_t> used(gpus.size(), 0);
+    std::vector<std::uint8_t> node_has_cpu;  // nodes without a CPU (GPU rings, tori) need no host search
+    for (const topo::Device& d : cluster_.devices()) {
+        if (d.kind != topo::DeviceKind::cpu || d.node < 0) continue;
+        if (static_cast<std::size_t>(d.node) >= node_has_cpu.size()) node_has_cpu.resize(d.node + 1, 0);
+        node_has_cpu[d.node] = 1;
+    }
     for (std::uint32_t r = 0; r < g_.rank_count; ++r) {
         const std::uint32_t gpu =
             options_.rank_to_gpu.empty() ? g_.job_rank(traces::RankId{r}) : options_.rank_to_gpu[r];
@@ -60,7 +70,10 @@ void ReplayEngine::setup() {
         rank_gpu_.push_back(gpus[gpu]);
         // The host of a rank: the CPU of its node nearest to its GPU (for host<->device copies), found within the
         // node (a search over every device per rank was quadratic in the cluster).
-        rank_host_.push_back(net_.router().nearest_in_node(gpus[gpu], topo::DeviceKind::cpu));
+        const int node = cluster_.device(gpus[gpu]).node;
+        const bool has_cpu = node >= 0 && static_cast<std::size_t>(node) < node_has_cpu.size() && node_has_cpu[node];
+        rank_host_.push_back(has_cpu ? net_.router().nearest_in_node(gpus[gpu], topo::DeviceKind::cpu)
+                                     : topo::DeviceId{});
     }
     const std::size_t n = g_.ops.size();
     timeline_.ops.assign(n, traces::OpTiming{});
@@ -68,6 +81,7 @@ void ReplayEngine::setup() {
     waiting_.assign(n, 0);
     trigger_.assign(n, OpId::invalid());
     partner_.assign(n, UINT32_MAX);
+    member_of_.assign(n, UINT32_MAX);
     p2p_arrived_.assign(n, 0);
     std::vector<OpId> last_on_stream(g_.streams.size(), OpId::invalid());
     std::vector<std::uint32_t> dependent_count(n + 1, 0);
@@ -95,14 +109,25 @@ void ReplayEngine::setup() {
     // send from a to b on a communicator meets the k-th recv at b from a.
     std::vector<std::vector<std::uint32_t>> comm_instances(g_.comms.size());
     std::vector<std::vector<std::uint32_t>> member_issued(g_.comms.size());
+    std::vector<std::unordered_map<std::uint32_t, std::uint32_t>> member_index(g_.comms.size());
     for (std::size_t c = 0; c < g_.comms.size(); ++c) member_issued[c].assign(g_.comms[c].ranks.size(), 0);
     std::vector<std::pair<std::uint64_t, std::uint32_t>> p2p_keys;  // (key, op) in op order
     for (std::size_t i = 0; i < n; ++i) {
         const traces::Op& op = g_.ops[i];
         if (op.kind == OpKind::collective) {
             const auto& ranks = g_.comms[op.comm.index()].ranks;
-            const auto member =
-                static_cast<std::size_t>(std::find(ranks.begin(), ranks.end(), op.rank) - ranks.begin());
+            // A rank's place in its communicator: a scan for small ones, an index for large ones (a scan per op
+            // of a world-wide collective was quadratic in the ranks).
+            std::size_t member = 0;
+            if (ranks.size() <= 16) {
+                member = static_cast<std::size_t>(std::find(ranks.begin(), ranks.end(), op.rank) - ranks.begin());
+            } else {
+                auto& index = member_index[op.comm.index()];
+                if (index.empty())
+                    for (std::uint32_t m = 0; m < ranks.size(); ++m) index.emplace(ranks[m].value, m);
+                member = index.at(op.rank.value);
+            }
+            member_of_[i] = static_cast<std::uint32_t>(member);
             const std::uint32_t k = member_issued[op.comm.index()][member]++;
             auto& list = comm_instances[op.comm.index()];
             if (k == list.size()) {
@@ -327,6 +352,8 @@ ReplayResult ReplayEngine::run() {
 }
 
 ReplayResult replay(const traces::OpGraph& graph, const topo::Cluster& cluster, const ReplayOptions& options) {
+    const engine::MemoryScope scope(fmt::format("simulating {} ({} ranks, {} ops) on {}", graph.source,
+                                                graph.rank_count, graph.ops.size(), cluster.description));
     ReplayEngine engine(graph, cluster, options);
     return engine.run();
 }

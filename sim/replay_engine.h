@@ -120,6 +120,7 @@ private:
     std::vector<traces::OpId> dependents_;
     std::vector<traces::OpId> trigger_;
     std::vector<std::uint32_t> partner_;     // send <-> recv; collective op -> instance
+    std::vector<std::uint32_t> member_of_;   // collective op -> its rank's index in the communicator
     std::vector<std::uint8_t> p2p_arrived_;  // by eager send: its data arrived before the recv was posted
     std::vector<Instance> instances_;
     std::vector<std::uint32_t> rank_stream_offsets_;  // streams of each rank (CSR)

@@ -40,13 +40,14 @@ const std::vector<std::vector<std::uint32_t>>& ReplayEngine::mesh_rings(traces::
     const auto& ranks = g_.comms[comm.index()].ranks;
     // Members by node, nodes in order of first appearance; each node's members in member order (their position).
     std::vector<std::pair<std::int32_t, std::vector<std::uint32_t>>> nodes;
+    std::map<std::int32_t, std::size_t> node_at;  // node -> its place in `nodes`
     for (std::uint32_t m = 0; m < ranks.size(); ++m) {
         const topo::DeviceId gpu = gpu_of(ranks[m]);
         if (node_switch(gpu).valid()) return rings;  // switched nodes: ring.cpp's rotated rings
         const std::int32_t node = cluster_.device(gpu).node;
-        auto it = std::find_if(nodes.begin(), nodes.end(), [&](const auto& n) { return n.first == node; });
-        if (it == nodes.end()) it = nodes.insert(nodes.end(), {node, {}});
-        it->second.push_back(m);
+        const auto [it, added] = node_at.try_emplace(node, nodes.size());
+        if (added) nodes.emplace_back(node, std::vector<std::uint32_t>{});
+        nodes[it->second].second.push_back(m);
     }
     const std::size_t per_node = nodes.front().second.size();
     if (nodes.size() < 2 || per_node < 2 ||

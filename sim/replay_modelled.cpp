@@ -20,7 +20,7 @@ void ReplayEngine::arrive_modelled(OpId id) {
     const std::uint32_t index = partner_[id.index()];
     Instance& inst = instances_[index];
     const auto& ranks = g_.comms[inst.comm.index()].ranks;
-    const auto member = static_cast<std::uint32_t>(std::find(ranks.begin(), ranks.end(), op.rank) - ranks.begin());
+    const std::uint32_t member = member_of_[id.index()];
     inst.planned = true;
     inst.members[member] = id;
     inst.last_trigger = trigger_[id.index()];

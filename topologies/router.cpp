@@ -4,9 +4,11 @@
 #include <fmt/format.h>
 
 #include <queue>
+#include <unordered_map>
 
 #include "engine/error.h"
 #include "engine/hash.h"
+#include "engine/memory_budget.h"
 
 namespace clustersim::topo {
 
@@ -39,6 +41,16 @@ void Router::compute_distances_to(DeviceId dst, std::vector<std::int64_t>& dist)
 const Router::NextHops& Router::next_hops_to(DeviceId dst) {
     NextHops& hops = next_hop_cache_[dst.index()];
     if (!hops.offsets.empty()) return hops;
+    // The tables are the router's memory: one per destination, 4 bytes per device and per next hop. Past half
+    // the memory budget they are refused with what they need, not grown until the machine runs out.
+    const double table_bytes = 4.0 * static_cast<double>(cluster_.devices().size() + cluster_.links().size() + 1);
+    if (table_bytes * static_cast<double>(tables_ + 1) > static_cast<double>(engine::memory_budget()) / 2)
+        throw engine::InputError(fmt::format(
+            "routing to {} destinations of {} devices needs about {} of tables: beyond half the memory budget of {} "
+            "(--max-memory); fewer GPUs, or a larger budget",
+            tables_ + 1, cluster_.devices().size(), engine::format_memory(table_bytes * (tables_ + 1)),
+            engine::format_memory(static_cast<double>(engine::memory_budget()))));
+    ++tables_;
     compute_distances_to(dst, scratch_);
     const auto& dist = scratch_;
     const std::size_t n = cluster_.devices().size();
@@ -102,12 +114,7 @@ std::optional<int> Router::path_hops(DeviceId src, DeviceId dst) {
 DeviceId Router::nearest_in_node(DeviceId from, DeviceKind kind) const {
     // Dijkstra towards `from` over the reversed links, within its node, relaying only through forwarding devices.
     const int node = cluster_.device(from).node;
-    std::vector<std::pair<DeviceId, std::int64_t>> dist{{from, 0}};  // a node has tens of devices: a flat list
-    auto find = [&](DeviceId d) -> std::int64_t* {
-        for (auto& [id, cost] : dist)
-            if (id == d) return &cost;
-        return nullptr;
-    };
+    std::unordered_map<std::uint32_t, std::int64_t> dist{{from.value, 0}};  // only the node's devices get entries
     using Entry = std::pair<std::int64_t, std::uint32_t>;
     std::priority_queue<Entry, std::vector<Entry>, std::greater<>> frontier;
     frontier.emplace(0, from.value);
@@ -116,8 +123,8 @@ DeviceId Router::nearest_in_node(DeviceId from, DeviceKind kind) const {
     while (!frontier.empty()) {
         const auto [d, v] = frontier.top();
         frontier.pop();
+        if (d != dist.at(v) || d > best_cost) continue;
         const DeviceId at{v};
-        if (d != *find(at)) continue;
         const Device& device = cluster_.device(at);
         if (device.kind == kind && at != from && (d < best_cost || (d == best_cost && at.value < best.value))) {
             best = at;
@@ -128,12 +135,11 @@ DeviceId Router::nearest_in_node(DeviceId from, DeviceKind kind) const {
             const Link& link = cluster_.link(l);
             if (cluster_.device(link.src).node != node) continue;
             const std::int64_t candidate = d + link_cost(link);
-            std::int64_t* known = find(link.src);
-            if (known && *known <= candidate) continue;
-            if (known)
-                *known = candidate;
-            else
-                dist.emplace_back(link.src, candidate);
+            const auto [it, added] = dist.try_emplace(link.src.value, candidate);
+            if (!added) {
+                if (it->second <= candidate) continue;
+                it->second = candidate;
+            }
             frontier.emplace(candidate, link.src.value);
         }
     }

@@ -53,6 +53,7 @@ private:
     const Cluster& cluster_;
     std::vector<NextHops> next_hop_cache_;  // by destination; empty until needed
     std::vector<std::int64_t> scratch_;     // distances while a table is built
+    std::size_t tables_ = 0;                // next-hop tables built
 };
 
 }  // namespace clustersim::topo
