@@ -1,9 +1,11 @@
 // Every scenario under docs/examples/ runs as documented and reproduces its expected/summary.json byte for
 // byte; running one twice gives identical outputs (timeline, summary, CSV).
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include <fmt/format.h>
 #include <catch2/catch.hpp>
 
 #include "engine/error.h"
@@ -185,4 +187,25 @@ TEST_CASE("resolved.yaml of a trace scenario runs again from another folder", "[
     const sim::Scenario again = sim::load_scenario(copy.string(), {});
     REQUIRE(again.graph.ops == s.graph.ops);
     REQUIRE(again.graph.comms == s.graph.comms);
+}
+
+TEST_CASE("every example's README states the iteration time its run gives", "[examples]") {
+    // Numbers in docs come from runs the tests check: the README quotes the makespan of expected/summary.json
+    // (itself checked against the run above), as ms or s to three decimals or as whole microseconds.
+    for (const auto& dir : example_scenarios()) {
+        if (!std::filesystem::exists(dir / "expected" / "summary.json")) continue;
+        INFO(dir.string());
+        const std::string summary = read_text(dir / "expected" / "summary.json");
+        const auto at = summary.find("\"makespan_us\": ");
+        REQUIRE(at != std::string::npos);
+        const double us = std::stod(summary.substr(at + 15));
+        std::string grouped = std::to_string(static_cast<long long>(std::llround(us)));
+        for (int i = static_cast<int>(grouped.size()) - 3; i > 0; i -= 3)
+            grouped.insert(static_cast<std::size_t>(i), ",");
+        const std::string readme = read_text(dir / "README.md");
+        const bool stated = readme.find(fmt::format("{:.3f} ms", us / 1e3)) != std::string::npos ||
+                            readme.find(fmt::format("{:.3f} s", us / 1e6)) != std::string::npos ||
+                            readme.find(grouped + " us") != std::string::npos;
+        REQUIRE(stated);
+    }
 }
