@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -31,9 +32,15 @@ namespace {
 // an explicit stack so that deep nesting cannot overflow the call stack.
 void reject_duplicate_keys(const YAML::Node& root, const std::string& file) {
     std::vector<YAML::Node> stack{root};
+    // Each collection is checked once: an alias is the same node as its anchor (same mark), so a "billion laughs"
+    // document of nested aliases costs its size in text, not its expansion.
+    std::set<std::pair<int, int>> seen_collections;
     while (!stack.empty()) {
         const YAML::Node node = stack.back();
         stack.pop_back();
+        if ((node.IsMap() || node.IsSequence()) && node.Mark().pos >= 0 &&
+            !seen_collections.emplace(node.Mark().line, node.Mark().column).second)
+            continue;
         if (node.IsMap()) {
             std::vector<std::pair<std::string, YAML::Mark>> seen;
             for (auto it = node.begin(); it != node.end(); ++it) {

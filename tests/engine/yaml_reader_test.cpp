@@ -1,4 +1,5 @@
 // YamlValue: located errors, unknown-key rejection, unit-typed reads and --set overrides.
+#include <fmt/format.h>
 #include <catch2/catch.hpp>
 
 #include "engine/yaml_reader.h"
@@ -49,4 +50,18 @@ TEST_CASE("a key given twice in one map is a located error, not first-one-wins",
     REQUIRE_THROWS_WITH(YamlValue::load_string("a: 1\nlist: [{x: 1}]\na: 2\n", "dup.yaml"),
                         Contains("dup.yaml:3:1: a: duplicate key 'a' (first at line 1)"));
     REQUIRE_NOTHROW(YamlValue::load_string("a: {x: 1}\nb: {x: 1}\n", "ok.yaml"));
+}
+
+TEST_CASE("nested aliases are checked once each, not once per expansion (billion laughs)", "[engine][yaml][input]") {
+    // Nine levels of ten aliases each expand to 10^9 scalars; the duplicate-key check visits each collection once.
+    std::string text = "l0: &l0 [x, x, x, x, x, x, x, x, x, x]\n";
+    for (int level = 1; level < 9; ++level) {
+        text += fmt::format("l{0}: &l{0} [", level);
+        for (int k = 0; k < 10; ++k) text += fmt::format("{}*l{}", k ? ", " : "", level - 1);
+        text += "]\n";
+    }
+    const auto doc = clustersim::engine::YamlValue::load_string(text + "top: {a: 1}\n", "laughs.yaml");
+    REQUIRE(doc.require("top").require("a").as_int() == 1);
+    REQUIRE_THROWS_WITH(clustersim::engine::YamlValue::load_string(text + "top: {a: 1, a: 2}\n", "laughs.yaml"),
+                        Catch::Matchers::Contains("duplicate key 'a'"));
 }
