@@ -117,7 +117,8 @@ std::uint32_t positive_u32(const engine::YamlValue& v) {
 }
 
 traces::OpGraph read_workload(const engine::YamlValue& workload, const std::string& scenario_path,
-                              const topo::Cluster& cluster, std::string& description) {
+                              const topo::Cluster& cluster, std::string& description,
+                              std::vector<std::string>& defaults) {
     const std::size_t topology_gpus = cluster.gpus().size();
     if (auto trace = workload.find("trace")) {
         // A trace in any format import_traces reads: one file, or a list (one Kineto or Chakra file per rank),
@@ -175,6 +176,13 @@ traces::OpGraph read_workload(const engine::YamlValue& workload, const std::stri
                                    [](const engine::ParamSpec& p) { return p.name == "world_size"; });
     if (sized && params.location("world_size").file == "(default)")
         params.set("world_size", std::to_string(topology_gpus));
+    // Defaults in effect, for resolved.yaml: the run it describes stays the same if a default changes later.
+    // Sentinels that mean "derived" (0, -1, auto) stay out: the derived values are listed after the document.
+    for (const auto& v : params.values()) {
+        const bool sentinel = v.text.empty() || v.text == "0" || v.text == "-1" || v.text == "auto";
+        if (v.spec->name != "generator" && v.where.file == "(default)" && !sentinel)
+            defaults.push_back(fmt::format("workload.{}={}", v.spec->name, v.text));
+    }
     std::string args;
     for (const auto& v : params.values()) {
         if (v.spec->name != "generator" && v.where.file != "(default)")
@@ -212,7 +220,8 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
         throw engine::InputError(engine::SourceLocation{path}, message);
     }
     s.cluster = topo::load_topology(doc.require("topology"));
-    s.graph = read_workload(doc.require("workload"), path, s.cluster, s.workload_description);
+    std::vector<std::string> workload_defaults;
+    s.graph = read_workload(doc.require("workload"), path, s.cluster, s.workload_description, workload_defaults);
     traces::validate(s.graph);
     if (s.graph.job_size() > s.cluster.gpus().size())
         doc.require("workload")
@@ -275,6 +284,7 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
         }
         doc.apply_override("workload.trace=" + value);
     }
+    for (const auto& assignment : workload_defaults) doc.apply_override(assignment);
     s.resolved_yaml = doc.dump();
     if (!s.graph.derived.empty()) {
         s.resolved_yaml += "\n# derived from the workload's parameters:\n";

@@ -209,3 +209,18 @@ TEST_CASE("every example's README states the iteration time its run gives", "[ex
         REQUIRE(stated);
     }
 }
+
+TEST_CASE("resolved.yaml of a generated workload states its defaults and gives the same graph", "[sim][scenario]") {
+    for (const char* example : {"01-dgx-h100-pipeline-dp", "05-llama3-70b-zero1-64-h100"}) {
+        INFO(example);
+        const std::string path = std::string(CLUSTERSIM_SOURCE_DIR) + "/docs/examples/" + example + "/scenario.yaml";
+        const sim::Scenario s = sim::load_scenario(path, {});
+        REQUIRE(s.resolved_yaml.find("dtype: bf16") != std::string::npos);  // a default the scenario does not give
+        const auto copy = std::filesystem::temp_directory_path() / "clustersim_resolved" / "generated.yaml";
+        std::filesystem::create_directories(copy.parent_path());
+        std::ofstream(copy) << s.resolved_yaml;
+        const sim::Scenario again = sim::load_scenario(copy.string(), {});
+        REQUIRE(again.graph.ops == s.graph.ops);
+        REQUIRE(again.resolved_yaml == s.resolved_yaml);
+    }
+}
