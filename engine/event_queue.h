@@ -14,7 +14,7 @@
 namespace clustersim::engine {
 
 /// One event as the run loop sees it. `kind` and `target` mean what the model that scheduled it says; the engine
-/// never looks. A timer event has generation >= 1 and its timer id as target (see Simulator::arm).
+/// never looks. A timer's event has generation 1 and its timer id as target (see Simulator::arm).
 struct Event {
     Time at{};
     std::uint64_t seq = 0;

@@ -1,7 +1,7 @@
 // The clock and the run loop. A model schedules small events; the loop pops them in (time, seq) order and hands
 // each to the model's handler, a plain callable inlined into the loop (no virtual call, no std::function).
 // Timers: a re-armed timer's pending event is moved in the queue (a fresh sequence number, as a new event would
-// get) and a cancelled one removed, so the queue holds only live events; generations double-check it.
+// get) and a cancelled one removed, so the queue holds only live events.
 #pragma once
 
 #include <cstdint>
@@ -28,8 +28,7 @@ class Simulator {
 public:
     [[nodiscard]] Time now() const { return now_; }
     [[nodiscard]] std::uint64_t events_processed() const { return processed_; }
-    [[nodiscard]] std::uint64_t stale_events_skipped() const { return stale_; }
-    /// Events in the queue, stale ones included.
+    /// Events in the queue (all live: timers move or remove theirs).
     [[nodiscard]] std::size_t pending() const { return queue_.size(); }
     void reserve(std::size_t events) { queue_.reserve(events); }
 
@@ -67,13 +66,7 @@ public:
                 return StopReason::time_limit;
             }
             const Event e = queue_.pop();
-            if (e.generation != 0) {
-                if (timer_generation_[e.target] != e.generation) {
-                    ++stale_;
-                    continue;
-                }
-                timer_slot_[e.target] = no_slot;
-            }
+            if (e.generation != 0) timer_slot_[e.target] = no_slot;  // a timer's event: the timer is free again
             CLUSTERSIM_CHECK(e.at >= now_, "time moved backwards: event at {} ps, now {} ps", e.at.count(),
                              now_.count());
             now_ = e.at;
@@ -90,10 +83,8 @@ private:
     EventQueue queue_;
     Time now_{};
     std::uint64_t processed_ = 0;
-    std::uint64_t stale_ = 0;
     bool stop_requested_ = false;
     static constexpr std::uint32_t no_slot = UINT32_MAX;
-    std::vector<std::uint32_t> timer_generation_;
     std::vector<std::uint32_t> timer_slot_;  // the queue slot of the timer's pending event, or no_slot
 };
 

@@ -116,18 +116,13 @@ void ReplayEngine::setup() {
         const traces::Op& op = g_.ops[i];
         if (op.kind == OpKind::collective) {
             const auto& ranks = g_.comms[op.comm.index()].ranks;
-            // A rank's place in its communicator: a scan for small ones, an index for large ones (a scan per op
-            // of a world-wide collective was quadratic in the ranks).
-            std::size_t member = 0;
-            if (ranks.size() <= 16) {
-                member = static_cast<std::size_t>(std::find(ranks.begin(), ranks.end(), op.rank) - ranks.begin());
-            } else {
-                auto& index = member_index[op.comm.index()];
-                if (index.empty())
-                    for (std::uint32_t m = 0; m < ranks.size(); ++m) index.emplace(ranks[m].value, m);
-                member = index.at(op.rank.value);
-            }
-            member_of_[i] = static_cast<std::uint32_t>(member);
+            // A rank's place in its communicator, from an index built on the communicator's first op (a scan per
+            // op of a world-wide collective was quadratic in the ranks).
+            auto& index = member_index[op.comm.index()];
+            if (index.empty())
+                for (std::uint32_t m = 0; m < ranks.size(); ++m) index.emplace(ranks[m].value, m);
+            const std::uint32_t member = index.at(op.rank.value);
+            member_of_[i] = member;
             const std::uint32_t k = member_issued[op.comm.index()][member]++;
             auto& list = comm_instances[op.comm.index()];
             if (k == list.size()) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 namespace clustersim::testing {
@@ -15,6 +16,13 @@ inline std::string test_data(const std::string& relative) {
 inline bool shared_data_available() { return std::filesystem::is_directory(CLUSTERSIM_SHARED_DATA_DIR); }
 inline std::string shared_data(const std::string& relative) {
     return std::string(CLUSTERSIM_SHARED_DATA_DIR) + "/" + relative;
+}
+
+/// Writes `content` (bytes as given) to a file named `name` in the temporary folder and returns its path.
+inline std::string write_temp_file(const std::string& name, const std::string& content) {
+    const auto path = (std::filesystem::temp_directory_path() / name).string();
+    std::ofstream(path, std::ios::binary) << content;
+    return path;
 }
 
 }  // namespace clustersim::testing

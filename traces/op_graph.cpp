@@ -118,15 +118,21 @@ StreamId OpGraph::stream(RankId rank, std::string_view name) {
     return StreamId::from_index(it->second);
 }
 
-CommId OpGraph::communicator(std::string_view name, std::vector<RankId> ranks) {
+std::optional<CommId> OpGraph::find_communicator(std::string_view name) {
     if (lookup_.comms.size() != comms.size()) {
         lookup_.comms.clear();
         for (std::size_t i = 0; i < comms.size(); ++i)
             lookup_.comms.emplace(comms[i].name, static_cast<std::uint32_t>(i));
     }
-    if (const auto it = lookup_.comms.find(name); it != lookup_.comms.end()) {
-        CLUSTERSIM_CHECK(comms[it->second].ranks == ranks, "communicator '{}' redefined with other ranks", name);
-        return CommId::from_index(it->second);
+    const auto it = lookup_.comms.find(name);
+    if (it == lookup_.comms.end()) return std::nullopt;
+    return CommId::from_index(it->second);
+}
+
+CommId OpGraph::communicator(std::string_view name, std::vector<RankId> ranks) {
+    if (const auto existing = find_communicator(name)) {
+        CLUSTERSIM_CHECK(comms[existing->index()].ranks == ranks, "communicator '{}' redefined with other ranks", name);
+        return *existing;
     }
     lookup_.comms.emplace(std::string(name), static_cast<std::uint32_t>(comms.size()));
     comms.push_back(Communicator{std::string(name), std::move(ranks)});

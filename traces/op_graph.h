@@ -153,6 +153,8 @@ public:
     StreamId stream(RankId rank, std::string_view name);
     /// Adds a communicator (or returns the existing one of that name, which must have the same ranks).
     CommId communicator(std::string_view name, std::vector<RankId> ranks);
+    /// The communicator of that name, if there is one.
+    std::optional<CommId> find_communicator(std::string_view name);
     /// Interns a name.
     std::uint32_t intern(std::string_view name);
     /// Interns a GEMM shape (linear in the distinct shapes, which generators keep to a few dozen).

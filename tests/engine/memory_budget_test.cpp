@@ -1,8 +1,5 @@
 // The memory budget: estimates refused with the figure and the option, inputs capped while read, topologies
 // refused while built, and the scope an allocation failure happened in.
-#include <filesystem>
-#include <fstream>
-
 #include <catch2/catch.hpp>
 
 #include "engine/error.h"
@@ -23,12 +20,6 @@ struct BudgetOf {
     explicit BudgetOf(std::uint64_t bytes) { engine::set_memory_budget(bytes); }
     ~BudgetOf() { engine::set_memory_budget(saved); }
 };
-
-std::string write_file(const char* name, const std::string& text) {
-    const auto path = (std::filesystem::temp_directory_path() / name).string();
-    std::ofstream(path, std::ios::binary) << text;
-    return path;
-}
 }  // namespace
 
 TEST_CASE("an estimate beyond the budget is refused with the figure, the budget and the option that helps",
@@ -43,15 +34,15 @@ TEST_CASE("an estimate beyond the budget is refused with the figure, the budget 
 TEST_CASE("inputs are capped while read: a file past half the budget is refused, not read whole",
           "[engine][memory][input]") {
     const BudgetOf budget(2'000'000);
-    const auto big = write_file("clustersim_big.json", std::string(1'500'000, ' '));
+    const auto big = testing::write_temp_file("clustersim_big.json", std::string(1'500'000, ' '));
     REQUIRE_THROWS_WITH(traces::read_text_file(big),
                         Contains("clustersim_big.json: more than 1 MB of content: beyond half the memory budget"));
-    const auto yaml = write_file("clustersim_big.yaml", "a: 1\n" + std::string(100'000, '#'));
+    const auto yaml = testing::write_temp_file("clustersim_big.yaml", "a: 1\n" + std::string(100'000, '#'));
     REQUIRE_THROWS_WITH(engine::YamlValue::load_file(yaml), Contains("clustersim_big.yaml: more than 0 MB of YAML"));
 }
 
 TEST_CASE("binary content that is no Chakra file is refused from its first bytes", "[traces][input]") {
-    const auto zeros = write_file("clustersim_zeros.bin", std::string(8192, '\0'));
+    const auto zeros = testing::write_temp_file("clustersim_zeros.bin", std::string(8192, '\0'));
     REQUIRE_THROWS_WITH(traces::import_traces({zeros}, {}),
                         Contains("clustersim_zeros.bin: byte 0: binary content (0x00) that is no Chakra .et file"));
 }
@@ -66,8 +57,8 @@ TEST_CASE("a topology past the budget is refused while it is built, at the prese
 
 TEST_CASE("a SimAI job too large for the budget is refused before its groups are built", "[traces][memory][input]") {
     const BudgetOf budget(4'000'000'000);
-    const auto path = write_file("clustersim_simai_huge.txt",
-                                 "DATA all_gpus: 1000000000\n1\nl1 -1 10 NONE 0 1 NONE 0 1 ALLREDUCE 64 1\n");
+    const auto path = testing::write_temp_file(
+        "clustersim_simai_huge.txt", "DATA all_gpus: 1000000000\n1\nl1 -1 10 NONE 0 1 NONE 0 1 ALLREDUCE 64 1\n");
     REQUIRE_THROWS_WITH(traces::import_traces({path}, {}),
                         Contains("clustersim_simai_huge.txt: the workload (6 ops on 1 simulated ranks of 1000000000) "
                                  "needs about 12.0 GB, more than the memory budget"));

@@ -107,12 +107,7 @@ TEST_CASE("Chakra files are taken in the rank order of their names, not the orde
 
 TEST_CASE("an empty .et file and JSON execution traces are refused, saying what they are", "[traces][chakra][input]") {
     using Catch::Matchers::Contains;
-    const auto dir = std::filesystem::temp_directory_path();
-    const auto write = [&](const char* name, const std::string& text) {
-        const auto path = (dir / name).string();
-        std::ofstream(path, std::ios::binary) << text;
-        return path;
-    };
+    const auto write = testing::write_temp_file;
     // A GlobalMetadata (version "0.0.4") and no node.
     const auto empty = write("clustersim_empty.0.et", std::string("\x07\x0a\x05"
                                                                   "0.0.4",
@@ -142,9 +137,7 @@ std::string write_one_node(const char* name, const chakra::Node& node) {
     meta.set_version("0.0.4");
     append(meta);
     append(node);
-    const auto path = (std::filesystem::temp_directory_path() / name).string();
-    std::ofstream(path, std::ios::binary) << bytes;
-    return path;
+    return testing::write_temp_file(name, bytes);
 }
 }  // namespace
 

@@ -146,8 +146,7 @@ TEST_CASE("permuting a trace's stream ids leaves its replay unchanged", "[traces
         from = end;
     }
     permuted += text.substr(from);
-    const std::string path = (std::filesystem::temp_directory_path() / "clustersim_permuted_streams.json").string();
-    { std::ofstream(path) << permuted; }
+    const std::string path = testing::write_temp_file("clustersim_permuted_streams.json", permuted);
     const auto cluster = topo::load_topology("dgx1-v100", {});
     traces::KinetoOptions options;
     options.world_size = 8;
@@ -181,9 +180,7 @@ TEST_CASE("malformed Kineto input fails with the file and what was expected", "[
         const auto write = [&](const char* name, const std::string& from, const std::string& to) {
             std::string t = text;
             t.replace(t.find(from), from.size(), to);
-            const auto path = (std::filesystem::temp_directory_path() / name).string();
-            std::ofstream(path) << t;
-            return path;
+            return testing::write_temp_file(name, t);
         };
         REQUIRE_THROWS_WITH(
             traces::read_kineto({write("clustersim_ws.json", "\"world_size\": 1", "\"world_size\": 2.7")}, {}),

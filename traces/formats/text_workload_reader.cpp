@@ -8,7 +8,6 @@
 #include "traces/formats/text_workload_reader.h"
 
 #include <array>
-#include <map>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -95,9 +94,8 @@ OpGraph read_text_workload(const std::string& path, const TextWorkloadOptions& o
     // The communicator of a collective type for rank (stage, replica, t): its suffix or the phase picks the group;
     // members are (stage, replica, t) triples, simulated when the replica is. A group with members outside the
     // simulated replicas is folded: it keeps its whole membership by job rank.
-    // Groups are memoised by name: each is built once, not once per (rank, line, phase) (that was quadratic in the
-    // data-parallel width).
-    std::map<std::string, CommId> groups;
+    // A group is built once and then found by name, not rebuilt per (rank, line, phase) (that was quadratic in
+    // the data-parallel width).
     auto group = [&](const std::string& type, std::size_t phase, std::uint32_t stage, std::uint32_t replica,
                      std::uint32_t t) {
         const bool dp_ep = type.find("_DP_EP") != std::string::npos;
@@ -109,7 +107,7 @@ OpGraph read_text_workload(const std::string& path, const TextWorkloadOptions& o
                                  : model       ? fmt::format("tp.s{}.d{}", stage, replica)
                                  : world_group ? std::string("world")
                                                : fmt::format("dp.s{}.t{}", stage, t);
-        if (const auto it = groups.find(name); it != groups.end()) return it->second;
+        if (const auto existing = g.find_communicator(name)) return *existing;
         std::vector<std::array<std::uint32_t, 3>> members;
         if (ep_only) {
             const std::uint32_t block = replica / ep;
@@ -133,7 +131,6 @@ OpGraph read_text_workload(const std::string& path, const TextWorkloadOptions& o
         }
         const CommId c = g.communicator(name, simulated);
         if (simulated.size() < members.size()) g.comms[c.index()].job_members = std::move(job);
-        groups.emplace(name, c);
         return c;
     };
     auto collective_kind = [&](const std::string& type, int line) -> std::optional<CollectiveKind> {
