@@ -38,7 +38,7 @@ enum class SharingModel : std::uint8_t {
 
 struct NetworkOptions {
     SharingModel sharing = SharingModel::max_min;
-    bool record_flows = true;             // keep a FlowRecord per flow
+    bool record_flows = false;            // keep a FlowRecord per flow (tests; grows with every flow of the run)
     bool record_link_utilization = true;  // keep each link's allocated rate over time
     /// Recompute only the flows whose max-min conditions a change breaks (exact, usually a handful), instead
     /// of the whole component of flows coupled through links that can bind.

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "engine/error.h"
+#include "engine/memory_budget.h"
 #include "sim/scenario.h"
 #include "topologies/topology_loader.h"
 #include "traces/formats/trace_import.h"
@@ -48,6 +49,11 @@ void read_as_user(const std::string& path) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     static const std::string path = input_path();
+    // The budget the readers check their plans against: well under libFuzzer's 2 GB (tools/fuzz) with ASan's
+    // overhead, and the same on every machine (the default follows the machine's memory, so an input too large
+    // for the fuzzer but within a big machine's budget would be a finding on one machine and not another).
+    static const bool budget_set = (engine::set_memory_budget(std::uint64_t{512} << 20), true);
+    (void)budget_set;
     {
         std::ofstream out(path, std::ios::binary | std::ios::trunc);
         out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));

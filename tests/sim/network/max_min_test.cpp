@@ -11,6 +11,15 @@ using namespace std::chrono_literals;
 using engine::Time;
 using testing::NetworkFixture;
 
+namespace {
+/// Options that keep a FlowRecord per flow (off by default).
+sim::NetworkOptions recording() {
+    sim::NetworkOptions options;
+    options.record_flows = true;
+    return options;
+}
+}  // namespace
+
 TEST_CASE("one flow on an idle path ends at latency plus bytes over the bottleneck", "[sim][network]") {
     // gpu a -(400 GB/s, 100 ns)- switch -(50 GB/s, 1 us)- switch -(400 GB/s, 100 ns)- gpu b
     // 3 MB: 1.2 us latency + 3e6 B / 50e9 B/s = 60 us -> 61.2 us exactly.
@@ -20,7 +29,7 @@ TEST_CASE("one flow on an idle path ends at latency plus bytes over the bottlene
     f.cluster.add_cable(a, s1, 400e9, 100ns, topo::LinkKind::nvlink);
     f.cluster.add_cable(s1, s2, 50e9, 1us, topo::LinkKind::infiniband);
     f.cluster.add_cable(s2, b, 400e9, 100ns, topo::LinkKind::nvlink);
-    f.start();
+    f.start(recording());
     f.net->start_flow(a, b, 3'000'000, 0, 7);
     f.run();
     REQUIRE(f.arrival_of(7) == Time{61'200'000});
@@ -35,7 +44,7 @@ TEST_CASE("two flows on one link each get half, and a third arriving mid-way re-
     NetworkFixture f;
     const auto a = f.gpu("a"), b = f.gpu("b");
     f.cluster.add_cable(a, b, 120e9, 1us, topo::LinkKind::nvlink);
-    f.start();
+    f.start(recording());
     const auto fa = f.net->start_flow(a, b, 1'200'000, 0, 1);
     f.net->start_flow(a, b, 1'200'000, 0, 2);
     f.run(Time{0});
