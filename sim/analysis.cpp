@@ -97,12 +97,8 @@ traces::RankBreakdown analyze_rank(const traces::OpGraph& g, const traces::Timel
 std::vector<traces::LinkReport> most_contended_links(const traces::Timeline& tl, std::size_t count) {
     std::vector<traces::LinkReport> links;
     for (const auto& c : tl.counters) {
-        traces::LinkReport r{c.name, c.capacity, 0, 0, 0, c.contention_delay_s};
-        for (std::size_t k = 0; k < c.points.size(); ++k) {
-            const Time until = k + 1 < c.points.size() ? c.points[k + 1].first : tl.makespan;
-            r.bytes += c.points[k].second * static_cast<double>((until - c.points[k].first).count()) * 1e-12;
-            if (c.capacity > 0) r.peak_utilization = std::max(r.peak_utilization, c.points[k].second / c.capacity);
-        }
+        traces::LinkReport r{c.name, c.capacity, c.bytes, 0, 0, c.contention_delay_s};
+        if (c.capacity > 0) r.peak_utilization = c.peak / c.capacity;
         if (c.capacity > 0 && tl.makespan > Time{0})
             r.mean_utilization = r.bytes / (c.capacity * engine::to_seconds(tl.makespan));
         links.push_back(std::move(r));

@@ -319,17 +319,18 @@ ReplayResult ReplayEngine::run() {
     ReplayResult result;
     for (const auto& t : timeline_.ops) timeline_.makespan = std::max(timeline_.makespan, t.end);
     if (options_.link_counters && options_.network.record_link_utilization) {
-        for (std::size_t l = 0; l < cluster_.links().size(); ++l) {
-            const auto& steps = net_.utilization(topo::LinkId::from_index(l));
-            if (steps.empty()) continue;
+        const LinkUtilization& used = net_.utilization();
+        for (std::uint32_t l = 0; l < cluster_.links().size(); ++l) {
+            if (!used.carried(l)) continue;
             const topo::Link& link = cluster_.links()[l];
             traces::CounterSeries series{
                 fmt::format("{} -> {}", cluster_.device(link.src).name, cluster_.device(link.dst).name),
                 "GB/s",
                 link.bandwidth_bytes_per_s,
                 net_.contention_delay_s(topo::LinkId::from_index(l)),
-                {}};
-            for (const auto& step : steps) series.points.emplace_back(step.at, step.rate_bytes_per_s);
+                used.bytes(l),
+                used.peak_rate(l),
+                used.binned_steps(l)};
             timeline_.counters.push_back(std::move(series));
         }
     }

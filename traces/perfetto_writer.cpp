@@ -96,13 +96,7 @@ std::string perfetto_json(const OpGraph& g, const Timeline& tl, const PerfettoOp
     }
     // Busiest links by bytes carried (ties by name), as counter tracks of GB/s.
     std::vector<std::pair<double, std::size_t>> busiest;
-    for (std::size_t c = 0; c < tl.counters.size(); ++c) {
-        const auto& points = tl.counters[c].points;
-        double bytes = 0;
-        for (std::size_t k = 0; k + 1 < points.size(); ++k)
-            bytes += points[k].second * static_cast<double>((points[k + 1].first - points[k].first).count());
-        busiest.emplace_back(bytes, c);
-    }
+    for (std::size_t c = 0; c < tl.counters.size(); ++c) busiest.emplace_back(tl.counters[c].bytes, c);
     std::stable_sort(busiest.begin(), busiest.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
     if (busiest.size() > options.max_link_counters) busiest.resize(options.max_link_counters);
     std::sort(busiest.begin(), busiest.end(), [](const auto& a, const auto& b) { return a.second < b.second; });

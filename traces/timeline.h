@@ -33,12 +33,15 @@ struct Transfer {
     bool operator==(const Transfer&) const = default;
 };
 
-/// A piecewise-constant series: value from points[i].first until points[i+1].first.
+/// A link's traffic: exact totals, and its rate over time as a piecewise-constant series (value from
+/// points[i].first until points[i+1].first), averaged over time bins (sim/network/link_utilization.h).
 struct CounterSeries {
     std::string name;
     std::string unit;               // "GB/s"
     double capacity = 0;            // for utilization fractions; 0 when not applicable
     double contention_delay_s = 0;  // total contention delay attributed to this counter's link
+    double bytes = 0;               // carried over the run (capacity x seconds)
+    double peak = 0;                // highest rate held for a positive time, in the unit of capacity
     std::vector<std::pair<engine::Time, double>> points;
     bool operator==(const CounterSeries&) const = default;
 };

@@ -24,7 +24,7 @@ FlowNetwork::FlowNetwork(const topo::Cluster& cluster, engine::Simulator& sim, N
     residual_.assign(links, 0);
     unfixed_.assign(links, 0);
     link_weight_.assign(links, 0);
-    if (options_.record_link_utilization) utilization_.resize(links);
+    if (options_.record_link_utilization) utilization_ = LinkUtilization(links);
 }
 
 std::uint32_t FlowNetwork::allocate_slot() {
@@ -35,6 +35,7 @@ std::uint32_t FlowNetwork::allocate_slot() {
     }
     const auto slot = static_cast<std::uint32_t>(flows_.size());
     flows_.emplace_back();
+    share_.emplace_back();
     flows_.back().timer = sim_.make_timer();
     if (timer_flow_.size() <= flows_.back().timer) timer_flow_.resize(flows_.back().timer + 1, UINT32_MAX);
     timer_flow_[flows_.back().timer] = slot;
@@ -58,12 +59,13 @@ FlowId FlowNetwork::start_flow_on_route(topo::DeviceId src, topo::DeviceId dst, 
     CLUSTERSIM_CHECK(weight >= 1, "flow of weight 0");
     const std::uint32_t slot = allocate_slot();
     FlowState& f = flows_[slot];
+    FlowShare& share = share_[slot];
     f.route.assign(route.begin(), route.end());
     f.bytes = bytes;
     f.remaining = static_cast<double>(bytes);
-    f.rate = 0;
+    share.rate = 0;
     f.owner = owner;
-    f.weight = weight;
+    share.weight = weight;
     f.last_update = sim_.now();
     f.draining = false;
     Time latency = extra_latency;
@@ -75,9 +77,9 @@ FlowId FlowNetwork::start_flow_on_route(topo::DeviceId src, topo::DeviceId dst, 
     }
     f.latency = latency;
     // One share's cap: the bottleneck split over the weight, so that the flow alone gets the bottleneck.
-    f.cap = bottleneck / weight;
+    share.cap = bottleneck / weight;
     f.start = sim_.now();
-    f.limiting_link = UINT32_MAX;
+    share.limiting_link = UINT32_MAX;
     ++active_;
     started_bytes_ += bytes;
     const Time ideal =
@@ -93,7 +95,7 @@ FlowId FlowNetwork::start_flow_on_route(topo::DeviceId src, topo::DeviceId dst, 
         // Nothing to share: a local copy or an empty message drains at once and costs only the latency.
         sim_.arm(f.timer, sim_.now(), to_u16(EventKind::flow_drained));
     } else if (options_.sharing == SharingModel::contention_free) {
-        f.rate = bottleneck;
+        share.rate = bottleneck;
         sim_.arm(f.timer, sim_.now() + engine::transfer_time(static_cast<double>(bytes), bottleneck),
                  to_u16(EventKind::flow_drained));
     } else {
@@ -104,14 +106,15 @@ FlowId FlowNetwork::start_flow_on_route(topo::DeviceId src, topo::DeviceId dst, 
 
 void FlowNetwork::attach(std::uint32_t flow) {
     FlowState& f = flows_[flow];
+    const FlowShare& share = share_[flow];
     f.draining = true;
     f.link_pos.resize(f.route.size());
     for (std::size_t i = 0; i < f.route.size(); ++i) {
         auto& on_link = link_flows_[f.route[i].index()];
         f.link_pos[i] = static_cast<std::uint32_t>(on_link.size());
         on_link.push_back(flow);
-        demand_bound_[f.route[i].index()] += f.cap * f.weight;
-        link_weight_[f.route[i].index()] += f.weight;
+        demand_bound_[f.route[i].index()] += share.cap * share.weight;
+        link_weight_[f.route[i].index()] += share.weight;
         mark_dirty(f.route[i].value);
     }
 }
@@ -130,10 +133,10 @@ void FlowNetwork::detach(std::uint32_t flow) {
         // so rounding never accumulates.
         if (!options_.incremental) {
             double bound = 0;
-            for (const std::uint32_t other : on_link) bound += flows_[other].cap * flows_[other].weight;
+            for (const std::uint32_t other : on_link) bound += share_[other].cap * share_[other].weight;
             demand_bound_[link] = bound;
         }
-        link_weight_[link] -= f.weight;
+        link_weight_[link] -= share_[flow].weight;
         if (moved != flow) {
             // The flow moved into `pos` records its new position for this link.
             FlowState& m = flows_[moved];
@@ -157,25 +160,27 @@ void FlowNetwork::mark_dirty(std::uint32_t link) {
     }
 }
 
-void FlowNetwork::account_progress(FlowState& f, engine::Time now) {
+void FlowNetwork::account_progress(std::uint32_t flow, engine::Time now) {
+    FlowState& f = flows_[flow];
+    const FlowShare& share = share_[flow];
     const double dt_ps = static_cast<double>((now - f.last_update).count());
     // Bytes sent since the last update at the old rate; rate * ps / 1e12 is exact for round figures.
-    f.remaining -= f.rate * dt_ps / 1e12;
+    f.remaining -= share.rate * dt_ps / 1e12;
     if (f.remaining < 1e-6) f.remaining = 0;  // rounding residue of a flow that is done now
-    const double full = f.cap * f.weight;
-    if (f.limiting_link != UINT32_MAX && f.rate < full)
-        link_delay_s_[f.limiting_link] += (full - f.rate) / full * dt_ps * 1e-12;
+    const double full = share.cap * share.weight;
+    if (share.limiting_link != UINT32_MAX && share.rate < full)
+        link_delay_s_[share.limiting_link] += (full - share.rate) / full * dt_ps * 1e-12;
     f.last_update = now;
 }
 
 void FlowNetwork::on_drained(std::uint32_t flow) {
     FlowState& f = flows_[flow];
     if (f.draining) {
-        account_progress(f, sim_.now());
+        account_progress(flow, sim_.now());
         detach(flow);
     }
     f.remaining = 0;
-    f.rate = 0;
+    share_[flow].rate = 0;
     sim_.schedule_at(sim_.now() + f.latency, to_u16(EventKind::flow_arrived), flow);
 }
 

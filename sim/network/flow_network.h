@@ -26,6 +26,7 @@
 #include "engine/simulator.h"
 #include "sim/event_kind.h"
 #include "sim/network/flow.h"
+#include "sim/network/link_utilization.h"
 #include "topologies/cluster.h"
 #include "topologies/router.h"
 
@@ -39,17 +40,10 @@ enum class SharingModel : std::uint8_t {
 struct NetworkOptions {
     SharingModel sharing = SharingModel::max_min;
     bool record_flows = false;            // keep a FlowRecord per flow (tests; grows with every flow of the run)
-    bool record_link_utilization = true;  // keep each link's allocated rate over time
+    bool record_link_utilization = true;  // keep what each link carried, and when (LinkUtilization)
     /// Recompute only the flows whose max-min conditions a change breaks (exact, usually a handful), instead
     /// of the whole component of flows coupled through links that can bind.
     bool incremental = true;
-};
-
-/// A change of a link's total allocated rate: from `at` on, `rate_bytes_per_s` flows through it.
-struct UtilizationStep {
-    engine::Time at;
-    double rate_bytes_per_s;
-    bool operator==(const UtilizationStep&) const = default;
 };
 
 class FlowNetwork {
@@ -82,7 +76,7 @@ public:
     }
 
     [[nodiscard]] std::uint32_t owner(FlowId flow) const { return flows_[flow.index()].owner; }
-    [[nodiscard]] double rate(FlowId flow) const { return flows_[flow.index()].rate; }
+    [[nodiscard]] double rate(FlowId flow) const { return share_[flow.index()].rate; }
     /// The flow's duration alone on an empty network: route latency + bytes / bottleneck bandwidth.
     [[nodiscard]] engine::Time ideal_duration(FlowId flow) const { return flows_[flow.index()].ideal; }
     /// When the flow started.
@@ -102,21 +96,24 @@ public:
     [[nodiscard]] std::uint64_t flows_rerated() const { return flows_rerated_; }
 
     [[nodiscard]] const std::vector<FlowRecord>& records() const { return records_; }
-    [[nodiscard]] const std::vector<UtilizationStep>& utilization(topo::LinkId link) const {
-        return utilization_[link.index()];
-    }
+    /// What each link carried, when NetworkOptions::record_link_utilization is on.
+    [[nodiscard]] const LinkUtilization& utilization() const { return utilization_; }
     [[nodiscard]] topo::Router& router() { return router_; }
     [[nodiscard]] const topo::Cluster& cluster() const { return cluster_; }
 
 private:
-    struct FlowState {
-        std::vector<topo::LinkId> route;      // reused when the slot is
-        std::vector<std::uint32_t> link_pos;  // index of this flow in link_flows_ of route[i]
-        double remaining = 0;                 // bytes not yet sent as of last_update
+    /// What the solver reads of a flow, by slot in one flat array (share_): the loops over a link's flows touch
+    /// these and nothing else of the flow.
+    struct FlowShare {
         double rate = 0;
         double cap = 0;            // bottleneck bandwidth of the route over the weight: the most one share can get
         std::uint32_t weight = 1;  // shares it stands for (channels on one path)
         std::uint32_t limiting_link = UINT32_MAX;  // the link that holds it below cap, if any
+    };
+    struct FlowState {
+        std::vector<topo::LinkId> route;      // reused when the slot is
+        std::vector<std::uint32_t> link_pos;  // index of this flow in link_flows_ of route[i]
+        double remaining = 0;                 // bytes not yet sent as of last_update
         engine::Time start{};
         engine::Time ideal{};
         engine::Time last_update{};
@@ -148,9 +145,10 @@ private:
     std::vector<std::vector<std::uint32_t>> link_flows_;  // by link: draining flows on it
     std::vector<double> demand_bound_;                    // by link: sum of cap x weight of its draining flows
     std::vector<double> link_delay_s_;                    // by link: contention delay attributed to it
-    void account_progress(FlowState& flow, engine::Time now);
+    void account_progress(std::uint32_t flow, engine::Time now);
     [[nodiscard]] bool can_bind(std::uint32_t link) const { return demand_bound_[link] > capacity_[link]; }
     std::vector<FlowState> flows_;
+    std::vector<FlowShare> share_;  // by flow slot
     std::vector<std::uint32_t> free_slots_;
     std::vector<topo::LinkId> route_scratch_;
     std::vector<std::uint32_t> timer_flow_;  // by timer id: flow slot
@@ -178,7 +176,7 @@ private:
     std::vector<std::uint32_t> utilization_mark_;  // epoch stamps, by link
 
     std::vector<FlowRecord> records_;
-    std::vector<std::vector<UtilizationStep>> utilization_;
+    LinkUtilization utilization_;
     std::size_t active_ = 0;
     std::uint64_t delivered_bytes_ = 0;
     std::uint64_t started_bytes_ = 0;

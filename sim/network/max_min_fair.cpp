@@ -73,9 +73,8 @@ void FlowNetwork::select_affected_flows() {
         check_links_.assign(component_links_.begin(), component_links_.begin() + static_cast<std::ptrdiff_t>(touched));
         for (const std::uint32_t l : check_links_) check_mark_[l] = check_stamp_;
         for (const std::uint32_t f : component_flows_) {
-            const FlowState& flow = flows_[f];
-            if (new_rate_[f] == flow.rate && new_limit_[f] == flow.limiting_link) continue;
-            for (const topo::LinkId l : flow.route) {
+            if (new_rate_[f] == share_[f].rate && new_limit_[f] == share_[f].limiting_link) continue;
+            for (const topo::LinkId l : flows_[f].route) {
                 if (check_mark_[l.index()] == check_stamp_) continue;
                 check_mark_[l.index()] = check_stamp_;
                 check_links_.push_back(l.value);
@@ -86,8 +85,8 @@ void FlowNetwork::select_affected_flows() {
             double total = 0, max_level = 0, min_bottleneck_level = INFINITY;
             for (const std::uint32_t f : link_flows_[l]) {
                 const bool in = flow_mark_[f] == epoch_;
-                const double rate = in ? new_rate_[f] : flows_[f].rate;
-                const double level = rate / flows_[f].weight;
+                const double rate = in ? new_rate_[f] : share_[f].rate;
+                const double level = rate / share_[f].weight;
                 total += rate;
                 max_level = std::max(max_level, level);
                 if (in && new_limit_[f] == l) min_bottleneck_level = std::min(min_bottleneck_level, level);
@@ -95,7 +94,7 @@ void FlowNetwork::select_affected_flows() {
             const bool saturated = total >= capacity_[l] * (1 - 1e-9);
             for (const std::uint32_t g : link_flows_[l]) {
                 if (flow_mark_[g] == epoch_) continue;
-                const FlowState& flow = flows_[g];
+                const FlowShare& flow = share_[g];
                 const double level = flow.rate / flow.weight;
                 // g's bottleneck is here but it no longer binds g (slack, or someone above g): g may rise.
                 const bool freed = flow.limiting_link == l && (!saturated || max_level > level * (1 + 1e-9));
@@ -129,9 +128,9 @@ void FlowNetwork::fill() {
         std::uint32_t weight = 0;
         for (const std::uint32_t f : link_flows_[l]) {
             if (flow_mark_[f] == epoch_)
-                weight += flows_[f].weight;
+                weight += share_[f].weight;
             else
-                held += flows_[f].rate;
+                held += share_[f].rate;
         }
         residual_[l] = std::max(0.0, capacity_[l] - held);
         unfixed_[l] = weight;
@@ -140,11 +139,11 @@ void FlowNetwork::fill() {
     for (const std::uint32_t f : component_flows_) fixed_[f] = 0;
     by_cap_.assign(component_flows_.begin(), component_flows_.end());
     std::sort(by_cap_.begin(), by_cap_.end(), [this](std::uint32_t a, std::uint32_t b) {
-        return flows_[a].cap != flows_[b].cap ? flows_[a].cap < flows_[b].cap : a < b;
+        return share_[a].cap != share_[b].cap ? share_[a].cap < share_[b].cap : a < b;
     });
     // Fixes flow f at water level `level` per share: its rate is level x weight.
     auto fix = [&](std::uint32_t f, double level, std::uint32_t at_link) {
-        const std::uint32_t weight = flows_[f].weight;
+        const std::uint32_t weight = share_[f].weight;
         const double rate = level * weight;
         fixed_[f] = 1;
         new_rate_[f] = rate;
@@ -175,8 +174,8 @@ void FlowNetwork::fill() {
         while (next_cap < by_cap_.size() && fixed_[by_cap_[next_cap]]) ++next_cap;
         if (next_cap == by_cap_.size()) break;  // every flow fixed
         const std::uint32_t capped = by_cap_[next_cap];
-        if (shares.empty() || flows_[capped].cap <= shares.front().first) {
-            fix(capped, flows_[capped].cap, UINT32_MAX);
+        if (shares.empty() || share_[capped].cap <= shares.front().first) {
+            fix(capped, share_[capped].cap, UINT32_MAX);
             continue;
         }
         const auto [share, link] = shares.front();
@@ -201,20 +200,21 @@ void FlowNetwork::recompute_rates() {
     const Time now = sim_.now();
     for (const std::uint32_t f : component_flows_) {
         FlowState& flow = flows_[f];
+        FlowShare& share = share_[f];
         const double rate = new_rate_[f];
-        if (rate == flow.rate && sim_.armed(flow.timer)) {
+        if (rate == share.rate && sim_.armed(flow.timer)) {
             // Same rate: its finish time still holds. A new limiting link only changes whom later delay is
             // charged to.
-            if (flow.limiting_link != new_limit_[f]) {
-                account_progress(flow, now);
-                flow.limiting_link = new_limit_[f];
+            if (share.limiting_link != new_limit_[f]) {
+                account_progress(f, now);
+                share.limiting_link = new_limit_[f];
             }
             continue;
         }
-        account_progress(flow, now);
+        account_progress(f, now);
         ++flows_rerated_;
-        flow.rate = rate;
-        flow.limiting_link = new_limit_[f];
+        share.rate = rate;
+        share.limiting_link = new_limit_[f];
         sim_.arm(flow.timer, now + engine::transfer_time(flow.remaining, rate), to_u16(EventKind::flow_drained));
     }
     if (options_.record_link_utilization) record_utilization_of_component();
@@ -239,14 +239,8 @@ void FlowNetwork::record_utilization_of_component() {
     std::sort(touched_links_.begin(), touched_links_.end());
     for (const std::uint32_t l : touched_links_) {
         double total = 0;
-        for (const std::uint32_t f : link_flows_[l]) total += flows_[f].rate;
-        auto& steps = utilization_[l];
-        if (!steps.empty() && steps.back().at == now) {
-            steps.back().rate_bytes_per_s = total;
-            if (steps.size() >= 2 && steps[steps.size() - 2].rate_bytes_per_s == total) steps.pop_back();
-        } else if (steps.empty() ? total != 0 : steps.back().rate_bytes_per_s != total) {
-            steps.push_back(UtilizationStep{now, total});
-        }
+        for (const std::uint32_t f : link_flows_[l]) total += share_[f].rate;
+        utilization_.set_rate(l, now, total);
     }
 }
 

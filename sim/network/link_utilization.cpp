@@ -1,0 +1,68 @@
+#include "sim/network/link_utilization.h"
+
+#include <algorithm>
+
+#include "engine/error.h"
+
+namespace clustersim::sim {
+
+using engine::Time;
+
+LinkUtilization::LinkUtilization(std::size_t links, std::uint32_t max_bins)
+    : max_bins_(std::max<std::uint32_t>(2, max_bins)), state_(links), bins_(links) {}
+
+void LinkUtilization::set_rate(std::uint32_t link, Time now, double rate_bytes_per_s) {
+    LinkState& s = state_[link];
+    if (rate_bytes_per_s == s.rate) return;  // the span goes on (summed as one step, as the rate steps were)
+    CLUSTERSIM_CHECK(now >= s.since, "link utilization set at {} ps before {} ps", now.count(), s.since.count());
+    if (now > s.since && s.rate != 0) {
+        // The same product as summing the steps afterwards: rate x ps x 1e-12.
+        s.bytes += s.rate * static_cast<double>((now - s.since).count()) * 1e-12;
+        s.peak = std::max(s.peak, s.rate);
+        accumulate(link, s.since, now, s.rate);
+    }
+    s.since = now;
+    s.rate = rate_bytes_per_s;
+}
+
+void LinkUtilization::accumulate(std::uint32_t link, Time from, Time to, double rate) {
+    while ((to.count() - 1) / width_.count() >= max_bins_) double_width();
+    auto& bins = bins_[link];
+    if (bins.empty()) used_.push_back(link);
+    const std::int64_t w = width_.count();
+    const auto last = static_cast<std::size_t>((to.count() - 1) / w);
+    if (bins.size() <= last) bins.resize(last + 1, 0.0);
+    for (auto b = static_cast<std::size_t>(from.count() / w); b <= last; ++b) {
+        const std::int64_t start = std::max<std::int64_t>(from.count(), static_cast<std::int64_t>(b) * w);
+        const std::int64_t end = std::min<std::int64_t>(to.count(), static_cast<std::int64_t>(b + 1) * w);
+        bins[b] += rate * static_cast<double>(end - start) * 1e-12;
+    }
+}
+
+void LinkUtilization::double_width() {
+    // Bin i of the wider grid is bins 2i and 2i + 1 of the narrower one.
+    for (const std::uint32_t link : used_) {
+        auto& bins = bins_[link];
+        const std::size_t merged = (bins.size() + 1) / 2;
+        for (std::size_t i = 0; i < merged; ++i)
+            bins[i] = bins[2 * i] + (2 * i + 1 < bins.size() ? bins[2 * i + 1] : 0);
+        bins.resize(merged);
+    }
+    width_ = width_ * 2;
+}
+
+std::vector<std::pair<Time, double>> LinkUtilization::binned_steps(std::uint32_t link) const {
+    std::vector<std::pair<Time, double>> steps;
+    const auto& bins = bins_[link];
+    const double seconds = static_cast<double>(width_.count()) * 1e-12;
+    for (std::size_t b = 0; b < bins.size(); ++b) {
+        const double rate = bins[b] / seconds;
+        if (steps.empty() ? rate != 0 : steps.back().second != rate)
+            steps.emplace_back(width_ * static_cast<std::int64_t>(b), rate);
+    }
+    if (!steps.empty() && steps.back().second != 0)
+        steps.emplace_back(width_ * static_cast<std::int64_t>(bins.size()), 0.0);
+    return steps;
+}
+
+}  // namespace clustersim::sim

@@ -1,0 +1,62 @@
+// What each link carried over a run, in memory bounded by the number of links, not by the number of rate changes:
+// exact totals (bytes, peak rate) and the rate over time in equal time bins (their average rate), which double in
+// width as the run grows so that no link ever keeps more than `max_bins`. A 28 M-flow replay kept 1.8 GB of rate
+// steps; its bins take a few MB (docs/performance.md).
+//
+// Bins are shared by all links (one width, bin i covers [i w, (i + 1) w)), so that they line up in a heatmap.
+// The width starts at 1 ns and doubles (merging pairs) whenever a rate change falls past the last bin.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "engine/time.h"
+
+namespace clustersim::sim {
+
+class LinkUtilization {
+public:
+    static constexpr std::uint32_t default_max_bins = 256;
+
+    explicit LinkUtilization(std::size_t links = 0, std::uint32_t max_bins = default_max_bins);
+
+    /// From `now` on, `rate_bytes_per_s` flows through `link` (in non-decreasing time; several changes at one
+    /// instant keep the last).
+    void set_rate(std::uint32_t link, engine::Time now, double rate_bytes_per_s);
+
+    /// Whether the link ever carried traffic.
+    [[nodiscard]] bool carried(std::uint32_t link) const { return !bins_[link].empty(); }
+    /// Bytes the link carried up to its last rate change (all of them once its rate is back to 0).
+    [[nodiscard]] double bytes(std::uint32_t link) const { return state_[link].bytes; }
+    /// The rate set last.
+    [[nodiscard]] double rate(std::uint32_t link) const { return state_[link].rate; }
+    /// The highest rate held for a positive time (up to the last change).
+    [[nodiscard]] double peak_rate(std::uint32_t link) const { return state_[link].peak; }
+    /// Width of every bin.
+    [[nodiscard]] engine::Time bin_width() const { return width_; }
+    /// Bytes carried in each bin, from bin 0 to the link's last non-empty one.
+    [[nodiscard]] std::span<const double> bins(std::uint32_t link) const { return bins_[link]; }
+    /// The rate steps of the bins (their average rates, from each bin's start; consecutive equal ones merged), ending
+    /// with a step to 0 after the last non-empty bin. What a counter track shows.
+    [[nodiscard]] std::vector<std::pair<engine::Time, double>> binned_steps(std::uint32_t link) const;
+
+private:
+    struct LinkState {
+        engine::Time since{};
+        double rate = 0;
+        double bytes = 0;
+        double peak = 0;
+    };
+    /// Adds `rate` over [from, to) to the link's bins, widening them first if `to` falls past the last one.
+    void accumulate(std::uint32_t link, engine::Time from, engine::Time to, double rate);
+    void double_width();
+
+    std::uint32_t max_bins_;
+    engine::Time width_{1000};  // 1 ns
+    std::vector<LinkState> state_;
+    std::vector<std::vector<double>> bins_;  // by link: bytes per bin, allocated when the link first carries traffic
+    std::vector<std::uint32_t> used_;        // links with bins, in first-use order
+};
+
+}  // namespace clustersim::sim
