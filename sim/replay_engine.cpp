@@ -330,7 +330,9 @@ ReplayResult ReplayEngine::run() {
                 net_.contention_delay_s(topo::LinkId::from_index(l)),
                 used.bytes(l),
                 used.peak_rate(l),
-                used.binned_steps(l)};
+                used.binned_steps(l),
+                used.bin_width(),
+                {used.bins(l).begin(), used.bins(l).end()}};
             timeline_.counters.push_back(std::move(series));
         }
     }

@@ -21,6 +21,7 @@
 #include "topologies/topology_loader.h"
 #include "traces/formats/trace_import.h"
 #include "traces/perfetto_writer.h"
+#include "traces/report/html_report.h"
 #include "traces/summary_writers.h"
 #include "workloads/workload_registry.h"
 
@@ -257,8 +258,9 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
         engine::layer_log("sim").warn("{}: {}", path, message);
     }
     if (auto outputs = doc.find("outputs")) {
-        outputs->expect_only_keys({"perfetto", "link_counters"});
+        outputs->expect_only_keys({"perfetto", "link_counters", "report"});
         if (auto v = outputs->find("perfetto")) s.outputs.perfetto = v->as_bool();
+        if (auto v = outputs->find("report")) s.outputs.report = v->as_bool();
         if (auto v = outputs->find("link_counters"))
             s.outputs.link_counters = static_cast<std::size_t>(std::max<std::int64_t>(0, v->as_int()));
     }
@@ -364,6 +366,17 @@ void write_outputs(const Scenario& scenario, const RunResult& result, const std:
     engine::write_file_atomically(out / "summary.json", traces::summary_json(result.summary, scenario.graph));
     engine::write_file_atomically(out / "ranks.csv", traces::ranks_csv(result.summary));
     if (!scenario.resolved_yaml.empty()) engine::write_file_atomically(out / "resolved.yaml", scenario.resolved_yaml);
+    if (scenario.outputs.report) write_report(scenario, result, dir);
+}
+
+void write_report(const Scenario& scenario, const RunResult& result, const std::string& dir, const RunResult* what_if,
+                  const std::string& what_if_label) {
+    std::vector<traces::report::ReportRun> runs{{"faithful", &result.summary, &result.replay.timeline}};
+    if (what_if) runs.push_back({what_if_label, &what_if->summary, &what_if->replay.timeline});
+    traces::report::ReportOptions options;
+    options.title = fmt::format("clustersim: {}", scenario.name);
+    engine::write_file_atomically(std::filesystem::path(dir) / "report.html",
+                                  traces::report::html_report(scenario.graph, runs, options));
 }
 
 }  // namespace clustersim::sim

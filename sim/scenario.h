@@ -16,6 +16,7 @@ namespace clustersim::sim {
 struct OutputOptions {
     bool perfetto = true;
     std::size_t link_counters = 32;
+    bool report = false;  // report.html (traces/report)
 };
 
 /// What a plan that exceeds its GPUs' HBM does: fail before simulating (exit 3) or warn and run.
@@ -50,7 +51,11 @@ RunResult run_scenario(const Scenario& scenario);
 void prepare_output_dir(const std::string& dir);
 
 /// Writes the outputs into `dir` (created if needed), each file atomically: timeline.json (unless disabled),
-/// summary.json, ranks.csv, and resolved.yaml when the scenario has one.
+/// summary.json, ranks.csv, resolved.yaml when the scenario has one, and report.html when asked.
 void write_outputs(const Scenario& scenario, const RunResult& result, const std::string& dir);
+
+/// Writes report.html into `dir` atomically: the run, and beside it a what-if when given.
+void write_report(const Scenario& scenario, const RunResult& result, const std::string& dir,
+                  const RunResult* what_if = nullptr, const std::string& what_if_label = "");
 
 }  // namespace clustersim::sim

@@ -43,6 +43,8 @@ struct CounterSeries {
     double bytes = 0;               // carried over the run (capacity x seconds)
     double peak = 0;                // highest rate held for a positive time, in the unit of capacity
     std::vector<std::pair<engine::Time, double>> points;
+    engine::Time bin_width{};  // the bins the points average over (one width for every link of a run)
+    std::vector<double> bins;  // carried in each bin (capacity x seconds), from time 0
     bool operator==(const CounterSeries&) const = default;
 };
 

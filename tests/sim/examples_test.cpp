@@ -10,7 +10,9 @@
 
 #include "engine/error.h"
 #include "sim/scenario.h"
+#include "tests/traces/report/report_checks.h"
 #include "traces/perfetto_writer.h"
+#include "traces/report/html_report.h"
 #include "traces/summary_writers.h"
 
 using namespace clustersim;
@@ -55,6 +57,10 @@ TEST_CASE("every example scenario reproduces its expected summary", "[examples]"
         const auto result = sim::run_scenario(scenario);
         REQUIRE(std::filesystem::exists(dir / "expected" / "summary.json"));
         REQUIRE(traces::summary_json(result.summary, scenario.graph) == read_text(dir / "expected" / "summary.json"));
+        // Its report: sections, one bar per rank group adding up to the iteration, a heatmap cell per busy bin.
+        const std::string html = traces::report::html_report(
+            scenario.graph, {{"faithful", &result.summary, &result.replay.timeline}}, {scenario.name});
+        testing::check_report(html, result.summary, result.replay.timeline);
         // The critical path's parts add up to the iteration, none negative.
         const auto& cp = result.summary.critical_path;
         REQUIRE(cp.waiting >= engine::Time{0});

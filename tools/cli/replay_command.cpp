@@ -31,6 +31,7 @@ struct ReplayCliOptions {
     std::string gpu;       // what-if: retarget measured kernel times to this GPU
     std::string from_gpu;  // the traced GPU when the trace does not say
     std::string topology;
+    bool report = false;
     std::vector<std::string> overrides;
     std::vector<std::string> what_if_overrides;  // what-if: topology parameters changed against the faithful run
     std::string network = "max-min";
@@ -103,6 +104,8 @@ void run_what_if(const ReplayCliOptions& o, const sim::Scenario& faithful, topo:
                                       fmt::format("{}", fmt::join(o.what_if_overrides, ", "))));
     const sim::RunResult result = with_progress("replay", s.options, [&] { return sim::run_scenario(s); });
     sim::write_outputs(s, result, dir + "/what-if");
+    const std::string label = fmt::format("what-if: {}", fmt::join(changes, "; "));
+    if (s.outputs.report) sim::write_report(faithful, faithful_result, dir, &result, label);
     std::printf("\nwhat-if: %s\n", fmt::format("{}", fmt::join(changes, "; ")).c_str());
     std::printf("  %-10s %14s %14s\n", "", "faithful", "what-if");
     const auto row = [](const char* name, engine::Time a, engine::Time b, const char* note) {
@@ -162,6 +165,7 @@ void run_replay(const ReplayCliOptions& o) {
     s.options.channels = o.channels;
     s.options.tree_chunks = o.chunks;
     const std::string dir = o.out_dir.empty() ? "out/" + s.name : o.out_dir;
+    s.outputs.report = o.report;
     sim::prepare_output_dir(dir);                        // a bad folder fails now, not after the run
     if (!o.gpu.empty()) (void)what_if_gpus(o, s.graph);  // and so does an unknown --gpu
     const sim::RunResult result = with_progress("replay", s.options, [&] { return sim::run_scenario(s); });
@@ -188,7 +192,8 @@ void run_replay(const ReplayCliOptions& o) {
                     engine::format_time(s.graph.traced_iteration).c_str(),
                     engine::format_time(result.summary.makespan).c_str(), 100 * (replayed - traced) / traced);
     }
-    std::printf("\noutputs in %s/: timeline.json (open in ui.perfetto.dev), summary.json, ranks.csv\n", dir.c_str());
+    std::printf("\noutputs in %s/: timeline.json (open in ui.perfetto.dev), summary.json, ranks.csv%s\n", dir.c_str(),
+                o.report ? ", report.html (open in a browser)" : "");
 }
 }  // namespace
 
@@ -252,6 +257,8 @@ void add_replay_command(CLI::App& app) {
         ->capture_default_str()
         ->check(CLI::Range(0, 1024));
     cmd->add_option("-o,--out", options->out_dir, "Output folder (default: out/<trace name>)");
+    cmd->add_flag("--report", options->report,
+                  "Also write report.html: a self-contained page with plots (with a what-if, both runs side by side)");
     cmd->callback([options] { run_replay(*options); });
 }
 

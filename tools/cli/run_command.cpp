@@ -19,11 +19,13 @@ struct RunOptions {
     std::string scenario;
     std::vector<std::string> overrides;
     std::string out_dir;
+    bool report = false;
 };
 
 void run(const RunOptions& o) {
     auto& log = engine::layer_log("cli");
     sim::Scenario scenario = sim::load_scenario(o.scenario, o.overrides);
+    if (o.report) scenario.outputs.report = true;
     log.info("scenario '{}': {} ranks, {} ops on {}", scenario.name, scenario.graph.rank_count,
              scenario.graph.ops.size(), scenario.cluster.description);
     const std::string dir = o.out_dir.empty() ? "out/" + scenario.name : o.out_dir;
@@ -32,8 +34,9 @@ void run(const RunOptions& o) {
     sim::write_outputs(scenario, result, dir);
     const std::string table = traces::summary_table(result.summary, scenario.graph);
     std::fwrite(table.data(), 1, table.size(), stdout);
-    std::printf("\noutputs in %s/: %ssummary.json, ranks.csv, resolved.yaml\n", dir.c_str(),
-                scenario.outputs.perfetto ? "timeline.json (open in ui.perfetto.dev), " : "");
+    std::printf("\noutputs in %s/: %ssummary.json, ranks.csv, resolved.yaml%s\n", dir.c_str(),
+                scenario.outputs.perfetto ? "timeline.json (open in ui.perfetto.dev), " : "",
+                scenario.outputs.report ? ", report.html (open in a browser)" : "");
 }
 }  // namespace
 
@@ -49,6 +52,8 @@ void add_run_command(CLI::App& app) {
     cmd->add_option("--set", options->overrides,
                     "Override a scenario value before decoding, key.path=value (repeatable)");
     cmd->add_option("-o,--out", options->out_dir, "Output folder (default: out/<scenario name>)");
+    cmd->add_flag("--report", options->report,
+                  "Also write report.html: a self-contained page with plots (as outputs.report: true)");
     cmd->callback([options] { run(*options); });
 }
 
