@@ -96,11 +96,15 @@ TEST_CASE("malformed text workloads name the file and the line", "[traces][text]
         Contains("text_too_many_microbatches.txt:1: the workload expands to about") && Contains("too large to replay"));
 }
 
-TEST_CASE("A pipeline of many micro-batches is sized by its transfers even without layer lines", "[text]") {
-    // A fuzzing finding: with no lines the estimate was 0 ops, and the schedule of 4e9 micro-batches built 44 GB.
-    CHECK_THROWS_WITH(traces::read_text_workload(testing::test_data("traces/text_no_lines_many_microbatches.txt"), {}),
-                      Contains("text_no_lines_many_microbatches.txt:1: the workload expands to about") &&
-                          Contains("too large to replay"));
+TEST_CASE("A schedule of many micro-batches is sized even without layer lines", "[text]") {
+    // Fuzzing findings: with no lines the estimate was 0 ops, and the schedule of 4e9 micro-batches built 44 GB,
+    // with and without pipeline stages.
+    for (const char* file : {"text_no_lines_many_microbatches.txt", "text_no_lines_no_pipeline.txt"}) {
+        INFO(file);
+        CHECK_THROWS_WITH(
+            traces::read_text_workload(testing::test_data(std::string("traces/") + file), {}),
+            Contains(std::string(file) + ":1: the workload expands to about") && Contains("too large to replay"));
+    }
 }
 
 namespace {

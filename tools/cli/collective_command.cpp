@@ -1,15 +1,19 @@
 // `clustersim collective`: a simulated nccl-tests on a topology, or concurrent collectives to show contention.
 #include <cstdio>
+#include <filesystem>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include "engine/atomic_file.h"
 #include "engine/units.h"
 #include "sim/collective_sweep.h"
 #include "sim/collectives/collective_algorithm.h"
+#include "sim/scenario.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/terminal_progress.h"
 #include "topologies/topology_loader.h"
+#include "traces/report/collective_report.h"
 
 namespace clustersim::cli {
 
@@ -29,11 +33,22 @@ struct CollectiveCliOptions {
     std::string network = "max-min";
     bool concurrent = false;
     bool no_compare = false;
+    std::string out_dir;  // rows.csv, rows.json (and report.html) rewritten after each row
+    bool report = false;
 };
 
-/// Prints one row of the table and flushes it, so that a sweep stopped early keeps its finished rows.
+struct RowContext {
+    bool compare = false;
+    std::string out_dir;
+    bool report = false;
+    traces::report::CollectiveRun run;
+};
+
+/// Prints one row of the table and flushes it, so that a sweep stopped early keeps its finished rows; with an
+/// output folder, rewrites its files (atomically) with every row so far.
 void print_row(void* context, const sim::CollectiveRow& r) {
-    const bool compare = *static_cast<const bool*>(context);
+    auto& ctx = *static_cast<RowContext*>(context);
+    const bool compare = ctx.compare;
     std::printf("%14llu %14llu %8s %12.2f %12.2f %12.2f %-16s %-7s %14.2f", static_cast<unsigned long long>(r.bytes),
                 static_cast<unsigned long long>(r.bytes / 4), "float", static_cast<double>(r.time.count()) / 1e6,
                 r.algbw_gbps, r.busbw_gbps, r.algorithm.c_str(), r.protocol.c_str(), r.nccl_predicted_us);
@@ -45,6 +60,13 @@ void print_row(void* context, const sim::CollectiveRow& r) {
     }
     std::printf("\n");
     std::fflush(stdout);
+    if (ctx.out_dir.empty()) return;
+    ctx.run.rows.push_back({r.bytes, r.bytes / 4, "float", static_cast<double>(r.time.count()) / 1e6, r.algbw_gbps,
+                            r.busbw_gbps, r.algorithm, r.protocol, r.nccl_predicted_us});
+    const std::filesystem::path dir(ctx.out_dir);
+    engine::write_file_atomically(dir / "rows.csv", traces::report::collective_csv(ctx.run));
+    engine::write_file_atomically(dir / "rows.json", traces::report::collective_json(ctx.run));
+    if (ctx.report) engine::write_file_atomically(dir / "report.html", traces::report::collective_report(ctx.run));
 }
 
 void run_collective(const CollectiveCliOptions& o) {
@@ -66,8 +88,9 @@ void run_collective(const CollectiveCliOptions& o) {
         options.replay.protocols = false;
     else if (o.proto != "auto")
         options.replay.protocol = sim::parse_nccl_protocol(o.proto);
-    std::printf("# %s on %s (%zu GPUs), %s network, %u channels\n", o.op.c_str(), cluster.description.c_str(),
-                cluster.gpus().size(), o.network.c_str(), o.channels);
+    const std::string title = fmt::format("{} on {} ({} GPUs), {} network, {} channels", o.op, cluster.description,
+                                          cluster.gpus().size(), o.network, o.channels);
+    std::printf("# %s\n", title.c_str());
     if (o.concurrent) {
         std::printf(
             "# all-reduce inside every node (tp) and across nodes per local GPU index (dp), alone and together\n");
@@ -91,9 +114,14 @@ void run_collective(const CollectiveCliOptions& o) {
     if (compare) std::printf("  %-22s %12s", "fastest simulated", "its time (us)");
     std::printf("\n");
     std::fflush(stdout);
+    RowContext context{compare, o.out_dir, o.report, {title, {}}};
+    if (!o.out_dir.empty()) sim::prepare_output_dir(o.out_dir);  // a bad folder fails now, not after the first row
     with_progress("collective", options.replay, [&] {
-        return sim::run_collective_sweep(cluster, options, sim::RowSink{&print_row, const_cast<bool*>(&compare)});
+        return sim::run_collective_sweep(cluster, options, sim::RowSink{&print_row, &context});
     });
+    if (!o.out_dir.empty())
+        std::printf("\noutputs in %s/: rows.csv, rows.json%s\n", o.out_dir.c_str(),
+                    o.report ? ", report.html (open in a browser)" : "");
 }
 
 }  // namespace
@@ -143,6 +171,11 @@ void add_collective_command(CLI::App& app) {
                   "With NCCL's choice: skip simulating NCCL's other algorithms (ring, double tree, NVLS) for the "
                   "'fastest simulated' columns (a third of the time)");
     cmd->add_flag("--concurrent", o->concurrent, "Tensor- and data-parallel all-reduces alone and together");
+    cmd->add_option("-o,--out", o->out_dir,
+                    "Output folder: rows.csv and rows.json (size, count, type, time, algbw, busbw, algorithm, "
+                    "protocol, NCCL model), rewritten after each row");
+    cmd->add_flag("--report", o->report,
+                  "With -o: also report.html, bus bandwidth against size (simulated and NCCL's model) on log axes");
     cmd->callback([o] { run_collective(*o); });
 }
 

@@ -60,10 +60,12 @@ OpGraph read_text_workload(const std::string& path, const TextWorkloadOptions& o
     // Symmetry reduction: simulate the first `replicas` data-parallel replicas (all stages, all tensor ranks).
     std::uint32_t replicas = options.replicas ? std::min(options.replicas, dp) : dp;
     // Estimates in floating point: the products of header values can pass 2^64.
-    // Per rank: up to three computes and three collectives per line and micro-batch, and with pipelining a receive
-    // and a send per schedule step (two steps per micro-batch and chunk), even when there are no lines.
-    const double ops_per_rank = 6.0 * static_cast<double>(layers.size()) * (layout.unrolled ? 1.0 : h.ga) +
-                                (h.pp > 1 ? 4.0 * layout.micro_batches * chunks : 0.0);
+    // Per rank: up to three computes and three collectives per line and micro-batch, and per schedule step (two
+    // per micro-batch and chunk, each a record the expansion builds and walks) with pipelining a receive and a
+    // send: counted even when there are no lines.
+    const double steps = 2.0 * layout.micro_batches * chunks;
+    const double ops_per_rank =
+        6.0 * static_cast<double>(layers.size()) * (layout.unrolled ? 1.0 : h.ga) + steps * (h.pp > 1 ? 3.0 : 1.0);
     if (options.replicas == 0 && ops_per_rank * world > static_cast<double>(options.max_ops)) replicas = 1;
     // Even reduced, a graph past a billion ops (about 70 GB) cannot be built: say so rather than run out of memory.
     const double simulated_ops = ops_per_rank * replicas * tp * h.pp;

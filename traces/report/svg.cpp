@@ -131,6 +131,67 @@ std::string stacked_bars(const StackedBarChart& chart) {
     return out;
 }
 
+std::string log_log_plot(const LinePlot& plot) {
+    double x_lo = INFINITY, x_hi = 0, y_lo = INFINITY, y_hi = 0;
+    for (const LineSeries& s : plot.series) {
+        for (const auto& [x, y] : s.points) {
+            if (!(x > 0 && y > 0)) continue;
+            x_lo = std::min(x_lo, x), x_hi = std::max(x_hi, x), y_lo = std::min(y_lo, y), y_hi = std::max(y_hi, y);
+        }
+    }
+    if (!(x_hi > 0)) x_lo = 1, x_hi = 10, y_lo = 1, y_hi = 10;
+    // Whole decades around the data.
+    const double dx0 = std::floor(std::log10(x_lo)), dx1 = std::max(dx0 + 1, std::ceil(std::log10(x_hi)));
+    const double dy0 = std::floor(std::log10(y_lo)), dy1 = std::max(dy0 + 1, std::ceil(std::log10(y_hi)));
+    const double left = 70, top = 10, width = plot_width, height = 320;
+    auto px = [&](double x) { return left + (std::log10(x) - dx0) / (dx1 - dx0) * width; };
+    auto py = [&](double y) { return top + height - (std::log10(y) - dy0) / (dy1 - dy0) * height; };
+    std::string out = fmt::format(
+        R"(<svg id="{}" class="plot" xmlns="http://www.w3.org/2000/svg" width="{:.0f}" height="{:.0f}" role="img">)",
+        escape(plot.id), left + width + 30, top + height + 80);
+    out += fmt::format(R"(<rect x="{}" y="{}" width="{}" height="{}" fill="none" class="axis" stroke="#666"/>)", left,
+                       top, width, height);
+    for (double d = dx0; d <= dx1; ++d) {
+        const double x = px(std::pow(10.0, d));
+        out +=
+            fmt::format(R"(<line x1="{0:.1f}" y1="{1}" x2="{0:.1f}" y2="{2}" stroke="#eee"/>)", x, top, top + height);
+        out += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" class="tick" text-anchor="middle">1e{}</text>)", x,
+                           top + height + 14, static_cast<int>(d));
+    }
+    for (double d = dy0; d <= dy1; ++d) {
+        const double y = py(std::pow(10.0, d));
+        out +=
+            fmt::format(R"(<line x1="{1}" y1="{0:.1f}" x2="{2}" y2="{0:.1f}" stroke="#eee"/>)", y, left, left + width);
+        out += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" class="tick" text-anchor="end">{}</text>)", left - 4, y + 4,
+                           short_number(std::pow(10.0, d)));
+    }
+    std::vector<Series> legend_series;
+    for (const LineSeries& s : plot.series) {
+        std::string path;
+        for (const auto& [x, y] : s.points) {
+            if (!(x > 0 && y > 0)) continue;
+            path += fmt::format("{}{:.1f},{:.1f}", path.empty() ? "M" : " L", px(x), py(y));
+        }
+        out += fmt::format(R"(<path class="line" d="{}" fill="none" stroke="{}" stroke-width="2"{}/>)", path, s.colour,
+                           s.dashed ? R"( stroke-dasharray="6,4")" : "");
+        for (const auto& [x, y] : s.points) {
+            if (!(x > 0 && y > 0)) continue;
+            out += fmt::format(
+                R"(<circle class="point" cx="{:.1f}" cy="{:.1f}" r="3" fill="{}"><title>{}: {} at {}</title></circle>)",
+                px(x), py(y), s.colour, escape(s.name), short_number(y), short_number(x));
+        }
+        legend_series.push_back({s.name, s.colour});
+    }
+    out += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" class="axis-label" text-anchor="middle">{}</text>)",
+                       left + width / 2, top + height + 32, escape(plot.x_axis));
+    out += fmt::format(
+        R"svg(<text x="14" y="{0:.1f}" class="axis-label" text-anchor="middle" transform="rotate(-90 14 {0:.1f})">{1}</text>)svg",
+        top + height / 2, escape(plot.y_axis));
+    out += legend(legend_series, top + height + 44);
+    out += "</svg>";
+    return out;
+}
+
 std::string heatmap(const Heatmap& map) {
     std::size_t columns = 0;
     for (const auto& row : map.cells) columns = std::max(columns, row.size());

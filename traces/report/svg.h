@@ -47,6 +47,20 @@ struct Heatmap {
 /// colour scale; hover shows the row, the column's range and the value.
 std::string heatmap(const Heatmap& map);
 
+struct LineSeries {
+    std::string name;
+    std::string colour;
+    std::vector<std::pair<double, double>> points;  // (x, y), x increasing; points with x or y <= 0 are left out
+    bool dashed = false;
+};
+struct LinePlot {
+    std::string id;
+    std::string x_axis, y_axis;  // labels with units
+    std::vector<LineSeries> series;
+};
+/// Lines with a marker per point on logarithmic x and y axes (decade ticks), a legend below; hover shows values.
+std::string log_log_plot(const LinePlot& plot);
+
 /// The unit a time axis reads best in for values up to `largest` picoseconds: (picoseconds per unit, its name):
 /// us below 10 ms, ms below 1 s, s above.
 std::pair<double, std::string> time_axis_unit(double largest);

@@ -4,6 +4,7 @@
 
 #include "tests/traces/report/report_checks.h"
 #include "traces/report/categories.h"
+#include "traces/report/collective_report.h"
 #include "traces/report/html_report.h"
 #include "traces/report/svg.h"
 
@@ -120,4 +121,22 @@ TEST_CASE("text in the report is escaped", "[report]") {
     const std::string html = traces::report::html_report({}, {{"faithful", &s, nullptr}}, {"t"});
     REQUIRE(html.find("<script>") == std::string::npos);
     REQUIRE(html.find("&lt;script&gt;") != std::string::npos);
+}
+
+TEST_CASE("collective outputs: a CSV and JSON row and a plotted point per size", "[report]") {
+    traces::report::CollectiveRun run{"all_reduce on a test", {}};
+    for (std::uint64_t bytes : {1024ULL, 1ULL << 20, 1ULL << 30})
+        run.rows.push_back({bytes, bytes / 4, "float", 10.0 * static_cast<double>(bytes >> 10), 1, 2, "ring", "Simple",
+                            5.0 * static_cast<double>(bytes >> 10)});
+    const std::string csv = traces::report::collective_csv(run);
+    REQUIRE(std::count(csv.begin(), csv.end(), '\n') == 4);
+    REQUIRE(csv.find("1073741824,268435456,float,10485760,1,2,ring,Simple,5242880\n") != std::string::npos);
+    const std::string json = traces::report::collective_json(run);
+    REQUIRE(testing::count_in(json, "\"size_bytes\"") == 3);
+    const std::string html = traces::report::collective_report(run);
+    // Simulated and NCCL's model: three points each; the model's bus bandwidth is busbw x time / model time = 4.
+    REQUIRE(testing::count_in(html, "<circle class=\"point\"", "<svg id=\"busbw-plot\"") == 6);
+    REQUIRE(html.find("<title>NCCL&#39;s model") == std::string::npos);
+    REQUIRE(html.find("<title>NCCL's model: 4 at 1024</title>") != std::string::npos);
+    REQUIRE(testing::count_in(html, "<tr><td>", "<table id=\"collective-rows\"", "</table>") == 3);
 }
