@@ -60,7 +60,7 @@ TEST_CASE("a SimAI job too large for the budget is refused before its groups are
     const auto path = testing::write_temp_file(
         "clustersim_simai_huge.txt", "DATA all_gpus: 1000000000\n1\nl1 -1 10 NONE 0 1 NONE 0 1 ALLREDUCE 64 1\n");
     REQUIRE_THROWS_WITH(traces::import_traces({path}, {}),
-                        Contains("clustersim_simai_huge.txt: the workload (6 ops on 1 simulated ranks of 1000000000) "
+                        Contains("clustersim_simai_huge.txt: the workload (8 ops on 1 simulated ranks of 1000000000) "
                                  "needs about 12.0 GB, more than the memory budget"));
 }
 

@@ -16,6 +16,7 @@ void add_topo_command(CLI::App& app);
 void add_run_command(CLI::App& app);
 void add_replay_command(CLI::App& app);
 void add_collective_command(CLI::App& app);
+void add_compare_command(CLI::App& app);
 void add_convert_command(CLI::App& app);
 void add_models_command(CLI::App& app);
 

@@ -295,7 +295,8 @@ std::string html_report(const OpGraph& graph, const std::vector<ReportRun>& runs
     if (!s.memory.empty())
         out += "<section id=\"memory-section\"><h2>Memory per rank</h2>" + memory_section(s) + "</section>\n";
     if (runs.size() > 1 && runs[1].summary) {
-        out += "<section id=\"what-if\"><h2>What-if beside the run</h2>" + what_if_section(main, runs[1]);
+        out += "<section id=\"what-if\"><h2>" + escape(runs[1].label) + " beside " + escape(main.label) + "</h2>" +
+               what_if_section(main, runs[1]);
         out += "<h3>" + escape(runs[1].label) + ": where each rank's iteration goes</h3>" +
                ranks_section(*runs[1].summary, options, "what-if-rank-bars") + "</section>\n";
     }
