@@ -13,24 +13,6 @@ namespace clustersim::sim {
 
 using traces::CollectiveKind;
 
-double bus_bandwidth_factor(CollectiveKind kind, std::uint32_t n) {
-    const double ranks = n;
-    switch (kind) {
-        case CollectiveKind::all_reduce:
-            return 2 * (ranks - 1) / ranks;
-        case CollectiveKind::reduce_scatter:
-        case CollectiveKind::all_gather:
-        case CollectiveKind::all_to_all:
-            return (ranks - 1) / ranks;
-        case CollectiveKind::broadcast:
-        case CollectiveKind::reduce:
-            return 1;
-        case CollectiveKind::barrier:
-            return 0;
-    }
-    return 1;
-}
-
 namespace {
 
 std::vector<std::uint64_t> sizes(const CollectiveSweepOptions& o) {
@@ -91,7 +73,7 @@ std::vector<CollectiveRow> run_collective_sweep(const topo::Cluster& cluster, co
         row.time = r.timeline.makespan;
         const double seconds = engine::to_seconds(row.time);
         row.algbw_gbps = seconds > 0 ? static_cast<double>(row.bytes) / seconds / 1e9 : 0;
-        row.busbw_gbps = row.algbw_gbps * bus_bandwidth_factor(o.kind, n);
+        row.busbw_gbps = row.algbw_gbps * traces::bus_bandwidth_factor(o.kind, n);
         const CollectiveRecord& c = r.collectives.front();
         row.algorithm = collective_algorithms()[c.algorithm].name;
         row.protocol = c.modelled_protocol ? nccl_protocol_name(c.protocol) : "-";

@@ -47,10 +47,6 @@ struct CollectiveRow {
     engine::Time fastest_time{};
 };
 
-/// nccl-tests' bus bandwidth factor: all_reduce 2(n-1)/n; reduce_scatter, all_gather, all_to_all (n-1)/n;
-/// broadcast, reduce 1.
-double bus_bandwidth_factor(traces::CollectiveKind kind, std::uint32_t ranks);
-
 /// One call per size on a communicator of every GPU of the cluster.
 std::vector<CollectiveRow> run_collective_sweep(const topo::Cluster& cluster, const CollectiveSweepOptions& options,
                                                 RowSink sink = {});

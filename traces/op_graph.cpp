@@ -175,4 +175,22 @@ std::string OpGraph::describe(OpId id) const {
                        op.name < names.size() ? names[op.name] : "?", what);
 }
 
+double bus_bandwidth_factor(CollectiveKind kind, std::uint32_t n) {
+    const double ranks = n;
+    switch (kind) {
+        case CollectiveKind::all_reduce:
+            return 2 * (ranks - 1) / ranks;
+        case CollectiveKind::reduce_scatter:
+        case CollectiveKind::all_gather:
+        case CollectiveKind::all_to_all:
+            return (ranks - 1) / ranks;
+        case CollectiveKind::broadcast:
+        case CollectiveKind::reduce:
+            return 1;
+        case CollectiveKind::barrier:
+            return 0;
+    }
+    return 1;
+}
+
 }  // namespace clustersim::traces

@@ -41,6 +41,9 @@ enum class KernelClass : std::uint8_t { gemm, attention, elementwise, embedding,
 enum class DataType : std::uint8_t { fp32, tf32, fp16, bf16, fp8, int8, int32, int64 };
 
 const char* op_kind_name(OpKind kind);
+/// nccl-tests' bus bandwidth factor of a collective over `ranks`: all_reduce 2(n-1)/n; reduce_scatter, all_gather,
+/// all_to_all (n-1)/n; broadcast, reduce 1; barrier 0.
+double bus_bandwidth_factor(CollectiveKind kind, std::uint32_t ranks);
 const char* collective_kind_name(CollectiveKind kind);
 const char* kernel_class_name(KernelClass kind);
 const char* data_type_name(DataType type);

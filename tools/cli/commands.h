@@ -17,6 +17,7 @@ void add_run_command(CLI::App& app);
 void add_replay_command(CLI::App& app);
 void add_collective_command(CLI::App& app);
 void add_compare_command(CLI::App& app);
+void add_analyze_command(CLI::App& app);
 void add_convert_command(CLI::App& app);
 void add_models_command(CLI::App& app);
 

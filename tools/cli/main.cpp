@@ -61,6 +61,7 @@ int main(int argc, char** argv) {
     cli::add_replay_command(app);
     cli::add_collective_command(app);
     cli::add_compare_command(app);
+    cli::add_analyze_command(app);
     cli::add_convert_command(app);
     cli::add_topo_command(app);
     cli::add_models_command(app);

@@ -77,6 +77,10 @@ void clip_previous_tail(RankTrace& trace);
 /// be in start order.
 void resolve_recorded_waits(RankTrace& trace, const std::vector<RecordedWait>& waits);
 
+/// Reads each file's iteration (one rank each; a rank given twice is an error) and places them on one time axis:
+/// what `clustersim analyze` works on, without building a graph.
+std::vector<RankTrace> read_rank_traces(const std::vector<std::string>& files, const KinetoOptions& options);
+
 /// Places the files on one time axis (KinetoAlign).
 void align_ranks(std::vector<RankTrace>& traces, KinetoAlign align);
 

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -340,6 +341,18 @@ void build_rank(OpGraph& g, const RankTrace& trace, std::uint32_t rank, const Ki
 
 bool looks_like_kineto(const std::string& text) {
     return text.find("\"traceEvents\"") != std::string::npos || text.find("\"schemaVersion\"") != std::string::npos;
+}
+
+std::vector<RankTrace> kineto::read_rank_traces(const std::vector<std::string>& files, const KinetoOptions& options) {
+    if (files.empty()) throw engine::InputError("no trace files given");
+    std::vector<RankTrace> traces;
+    for (const auto& f : files) traces.push_back(parse_rank(f, options));
+    std::set<std::uint32_t> seen;
+    for (const RankTrace& t : traces) {
+        if (!seen.insert(t.rank).second) reject(t.file, fmt::format("rank {} is given twice", t.rank));
+    }
+    align_ranks(traces, options.align);
+    return traces;
 }
 
 OpGraph read_kineto(const std::vector<std::string>& files, const KinetoOptions& options) {
