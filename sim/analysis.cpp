@@ -160,15 +160,19 @@ traces::RunSummary summarize_run(const traces::OpGraph& g, const traces::Timelin
     return s;
 }
 
+std::string communicator_family(const std::string& name) {
+    std::string family = name.substr(0, name.find('.'));
+    while (family.size() > 1 && std::isdigit(static_cast<unsigned char>(family.back()))) family.pop_back();
+    if (family.empty() || std::isdigit(static_cast<unsigned char>(family.front()))) family = name;
+    return family;
+}
+
 std::vector<traces::GroupCommunication> communication_by_group(const traces::OpGraph& g, const traces::Timeline& tl) {
     // The family of each communicator, once; rows by family in first-seen order, sorted at the end.
     std::vector<std::uint32_t> row_of(g.comms.size());
     std::vector<traces::GroupCommunication> rows;
     for (std::size_t c = 0; c < g.comms.size(); ++c) {
-        const std::string& name = g.comms[c].name;
-        std::string family = name.substr(0, name.find('.'));
-        while (family.size() > 1 && std::isdigit(static_cast<unsigned char>(family.back()))) family.pop_back();
-        if (family.empty() || std::isdigit(static_cast<unsigned char>(family.front()))) family = name;
+        const std::string family = communicator_family(g.comms[c].name);
         auto it = std::find_if(rows.begin(), rows.end(), [&](const auto& r) { return r.group == family; });
         if (it == rows.end()) it = rows.insert(rows.end(), traces::GroupCommunication{family});
         row_of[c] = static_cast<std::uint32_t>(it - rows.begin());

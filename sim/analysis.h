@@ -10,6 +10,10 @@
 
 namespace clustersim::sim {
 
+/// A communicator's family: its name up to the first '.' without trailing digits ("tp.s0" and "tp3" are "tp"),
+/// or the whole name when that leaves nothing or starts with a digit.
+std::string communicator_family(const std::string& name);
+
 /// Breakdown of `rank`, whose ops are `rank_ops`.
 traces::RankBreakdown analyze_rank(const traces::OpGraph& graph, const traces::Timeline& timeline, traces::RankId rank,
                                    std::span<const traces::OpId> rank_ops);

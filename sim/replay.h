@@ -92,6 +92,8 @@ struct CollectiveRecord {
     engine::Time first_arrival{};
     engine::Time last_arrival{};
     engine::Time end{};
+    traces::OpId op;          // a member's op (its kind and size)
+    std::uint64_t bytes = 0;  // the first member's size
 };
 
 struct ReplayResult {

@@ -337,9 +337,14 @@ ReplayResult ReplayEngine::run() {
         }
     }
     for (const Instance& inst : instances_) {
-        result.collectives.push_back(CollectiveRecord{
-            inst.comm, inst.algorithm, inst.modelled_protocol, inst.protocol, inst.predicted_us, inst.first_arrival,
-            inst.last_arrival, inst.transfers_left == 0 && inst.planned ? inst.end : inst.last_arrival});
+        traces::OpId op;
+        for (const traces::OpId m : inst.members) {
+            if (!op.valid() && m.valid()) op = m;
+        }
+        result.collectives.push_back(
+            CollectiveRecord{inst.comm, inst.algorithm, inst.modelled_protocol, inst.protocol, inst.predicted_us,
+                             inst.first_arrival, inst.last_arrival,
+                             inst.transfers_left == 0 && inst.planned ? inst.end : inst.last_arrival, op, inst.bytes});
     }
     result.events = sim_.events_processed();
     result.flows = net_.flows_completed();

@@ -16,6 +16,7 @@
 #include "engine/units.h"
 #include "engine/yaml_reader.h"
 #include "sim/analysis.h"
+#include "sim/collective_calls.h"
 #include "sim/memory_model.h"
 #include "sim/training_metrics.h"
 #include "topologies/topology_loader.h"
@@ -321,6 +322,7 @@ RunResult run_scenario(const Scenario& scenario) {
     r.summary.training =
         training_metrics(scenario.graph, scenario.cluster, r.summary.makespan, scenario.options.rank_to_gpu);
     r.summary.memory = scenario.memory;
+    r.summary.collectives = collective_calls(scenario.graph, r.replay.collectives);
     return r;
 }
 

@@ -86,6 +86,23 @@ struct TrainingMetrics {
     bool operator==(const TrainingMetrics&) const = default;
 };
 
+/// The collective calls of one communicator family, kind, algorithm and protocol (simulated runs; the report's
+/// table, not written to summary.json).
+struct CollectiveCalls {
+    std::string group;  // communicator family, as GroupCommunication::group
+    CollectiveKind kind = CollectiveKind::all_reduce;
+    std::string algorithm;
+    std::string protocol;  // "-" when no protocol was modelled
+    std::uint32_t members = 0;
+    std::uint64_t calls = 0;
+    std::uint64_t bytes = 0;      // per call, per rank (the first member's size), mean
+    engine::Time waiting{};       // per call: first member's arrival to the last's, mean
+    engine::Time transferring{};  // per call: last arrival to the end, mean
+    double busbw_gbps = 0;        // bytes x bus factor / transferring
+    double nccl_model_us = 0;     // NCCL's predicted time per call, mean (0 when not modelled)
+    bool operator==(const CollectiveCalls&) const = default;
+};
+
 struct RunSummary {
     std::string scenario;
     std::string topology;
@@ -100,7 +117,8 @@ struct RunSummary {
     CriticalPath critical_path;
     std::vector<GroupCommunication> communication;  // most time in calls first
     TrainingMetrics training;
-    std::vector<RankMemory> memory;  // ranks with allocations, by rank; empty when the workload has none
+    std::vector<RankMemory> memory;            // ranks with allocations, by rank; empty when the workload has none
+    std::vector<CollectiveCalls> collectives;  // most time first (not in summary.json)
     bool operator==(const RunSummary&) const = default;
 };
 

@@ -187,6 +187,26 @@ std::string communication_section(const RunSummary& s) {
     return out + "</table>";
 }
 
+std::string collectives_table(const RunSummary& s) {
+    if (s.collectives.empty()) return "";
+    std::string out = "<table id=\"collective-calls\">" +
+                      row({"collectives", "kind", "algorithm", "protocol", "members", "calls", "bytes per call",
+                           "waiting per call", "transferring per call", "busbw", "NCCL model"},
+                          "th");
+    for (std::size_t i = 0; i < s.collectives.size() && i < 20; ++i) {
+        const CollectiveCalls& c = s.collectives[i];
+        out += row({escape(c.group), collective_kind_name(c.kind), escape(c.algorithm), escape(c.protocol),
+                    fmt::format("{}", c.members), fmt::format("{}", c.calls),
+                    engine::format_bytes(static_cast<double>(c.bytes)), engine::format_time(c.waiting),
+                    engine::format_time(c.transferring), fmt::format("{:.1f} GB/s", c.busbw_gbps),
+                    c.nccl_model_us > 0 ? fmt::format("{:.1f} us", c.nccl_model_us) : "-"});
+    }
+    out +=
+        "</table><p class=\"note\">Per call: waiting from the first member's arrival to the last's, transferring from "
+        "then to the end; bus bandwidth = bytes x nccl-tests' bus factor / transferring.</p>";
+    return out;
+}
+
 std::string memory_section(const RunSummary& s) {
     // Ranks with the same peak and parts share a bar.
     std::vector<std::pair<const RankMemory*, std::vector<std::uint32_t>>> groups;
@@ -291,7 +311,8 @@ std::string html_report(const OpGraph& graph, const std::vector<ReportRun>& runs
            "</section>\n";
     out += "<section id=\"critical-path\"><h2>Critical path</h2>" + critical_path_section(graph, s) + "</section>\n";
     out += "<section id=\"links\"><h2>Links over time</h2>" + links_section(s, main.timeline, options) + "</section>\n";
-    out += "<section id=\"communicators\"><h2>Communication by group</h2>" + communication_section(s) + "</section>\n";
+    out += "<section id=\"communicators\"><h2>Communication by group</h2>" + communication_section(s) +
+           collectives_table(s) + "</section>\n";
     if (!s.memory.empty())
         out += "<section id=\"memory-section\"><h2>Memory per rank</h2>" + memory_section(s) + "</section>\n";
     if (runs.size() > 1 && runs[1].summary) {
@@ -300,7 +321,9 @@ std::string html_report(const OpGraph& graph, const std::vector<ReportRun>& runs
         out += "<h3>" + escape(runs[1].label) + ": where each rank's iteration goes</h3>" +
                ranks_section(*runs[1].summary, options, "what-if-rank-bars") + "</section>\n";
     }
-    out += "<p class=\"note\">Written by clustersim; every value is in summary.json.</p></body></html>\n";
+    out +=
+        "<p class=\"note\">Written by clustersim; every value but the collective calls' table is in "
+        "summary.json.</p></body></html>\n";
     return out;
 }
 
