@@ -371,10 +371,10 @@ void write_outputs(const Scenario& scenario, const RunResult& result, const std:
     if (scenario.outputs.report) write_report(scenario, result, dir);
 }
 
-void write_report(const Scenario& scenario, const RunResult& result, const std::string& dir, const RunResult* what_if,
-                  const std::string& what_if_label) {
-    std::vector<traces::report::ReportRun> runs{{"faithful", &result.summary, &result.replay.timeline}};
-    if (what_if) runs.push_back({what_if_label, &what_if->summary, &what_if->replay.timeline});
+void write_report(const Scenario& scenario, const RunResult& result, const std::string& dir,
+                  const std::vector<traces::report::ReportRun>& beside) {
+    std::vector<traces::report::ReportRun> runs{{"simulated", &result.summary, &result.replay.timeline}};
+    runs.insert(runs.end(), beside.begin(), beside.end());
     traces::report::ReportOptions options;
     options.title = fmt::format("clustersim: {}", scenario.name);
     engine::write_file_atomically(std::filesystem::path(dir) / "report.html",

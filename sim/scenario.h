@@ -9,6 +9,7 @@
 #include "sim/replay.h"
 #include "topologies/cluster.h"
 #include "traces/op_graph.h"
+#include "traces/report/html_report.h"
 #include "traces/run_summary.h"
 
 namespace clustersim::sim {
@@ -54,8 +55,8 @@ void prepare_output_dir(const std::string& dir);
 /// summary.json, ranks.csv, resolved.yaml when the scenario has one, and report.html when asked.
 void write_outputs(const Scenario& scenario, const RunResult& result, const std::string& dir);
 
-/// Writes report.html into `dir` atomically: the run, and beside it a what-if when given.
+/// Writes report.html into `dir` atomically: the run, and beside it the runs given (a what-if, the traced timeline).
 void write_report(const Scenario& scenario, const RunResult& result, const std::string& dir,
-                  const RunResult* what_if = nullptr, const std::string& what_if_label = "");
+                  const std::vector<traces::report::ReportRun>& beside = {});
 
 }  // namespace clustersim::sim

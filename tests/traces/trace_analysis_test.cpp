@@ -50,18 +50,20 @@ TEST_CASE("analyze: a hand-made two-rank trace gives HTA's figures exactly", "[a
     CHECK(a.communicators[0].kernel_time == us(11));
     CHECK(a.communicators[0].skew == us(8));
     CHECK(a.communicators[0].busbw_gbps == Approx(1e6 / 11e-6 / 1e9));
-    // The simulation's partition of the same trace: rank 0 waits for rank 1 from gemm_a's end to 1013 inside the
-    // all-reduce, then transfers; rank 1 finishes 20 us before rank 0.
+    // The simulation's partition of the same trace, over the iteration from the step's start (1000) to the last
+    // kernel's end (1040), as the replay counts the traced iteration: rank 0 waits for rank 1 from gemm_a's end to
+    // 1013 inside the all-reduce, then transfers; rank 1 finishes 20 us before rank 0.
     const auto& p0 = a.summary.ranks[0];
-    CHECK(p0.iteration == us(39));
+    CHECK(a.summary.makespan == us(40));
+    CHECK(p0.iteration == us(40));
     CHECK(p0.compute == us(18));
     CHECK(p0.peer_wait == us(2));
     CHECK(p0.exposed_communication == us(7));
-    CHECK(p0.idle_other == us(12));
+    CHECK(p0.idle_other == us(13));
     const auto& p1 = a.summary.ranks[1];
     CHECK(p1.finished_early == us(20));
     CHECK(p1.exposed_communication == us(7));
-    CHECK(p1.idle_other == us(6));
+    CHECK(p1.idle_other == us(7));
 }
 
 TEST_CASE("analyze: the real Kineto traces hold the definitions' identities", "[analyze]") {

@@ -9,6 +9,7 @@
 #include "sim/scenario.h"
 #include "tools/cli/commands.h"
 #include "traces/analysis/analysis_writers.h"
+#include "traces/formats/trace_import.h"
 #include "traces/report/html_report.h"
 #include "traces/summary_writers.h"
 
@@ -27,13 +28,12 @@ struct AnalyzeOptions {
 };
 
 void run_analyze(const AnalyzeOptions& o) {
+    traces::ImportOptions import;
+    if (o.iteration >= 0) import.iteration = o.iteration;
+    import.align = o.align;
+    import.comm_kernels = o.comm_kernels;
     traces::analysis::AnalysisOptions options;
-    if (o.iteration >= 0) options.kineto.iteration = o.iteration;
-    options.kineto.align = o.align == "clock"  ? traces::KinetoAlign::clock
-                           : o.align == "step" ? traces::KinetoAlign::step
-                           : o.align == "none" ? traces::KinetoAlign::none
-                                               : traces::KinetoAlign::automatic;
-    options.kineto.comm_kernels = o.comm_kernels;
+    options.kineto = traces::kineto_options(import);
     options.kernel_wait_threshold = engine::parse_time(o.kernel_wait, engine::SourceLocation{"--kernel-wait"});
     const std::string dir = o.out_dir.empty() ? "out/analysis" : o.out_dir;
     sim::prepare_output_dir(dir);

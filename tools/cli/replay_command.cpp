@@ -17,6 +17,7 @@
 #include "tools/cli/import_options.h"
 #include "tools/cli/terminal_progress.h"
 #include "topologies/topology_loader.h"
+#include "traces/analysis/trace_analysis.h"
 #include "traces/formats/trace_import.h"
 #include "traces/summary_writers.h"
 
@@ -77,8 +78,11 @@ std::pair<std::size_t, std::size_t> what_if_gpus(const ReplayCliOptions& o, cons
 // What-if: the same job with kernels retargeted to another GPU (--gpu), a forced collective algorithm
 // (--collective-algo) and topology changes (--what-if-set), side by side with the faithful replay. Its outputs go
 // to DIR/what-if/.
-void run_what_if(const ReplayCliOptions& o, const sim::Scenario& faithful, topo::Cluster cluster,
-                 const sim::RunResult& faithful_result, const std::string& dir) {
+/// Runs the what-if, writes its outputs into DIR/what-if and prints it beside the faithful run; returns it with its
+/// label.
+std::pair<sim::RunResult, std::string> run_what_if(const ReplayCliOptions& o, const sim::Scenario& faithful,
+                                                   topo::Cluster cluster, const sim::RunResult& faithful_result,
+                                                   const std::string& dir) {
     sim::Scenario s;
     s.name = faithful.name + " (what-if)";
     s.source = faithful.source;
@@ -104,8 +108,7 @@ void run_what_if(const ReplayCliOptions& o, const sim::Scenario& faithful, topo:
                                       fmt::format("{}", fmt::join(o.what_if_overrides, ", "))));
     const sim::RunResult result = with_progress("replay", s.options, [&] { return sim::run_scenario(s); });
     sim::write_outputs(s, result, dir + "/what-if");
-    const std::string label = fmt::format("what-if: {}", fmt::join(changes, "; "));
-    if (s.outputs.report) sim::write_report(faithful, faithful_result, dir, &result, label);
+    std::string label = fmt::format("what-if: {}", fmt::join(changes, "; "));
     std::printf("\nwhat-if: %s\n", fmt::format("{}", fmt::join(changes, "; ")).c_str());
     std::printf("  %-10s %14s %14s\n", "", "faithful", "what-if");
     const auto row = [](const char* name, engine::Time a, engine::Time b, const char* note) {
@@ -120,6 +123,7 @@ void run_what_if(const ReplayCliOptions& o, const sim::Scenario& faithful, topo:
     row("peer wait", busiest(faithful_result.summary, &traces::RankBreakdown::peer_wait),
         busiest(result.summary, &traces::RankBreakdown::peer_wait), "(busiest rank)");
     std::printf("  what-if outputs in %s/what-if/\n", dir.c_str());
+    return {result, std::move(label)};
 }
 
 void run_replay(const ReplayCliOptions& o) {
@@ -184,7 +188,23 @@ void run_replay(const ReplayCliOptions& o) {
                         engine::format_time(c.simulated_transfer).c_str());
         }
     }
-    if (what_if) run_what_if(o, s, std::move(*what_if_cluster), result, dir);
+    std::optional<std::pair<sim::RunResult, std::string>> what_if_run;
+    if (what_if) what_if_run = run_what_if(o, s, std::move(*what_if_cluster), result, dir);
+    if (o.report) {
+        // The report: the simulated run, the traced timeline beside it (Kineto traces, analysed as traced), and the
+        // what-if.
+        std::vector<traces::report::ReportRun> beside;
+        std::optional<traces::analysis::TraceAnalysis> traced;
+        if (format == "kineto") {
+            traces::analysis::AnalysisOptions analysis;
+            analysis.kineto = traces::kineto_options(import);
+            traced = traces::analysis::analyze_kineto(o.traces, analysis);
+            beside.push_back({"traced", &traced->summary, nullptr});
+        }
+        if (what_if_run)
+            beside.push_back({what_if_run->second, &what_if_run->first.summary, &what_if_run->first.replay.timeline});
+        sim::write_report(s, result, dir, beside);
+    }
     if (s.graph.traced_iteration.count() >= 0) {
         const double traced = engine::to_seconds(s.graph.traced_iteration),
                      replayed = engine::to_seconds(result.summary.makespan);

@@ -102,8 +102,11 @@ TraceAnalysis analyze_kineto(const std::vector<std::string>& files, const Analys
     // Collective calls across ranks: (group, kind, position in the group's sequence) -> (rank, event) per member.
     using CallKey = std::tuple<std::string, CollectiveKind, std::uint64_t>;
     std::map<CallKey, std::vector<std::pair<std::uint32_t, const GpuEvent*>>> calls;
+    // The job's iteration, as the replay reports the traced one: from the earliest rank's step start (its window)
+    // to the last kernel's end.
     Time window_start = engine::max_time, window_end{0};
     for (const RankTrace& t : traces) {
+        window_start = std::min(window_start, t.window_start);
         for (const GpuEvent& e : t.events) {
             window_start = std::min(window_start, e.start);
             window_end = std::max(window_end, e.end);

@@ -53,23 +53,25 @@ std::string detect_trace_format(const std::string& path) {
     return "native";
 }
 
+KinetoOptions kineto_options(const ImportOptions& options) {
+    KinetoOptions k;
+    k.iteration = options.iteration;
+    k.keep_gaps = options.keep_gaps;
+    k.world_size = options.world_size;
+    k.fold = options.fold;
+    k.comm_kernels = options.comm_kernels;
+    k.align = options.align == "clock"  ? KinetoAlign::clock
+              : options.align == "step" ? KinetoAlign::step
+              : options.align == "none" ? KinetoAlign::none
+                                        : KinetoAlign::automatic;
+    return k;
+}
+
 OpGraph import_traces(const std::vector<std::string>& files, const ImportOptions& options) {
     if (files.empty()) throw engine::InputError("no trace files given");
     const std::string format = options.format == "auto" ? detect_trace_format(files.front()) : options.format;
     if (format == "chakra") return read_chakra(files);
-    if (format == "kineto") {
-        KinetoOptions k;
-        k.iteration = options.iteration;
-        k.keep_gaps = options.keep_gaps;
-        k.world_size = options.world_size;
-        k.fold = options.fold;
-        k.comm_kernels = options.comm_kernels;
-        k.align = options.align == "clock"  ? KinetoAlign::clock
-                  : options.align == "step" ? KinetoAlign::step
-                  : options.align == "none" ? KinetoAlign::none
-                                            : KinetoAlign::automatic;
-        return read_kineto(files, k);
-    }
+    if (format == "kineto") return read_kineto(files, kineto_options(options));
     if (files.size() != 1)
         throw engine::InputError(
             fmt::format("a {} trace is one file describing every rank, got {} files", format, files.size()));

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "traces/formats/kineto_reader.h"
 #include "traces/op_graph.h"
 #include "traces/pipeline_schedule.h"
 
@@ -29,6 +30,9 @@ const std::vector<std::string>& trace_format_names();
 
 /// "kineto", "chakra", "simai", "astra-text" or "native", from the first bytes of the file.
 std::string detect_trace_format(const std::string& path);
+
+/// The Kineto reader's options from the import options.
+KinetoOptions kineto_options(const ImportOptions& options);
 
 /// Reads the files in the given (or detected) format. Native and text workloads take exactly one file.
 OpGraph import_traces(const std::vector<std::string>& files, const ImportOptions& options);

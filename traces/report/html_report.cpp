@@ -234,7 +234,7 @@ std::string memory_section(const RunSummary& s) {
 }
 
 std::string what_if_section(const ReportRun& a, const ReportRun& b) {
-    std::string out = "<table id=\"what-if-table\">" + row({"", escape(a.label), escape(b.label), "change"}, "th");
+    std::string out = "<table class=\"what-if-table\">" + row({"", escape(a.label), escape(b.label), "change"}, "th");
     auto line = [&](const std::string& name, double x, double y, const std::string& xs, const std::string& ys) {
         out += row({name, xs, ys, x > 0 ? fmt::format("{:+.1f}%", 100 * (y - x) / x) : "-"});
     };
@@ -315,11 +315,13 @@ std::string html_report(const OpGraph& graph, const std::vector<ReportRun>& runs
            collectives_table(s) + "</section>\n";
     if (!s.memory.empty())
         out += "<section id=\"memory-section\"><h2>Memory per rank</h2>" + memory_section(s) + "</section>\n";
-    if (runs.size() > 1 && runs[1].summary) {
-        out += "<section id=\"what-if\"><h2>" + escape(runs[1].label) + " beside " + escape(main.label) + "</h2>" +
-               what_if_section(main, runs[1]);
-        out += "<h3>" + escape(runs[1].label) + ": where each rank's iteration goes</h3>" +
-               ranks_section(*runs[1].summary, options, "what-if-rank-bars") + "</section>\n";
+    for (std::size_t k = 1; k < runs.size(); ++k) {
+        if (!runs[k].summary) continue;
+        const std::string id = k == 1 ? "what-if" : fmt::format("beside-{}", k);
+        out += fmt::format("<section id=\"{}\"><h2>{} beside {}</h2>", id, escape(runs[k].label), escape(main.label)) +
+               what_if_section(main, runs[k]);
+        out += "<h3>" + escape(runs[k].label) + ": where each rank's iteration goes</h3>" +
+               ranks_section(*runs[k].summary, options, id + "-rank-bars") + "</section>\n";
     }
     out +=
         "<p class=\"note\">Written by clustersim; every value but the collective calls' table is in "
