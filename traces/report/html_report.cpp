@@ -219,6 +219,16 @@ std::string memory_section(const RunSummary& s) {
         else
             it->second.push_back(m.rank);
     }
+    // At most 48 bars: the groups with the highest peaks, shown in rank order.
+    constexpr std::size_t max_bars = 48;
+    const std::size_t all_groups = groups.size();
+    if (groups.size() > max_bars) {
+        std::stable_sort(groups.begin(), groups.end(),
+                         [](const auto& a, const auto& b) { return a.first->peak_bytes > b.first->peak_bytes; });
+        groups.resize(max_bars);
+        std::stable_sort(groups.begin(), groups.end(),
+                         [](const auto& a, const auto& b) { return a.second.front() < b.second.front(); });
+    }
     const std::array<std::string_view, memory_use_count> colours = {"#bab0ac", "#4c78a8", "#f58518", "#e45756",
                                                                     "#72b7b2", "#54a24b", "#eeca3b"};
     StackedBarChart chart{"memory", "memory at the rank's peak (GiB)", {}, {}, double(1ULL << 30), "GiB"};
@@ -230,7 +240,11 @@ std::string memory_section(const RunSummary& s) {
         bar.values.push_back(std::max(0.0, m->hbm_bytes - m->peak_bytes));
         chart.bars.push_back(std::move(bar));
     }
-    return stacked_bars(chart);
+    std::string out = stacked_bars(chart);
+    if (all_groups > groups.size())
+        out += fmt::format("<p class=\"note\">The {} groups of ranks with the highest peaks of {}.</p>", groups.size(),
+                           all_groups);
+    return out;
 }
 
 std::string what_if_section(const ReportRun& a, const ReportRun& b) {
