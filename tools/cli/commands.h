@@ -9,7 +9,9 @@ class App;
 namespace clustersim::cli {
 
 /// Exit codes, documented in --help.
-enum ExitCode : int { exit_ok = 0, exit_usage = 2, exit_input = 3, exit_internal = 4 };
+enum ExitCode : int { exit_ok = 0, exit_partial = 1, exit_usage = 2, exit_input = 3, exit_internal = 4 };
+/// Thrown by a command whose run finished but not wholly (a sweep with failed points): exit 1.
+struct PartialFailure {};
 
 void add_bench_command(CLI::App& app);
 void add_topo_command(CLI::App& app);
@@ -18,6 +20,7 @@ void add_replay_command(CLI::App& app);
 void add_collective_command(CLI::App& app);
 void add_compare_command(CLI::App& app);
 void add_analyze_command(CLI::App& app);
+void add_sweep_command(CLI::App& app);
 void add_convert_command(CLI::App& app);
 void add_models_command(CLI::App& app);
 

@@ -15,7 +15,8 @@
 
 namespace {
 constexpr const char* exit_codes_help =
-    "Exit codes: 0 success; 2 usage error (bad option); 3 input error (a file, value or trace is wrong; the "
+    "Exit codes: 0 success; 1 a sweep finished with failed points (or a merge with missing ones); 2 usage error "
+    "(bad option); 3 input error (a file, value or trace is wrong; the "
     "message names file:line:column and key); 4 internal error (a bug in clustersim: please report it); 130 or 143 "
     "interrupted (SIGINT, SIGTERM): outputs being written are removed, none is left half-written.";
 }
@@ -62,6 +63,7 @@ int main(int argc, char** argv) {
     cli::add_collective_command(app);
     cli::add_compare_command(app);
     cli::add_analyze_command(app);
+    cli::add_sweep_command(app);
     cli::add_convert_command(app);
     cli::add_topo_command(app);
     cli::add_models_command(app);
@@ -72,6 +74,8 @@ int main(int argc, char** argv) {
     } catch (const CLI::ParseError& e) {
         const int code = app.exit(e);
         return code == 0 ? cli::exit_ok : cli::exit_usage;
+    } catch (const cli::PartialFailure&) {
+        return cli::exit_partial;
     } catch (const engine::InputError& e) {
         std::fprintf(stderr, "clustersim: error: %s\n", e.what());
         return cli::exit_input;
