@@ -60,7 +60,9 @@ std::vector<std::pair<std::string, double>> metrics_of(const RunResult& r, const
     return out;
 }
 
-std::string row_json(const SweepRow& row) {
+}  // namespace
+
+std::string sweep_row_json(const SweepRow& row) {
     std::string axes, metrics;
     for (const auto& [k, v] : row.point)
         axes += fmt::format("{}{}: {}", axes.empty() ? "" : ", ", traces::json_string(k), traces::json_string(v));
@@ -72,10 +74,10 @@ std::string row_json(const SweepRow& row) {
         row.index, axes, row.status, traces::json_string(row.error), metrics, traces::json_number(row.wall_s));
 }
 
-SweepRow parse_row(const std::string& path) {
+SweepRow parse_sweep_row(const std::string& text, const std::string& where) {
     SweepRow row;
     try {
-        const json j = json::parse(traces::read_text_file(path));
+        const nlohmann::ordered_json j = nlohmann::ordered_json::parse(text);
         row.index = j.at("index").get<std::uint64_t>();
         for (const auto& [k, v] : j.at("axes").items()) row.point.emplace_back(k, v.get<std::string>());
         row.status = j.at("status").get<std::string>();
@@ -83,10 +85,14 @@ SweepRow parse_row(const std::string& path) {
         for (const auto& [k, v] : j.at("metrics").items()) row.metrics.emplace_back(k, v.get<double>());
         row.wall_s = j.at("wall_s").get<double>();
     } catch (const json::exception& e) {
-        throw engine::InputError(engine::SourceLocation{path}, fmt::format("not a sweep row: {}", e.what()));
+        throw engine::InputError(engine::SourceLocation{where}, fmt::format("not a sweep row: {}", e.what()));
     }
     return row;
 }
+
+namespace {
+
+SweepRow parse_row(const std::string& path) { return parse_sweep_row(traces::read_text_file(path), path); }
 
 std::string csv_field(const std::string& v) {
     if (v.find_first_of(",\"\n") == std::string::npos) return v;
@@ -118,7 +124,7 @@ void write_results(const std::string& out, const std::vector<std::string>& keys,
             csv += "," + (it == r.metrics.end() || r.status != "ok" ? std::string() : traces::json_number(it->second));
         }
         csv += "," + csv_field(r.error) + "\n";
-        jsonl += row_json(r);
+        jsonl += sweep_row_json(r);
     }
     engine::write_file_atomically(fs::path(out) / "results.csv", csv);
     engine::write_file_atomically(fs::path(out) / "results.jsonl", jsonl);
@@ -168,19 +174,19 @@ std::vector<SweepRow> rows_in(const std::string& dir) {
     return rows;
 }
 
-SweepRow run_point(const SweepSpec& spec, std::uint64_t index, const SweepPoint& point, const std::string& out) {
-    SweepRow row{index, point, "ok", {}, {}, 0};
+}  // namespace
+
+PointResult compute_point(const SweepSpec& spec, std::uint64_t index, const SweepPoint& point) {
+    PointResult out{SweepRow{index, point, "ok", {}, {}, 0}, {}};
+    SweepRow& row = out.row;
     const auto start = std::chrono::steady_clock::now();
-    const std::string dir = point_dir(out, index);
     try {
         std::vector<std::string> overrides;
         for (const auto& [k, v] : point) overrides.push_back(k + "=" + v);
         const Scenario scenario = load_scenario(spec.base, overrides);
         const RunResult result = run_scenario(scenario);
         row.metrics = metrics_of(result, spec.metrics);
-        fs::create_directories(dir);
-        engine::write_file_atomically(fs::path(dir) / "summary.json",
-                                      traces::summary_json(result.summary, scenario.graph));
+        out.summary_json = traces::summary_json(result.summary, scenario.graph);
     } catch (const engine::InputError& e) {
         row.status = "invalid";
         row.error = e.what();
@@ -192,47 +198,59 @@ SweepRow run_point(const SweepSpec& spec, std::uint64_t index, const SweepPoint&
         row.error = e.what();
     }
     row.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    fs::create_directories(dir);
-    engine::write_file_atomically(fs::path(dir) / "row.json", row_json(row));
-    return row;
+    return out;
 }
 
-}  // namespace
+void store_point(const std::string& out_dir, const PointResult& result) {
+    const std::string dir = point_dir(out_dir, result.row.index);
+    fs::create_directories(dir);
+    if (!result.summary_json.empty()) engine::write_file_atomically(fs::path(dir) / "summary.json", result.summary_json);
+    engine::write_file_atomically(fs::path(dir) / "row.json", sweep_row_json(result.row));
+}
 
-SweepOutcome run_sweep(const SweepSpec& spec, const SweepOptions& options) {
+std::vector<std::pair<std::uint64_t, SweepPoint>> prepare_sweep(const SweepSpec& spec, const SweepOptions& options,
+                                                                std::vector<SweepRow>& done_rows) {
     check_sweep_values(spec, [&](const std::string& assignment) { (void)load_scenario(spec.base, {assignment}); });
     const auto points = sweep_points(spec);
     fs::create_directories(options.out_dir);
     const std::string hash = fmt::format("{:016x}", spec.hash);
     if (fs::exists(fs::path(options.out_dir) / "sweep.json") && read_folder(options.out_dir).hash != hash)
-        throw engine::InputError(
-            engine::SourceLocation{options.out_dir},
-            fmt::format("the folder holds the points of another sweep (or of {} or its base before "
-                        "they changed): give another -o folder",
-                        spec.file));
+        throw engine::InputError(engine::SourceLocation{options.out_dir},
+                                 fmt::format("the folder holds the points of another sweep (or of {} or its base before "
+                                             "they changed): give another -o folder",
+                                             spec.file));
     engine::write_file_atomically(fs::path(options.out_dir) / "sweep.json", sweep_json(spec, points));
-    // Finished points of an earlier run, by index.
     std::map<std::uint64_t, SweepRow> done;
     for (SweepRow& r : rows_in(options.out_dir)) done[r.index] = std::move(r);
-    std::vector<const std::pair<std::uint64_t, SweepPoint>*> todo;
-    SweepOutcome outcome;
-    std::vector<SweepRow> rows;
+    std::vector<std::pair<std::uint64_t, SweepPoint>> todo;
     for (const auto& p : points) {
         if (p.first % options.shards != options.shard) continue;
-        ++outcome.points;
         const auto it = done.find(p.first);
-        if (it != done.end() && (it->second.status == "ok" || !options.retry_failed)) {
-            ++outcome.skipped;
-            rows.push_back(it->second);
-        } else {
-            todo.push_back(&p);
-        }
+        if (it != done.end() && (it->second.status == "ok" || !options.retry_failed))
+            done_rows.push_back(it->second);
+        else
+            todo.push_back(p);
     }
+    return todo;
+}
+
+void finish_sweep(const SweepSpec& spec, const std::string& out_dir, const std::vector<SweepRow>& rows) {
+    write_results(out_dir, spec.keys(), spec.metrics, rows);
+}
+
+SweepOutcome run_sweep(const SweepSpec& spec, const SweepOptions& options) {
+    std::vector<SweepRow> rows;
+    const auto todo = prepare_sweep(spec, options, rows);
+    SweepOutcome outcome;
+    outcome.skipped = rows.size();
+    outcome.points = rows.size() + todo.size();
     std::vector<SweepRow> ran(todo.size());
     std::atomic<std::size_t> next{0}, finished{0}, failed{0};
     auto worker = [&] {
         for (std::size_t k = next++; k < todo.size(); k = next++) {
-            ran[k] = run_point(spec, todo[k]->first, todo[k]->second, options.out_dir);
+            const PointResult result = compute_point(spec, todo[k].first, todo[k].second);
+            store_point(options.out_dir, result);
+            ran[k] = result.row;
             if (ran[k].status != "ok") ++failed;
             ++finished;
         }
@@ -255,7 +273,7 @@ SweepOutcome run_sweep(const SweepSpec& spec, const SweepOptions& options) {
     outcome.ran = todo.size();
     rows.insert(rows.end(), ran.begin(), ran.end());
     for (const SweepRow& r : rows) outcome.failed += r.status != "ok";
-    write_results(options.out_dir, spec.keys(), spec.metrics, rows);
+    finish_sweep(spec, options.out_dir, rows);
     return outcome;
 }
 
@@ -281,7 +299,7 @@ std::vector<std::uint64_t> merge_sweeps(const std::vector<std::string>& dirs, co
                                   traces::read_text_file((fs::path(dirs.front()) / "sweep.json").string()));
     for (const SweepRow& r : all) {
         fs::create_directories(point_dir(out_dir, r.index));
-        engine::write_file_atomically(fs::path(point_dir(out_dir, r.index)) / "row.json", row_json(r));
+        engine::write_file_atomically(fs::path(point_dir(out_dir, r.index)) / "row.json", sweep_row_json(r));
     }
     write_results(out_dir, first.keys, first.metrics, all);
     std::vector<std::uint64_t> missing;

@@ -43,6 +43,28 @@ struct SweepOutcome {
 /// Runs the sweep into options.out_dir (created; refused when it holds another sweep).
 SweepOutcome run_sweep(const SweepSpec& spec, const SweepOptions& options);
 
+// The steps of run_sweep, for drivers that run points elsewhere (MPI: tools/cli/sweep_mpi.cpp).
+
+/// A point's row and its summary.json text ("" when it did not run to the end).
+struct PointResult {
+    SweepRow row;
+    std::string summary_json;
+};
+/// Runs one point (no files written).
+PointResult compute_point(const SweepSpec& spec, std::uint64_t index, const SweepPoint& point);
+/// Writes a point's summary and row into the folder, atomically.
+void store_point(const std::string& out_dir, const PointResult& result);
+/// A row as one JSON line, and back (`where` names it in errors).
+std::string sweep_row_json(const SweepRow& row);
+SweepRow parse_sweep_row(const std::string& text, const std::string& where);
+
+/// Checks the values and the folder (refused when it holds another sweep), writes sweep.json, and returns the points
+/// of the shard still to run; `done` receives the rows finished before (kept, not rerun).
+std::vector<std::pair<std::uint64_t, SweepPoint>> prepare_sweep(const SweepSpec& spec, const SweepOptions& options,
+                                                                std::vector<SweepRow>& done);
+/// Writes results.csv and results.jsonl from every row of the shard.
+void finish_sweep(const SweepSpec& spec, const std::string& out_dir, const std::vector<SweepRow>& rows);
+
 /// Merges shard folders of one sweep into `out_dir`: rows by index (an ok row wins over a failed one); returns the
 /// indices of the grid's filtered points that no folder has.
 std::vector<std::uint64_t> merge_sweeps(const std::vector<std::string>& dirs, const std::string& out_dir);

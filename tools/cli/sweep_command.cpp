@@ -12,6 +12,7 @@
 #include "engine/error.h"
 #include "sim/sweep/sweep_runner.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/sweep_mpi.h"
 
 namespace clustersim::cli {
 
@@ -23,6 +24,7 @@ struct SweepCliOptions {
     std::string out_dir;
     bool retry_failed = false;
     std::string shard;
+    bool mpi = false;
     std::vector<std::string> merge_dirs;
     std::string merge_out;
 };
@@ -49,7 +51,11 @@ void run(const SweepCliOptions& o) {
         options.shards = n;
     }
     if (::isatty(STDERR_FILENO)) options.progress = &progress_line;
-    const sim::SweepOutcome r = sim::run_sweep(spec, options);
+    if (o.mpi && !o.threads) options.threads = 1;  // under mpirun each rank runs one point at a time unless -j
+    const std::optional<sim::SweepOutcome> outcome =
+        o.mpi ? run_sweep_mpi(spec, options) : std::optional<sim::SweepOutcome>(sim::run_sweep(spec, options));
+    if (!outcome) return;  // an MPI worker: rank 0 reports
+    const sim::SweepOutcome& r = *outcome;
     std::printf("sweep %s: %zu points (%zu run now, %zu finished before), %zu failed; results in %s/results.csv\n",
                 o.file.c_str(), r.points, r.ran, r.skipped, r.failed, options.out_dir.c_str());
     if (r.failed > 0) throw PartialFailure{};
@@ -78,6 +84,9 @@ void add_sweep_command(CLI::App& app) {
     cmd->add_option("-j,--threads", o->threads, "Points run at once (default: the machine's cores)");
     cmd->add_option("-o,--out", o->out_dir, "Output folder (default: out/sweep-<file name>)");
     cmd->add_flag("--retry-failed", o->retry_failed, "Rerun the points that failed in an earlier run");
+    cmd->add_flag("--mpi", o->mpi,
+                  "Under mpirun: rank 0 hands out points and writes the folder, the other ranks run them (-j threads "
+                  "each, default 1); the same outputs as a local run");
     cmd->add_option("--shard", o->shard, "I/N: run only the points whose index is I modulo N (job arrays)");
     auto* merge_cmd = cmd->add_subcommand("merge",
                                           "Merge the folders of a sweep's shards into one result set.\n"
