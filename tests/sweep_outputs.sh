@@ -26,7 +26,12 @@ else
 fi
 rows=$(($(wc -l < "$out/two/results.csv") - 1))
 [ "$rows" -gt 0 ]
-"$cs" -q sweep "$sweep" -j 2 -o "$out/two" | grep -q "(0 run now, $rows finished before)"
+"$cs" -q sweep "$sweep" -j 2 -o "$out/two" --report | grep -q "(0 run now, $rows finished before)"
+# The report: a plot per metric and axis, a best point per metric.
+keys=$(head -1 "$out/two/results.csv" | tr ',' '\n' | sed -n '2,/^status$/p' | grep -vc '^status$')
+metrics=$(($(head -1 "$out/two/results.csv" | tr ',' '\n' | wc -l) - keys - 3))
+[ "$(grep -o '<svg id="m[0-9]*-a[0-9]*"' "$out/two/report.html" | wc -l)" -eq $((keys * metrics)) ]
+[ "$(grep -o '<tr><td>[a-z_]* (\(lowest\|highest\))' "$out/two/report.html" | wc -l)" -eq "$metrics" ]
 # A refused plan is a row, and the exit code says so.
 printf 'base: %s\naxes:\n  workload.dp: [4, 5]\n' "$base" > "$out/failing.yaml"
 set +e

@@ -15,6 +15,7 @@
 #include "engine/error.h"
 #include "sim/scenario.h"
 #include "traces/json_text.h"
+#include "traces/report/sweep_report.h"
 #include "traces/summary_writers.h"
 #include "traces/text_file.h"
 
@@ -204,7 +205,8 @@ PointResult compute_point(const SweepSpec& spec, std::uint64_t index, const Swee
 void store_point(const std::string& out_dir, const PointResult& result) {
     const std::string dir = point_dir(out_dir, result.row.index);
     fs::create_directories(dir);
-    if (!result.summary_json.empty()) engine::write_file_atomically(fs::path(dir) / "summary.json", result.summary_json);
+    if (!result.summary_json.empty())
+        engine::write_file_atomically(fs::path(dir) / "summary.json", result.summary_json);
     engine::write_file_atomically(fs::path(dir) / "row.json", sweep_row_json(result.row));
 }
 
@@ -215,10 +217,11 @@ std::vector<std::pair<std::uint64_t, SweepPoint>> prepare_sweep(const SweepSpec&
     fs::create_directories(options.out_dir);
     const std::string hash = fmt::format("{:016x}", spec.hash);
     if (fs::exists(fs::path(options.out_dir) / "sweep.json") && read_folder(options.out_dir).hash != hash)
-        throw engine::InputError(engine::SourceLocation{options.out_dir},
-                                 fmt::format("the folder holds the points of another sweep (or of {} or its base before "
-                                             "they changed): give another -o folder",
-                                             spec.file));
+        throw engine::InputError(
+            engine::SourceLocation{options.out_dir},
+            fmt::format("the folder holds the points of another sweep (or of {} or its base before "
+                        "they changed): give another -o folder",
+                        spec.file));
     engine::write_file_atomically(fs::path(options.out_dir) / "sweep.json", sweep_json(spec, points));
     std::map<std::uint64_t, SweepRow> done;
     for (SweepRow& r : rows_in(options.out_dir)) done[r.index] = std::move(r);
@@ -234,8 +237,26 @@ std::vector<std::pair<std::uint64_t, SweepPoint>> prepare_sweep(const SweepSpec&
     return todo;
 }
 
-void finish_sweep(const SweepSpec& spec, const std::string& out_dir, const std::vector<SweepRow>& rows) {
-    write_results(out_dir, spec.keys(), spec.metrics, rows);
+void finish_sweep(const SweepSpec& spec, const SweepOptions& options, const std::vector<SweepRow>& rows) {
+    write_results(options.out_dir, spec.keys(), spec.metrics, rows);
+    if (!options.report) return;
+    traces::report::SweepTable table{fmt::format("clustersim sweep: {}", spec.file), spec.keys(), spec.metrics, {}};
+    std::vector<SweepRow> sorted = rows;
+    std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.index < b.index; });
+    for (const SweepRow& r : sorted) {
+        traces::report::SweepTable::Row row{r.index, {}, r.status == "ok", {}};
+        for (const std::string& k : table.keys) {
+            const auto it = std::find_if(r.point.begin(), r.point.end(), [&](const auto& p) { return p.first == k; });
+            row.values.push_back(it == r.point.end() ? "" : it->second);
+        }
+        for (const std::string& m : table.metrics) {
+            const auto it =
+                std::find_if(r.metrics.begin(), r.metrics.end(), [&](const auto& p) { return p.first == m; });
+            row.metrics.push_back(it == r.metrics.end() ? 0.0 : it->second);
+        }
+        table.rows.push_back(std::move(row));
+    }
+    engine::write_file_atomically(fs::path(options.out_dir) / "report.html", traces::report::sweep_report(table));
 }
 
 SweepOutcome run_sweep(const SweepSpec& spec, const SweepOptions& options) {
@@ -273,7 +294,7 @@ SweepOutcome run_sweep(const SweepSpec& spec, const SweepOptions& options) {
     outcome.ran = todo.size();
     rows.insert(rows.end(), ran.begin(), ran.end());
     for (const SweepRow& r : rows) outcome.failed += r.status != "ok";
-    finish_sweep(spec, options.out_dir, rows);
+    finish_sweep(spec, options, rows);
     return outcome;
 }
 

@@ -27,6 +27,7 @@ struct SweepOptions {
     std::string out_dir;
     unsigned threads = 1;
     bool retry_failed = false;
+    bool report = false;                  // also report.html (traces/report/sweep_report)
     std::uint32_t shard = 0, shards = 1;  // run the points whose index % shards == shard
     /// Called from the calling thread as points finish (done, failed, of total), for a progress line.
     void (*progress)(void* context, std::size_t done, std::size_t failed, std::size_t total) = nullptr;
@@ -62,8 +63,8 @@ SweepRow parse_sweep_row(const std::string& text, const std::string& where);
 /// of the shard still to run; `done` receives the rows finished before (kept, not rerun).
 std::vector<std::pair<std::uint64_t, SweepPoint>> prepare_sweep(const SweepSpec& spec, const SweepOptions& options,
                                                                 std::vector<SweepRow>& done);
-/// Writes results.csv and results.jsonl from every row of the shard.
-void finish_sweep(const SweepSpec& spec, const std::string& out_dir, const std::vector<SweepRow>& rows);
+/// Writes results.csv and results.jsonl from every row of the shard (and report.html when asked).
+void finish_sweep(const SweepSpec& spec, const SweepOptions& options, const std::vector<SweepRow>& rows);
 
 /// Merges shard folders of one sweep into `out_dir`: rows by index (an ok row wins over a failed one); returns the
 /// indices of the grid's filtered points that no folder has.

@@ -25,6 +25,7 @@ struct SweepCliOptions {
     bool retry_failed = false;
     std::string shard;
     bool mpi = false;
+    bool report = false;
     std::vector<std::string> merge_dirs;
     std::string merge_out;
 };
@@ -41,6 +42,7 @@ void run(const SweepCliOptions& o) {
     options.out_dir = o.out_dir.empty() ? "out/sweep-" + std::filesystem::path(o.file).stem().string() : o.out_dir;
     options.threads = o.threads ? o.threads : std::max(1U, std::thread::hardware_concurrency());
     options.retry_failed = o.retry_failed;
+    options.report = o.report;
     if (!o.shard.empty()) {
         unsigned i = 0, n = 0;
         char slash = 0;
@@ -87,6 +89,9 @@ void add_sweep_command(CLI::App& app) {
     cmd->add_flag("--mpi", o->mpi,
                   "Under mpirun: rank 0 hands out points and writes the folder, the other ranks run them (-j threads "
                   "each, default 1); the same outputs as a local run");
+    cmd->add_flag("--report", o->report,
+                  "Also write report.html: the best point per metric, each metric against each axis, and the Pareto "
+                  "front of iteration time against GPUs");
     cmd->add_option("--shard", o->shard, "I/N: run only the points whose index is I modulo N (job arrays)");
     auto* merge_cmd = cmd->add_subcommand("merge",
                                           "Merge the folders of a sweep's shards into one result set.\n"

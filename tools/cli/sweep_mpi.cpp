@@ -35,7 +35,8 @@ std::string receive_text(int source, int tag, MPI_Status* status) {
 /// Rank 0: serves requests until every point's result is in and every worker thread has been told to stop. A point
 /// is handed out by its grid index.
 sim::SweepOutcome serve(const sim::SweepSpec& spec, const sim::SweepOptions& options, int ranks,
-                        const std::vector<std::pair<std::uint64_t, sim::SweepPoint>>& todo, std::vector<sim::SweepRow> rows) {
+                        const std::vector<std::pair<std::uint64_t, sim::SweepPoint>>& todo,
+                        std::vector<sim::SweepRow> rows) {
     sim::SweepOutcome outcome;
     outcome.skipped = rows.size();
     outcome.points = rows.size() + todo.size();
@@ -65,7 +66,7 @@ sim::SweepOutcome serve(const sim::SweepSpec& spec, const sim::SweepOptions& opt
         }
     }
     for (const sim::SweepRow& r : rows) outcome.failed += r.status != "ok";
-    sim::finish_sweep(spec, options.out_dir, rows);
+    sim::finish_sweep(spec, options, rows);
     return outcome;
 }
 
@@ -143,8 +144,9 @@ std::optional<sim::SweepOutcome> run_sweep_mpi(const sim::SweepSpec& spec, sim::
 namespace clustersim::cli {
 
 std::optional<sim::SweepOutcome> run_sweep_mpi(const sim::SweepSpec&, sim::SweepOptions) {
-    throw engine::InputError(engine::SourceLocation{"--mpi"},
-                             "this clustersim was built without MPI (install libopenmpi-dev: tools/setup, and rebuild)");
+    throw engine::InputError(
+        engine::SourceLocation{"--mpi"},
+        "this clustersim was built without MPI (install libopenmpi-dev: tools/setup, and rebuild)");
 }
 
 }  // namespace clustersim::cli
