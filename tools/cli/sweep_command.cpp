@@ -2,6 +2,8 @@
 // for job arrays and `clustersim sweep merge` to join their folders.
 #include <unistd.h>
 
+#include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <thread>
@@ -30,8 +32,19 @@ struct SweepCliOptions {
     std::string merge_out;
 };
 
-void progress_line(void*, std::size_t done, std::size_t failed, std::size_t total) {
-    std::fprintf(stderr, "\rsweep: %zu of %zu points done, %zu failed", done, total, failed);
+/// The progress line on a terminal: points done and failed, the rate since the start and the time left at it.
+struct Progress {
+    std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+    std::size_t first_done = SIZE_MAX;  // points finished before this run
+};
+void progress_line(void* context, std::size_t done, std::size_t failed, std::size_t total) {
+    auto& p = *static_cast<Progress*>(context);
+    if (p.first_done == SIZE_MAX) p.first_done = done;
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - p.start).count();
+    const double rate = elapsed > 0 ? static_cast<double>(done - p.first_done) / elapsed : 0;
+    const std::string eta = rate > 0 ? fmt::format("{:.0f} s left", static_cast<double>(total - done) / rate) : "";
+    std::fprintf(stderr, "\rsweep: %zu of %zu points done, %zu failed, %.1f points/s %s   ", done, total, failed, rate,
+                 eta.c_str());
     if (done == total) std::fprintf(stderr, "\n");
     std::fflush(stderr);
 }
@@ -52,7 +65,11 @@ void run(const SweepCliOptions& o) {
         options.shard = i;
         options.shards = n;
     }
-    if (::isatty(STDERR_FILENO)) options.progress = &progress_line;
+    Progress progress;
+    if (::isatty(STDERR_FILENO)) {
+        options.progress = &progress_line;
+        options.progress_context = &progress;
+    }
     if (o.mpi && !o.threads) options.threads = 1;  // under mpirun each rank runs one point at a time unless -j
     const std::optional<sim::SweepOutcome> outcome =
         o.mpi ? run_sweep_mpi(spec, options) : std::optional<sim::SweepOutcome>(sim::run_sweep(spec, options));

@@ -42,7 +42,7 @@ sim::SweepOutcome serve(const sim::SweepSpec& spec, const sim::SweepOptions& opt
     outcome.points = rows.size() + todo.size();
     outcome.ran = todo.size();
     const std::size_t threads = static_cast<std::size_t>(ranks - 1) * options.threads;
-    std::size_t next = 0, received = 0, stopped = 0;
+    std::size_t next = 0, received = 0, stopped = 0, failed = 0;
     while (received < todo.size() || stopped < threads) {
         MPI_Status status;
         MPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &status);
@@ -59,8 +59,9 @@ sim::SweepOutcome serve(const sim::SweepSpec& spec, const sim::SweepOptions& opt
             sim::PointResult result{sim::parse_sweep_row(text.substr(0, cut + 1), "an MPI worker's row"),
                                     text.substr(cut + 1)};
             sim::store_point(options.out_dir, result);
+            failed += result.row.status != "ok";
             if (options.progress)
-                options.progress(options.progress_context, outcome.skipped + received + 1, 0, outcome.points);
+                options.progress(options.progress_context, outcome.skipped + received + 1, failed, outcome.points);
             rows.push_back(std::move(result.row));
             ++received;
         }
