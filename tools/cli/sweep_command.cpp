@@ -116,7 +116,7 @@ void add_sweep_command(CLI::App& app) {
     merge_cmd->add_option("dirs", o->merge_dirs, "Shard folders")->required()->check(CLI::ExistingDirectory);
     merge_cmd->add_option("-o,--out", o->merge_out, "Merged folder")->required();
     merge_cmd->callback([o] { merge(*o); });
-    cmd->callback([o, cmd, merge_cmd] {
+    cmd->callback([o, merge_cmd] {
         if (merge_cmd->parsed()) return;
         if (o->file.empty()) throw CLI::RequiredError("sweep");
         run(*o);
