@@ -13,8 +13,10 @@
 #include "engine/error.h"
 #include "engine/memory_budget.h"
 #include "sim/scenario.h"
+#include "sim/sweep/sweep_spec.h"
 #include "topologies/topology_loader.h"
 #include "traces/formats/trace_import.h"
+#include "traces/summary_reader.h"
 
 namespace {
 
@@ -24,10 +26,11 @@ using namespace clustersim;
 constexpr const char* reader = CLUSTERSIM_FUZZ_READER;
 
 std::string input_path() {
-    const std::string ext = std::string(reader) == "chakra"                                      ? ".et"
-                            : std::string(reader) == "kineto" || std::string(reader) == "native" ? ".json"
-                            : std::string(reader) == "simai"                                     ? ".txt"
-                                                                                                 : ".yaml";
+    const std::string r = reader;
+    const std::string ext = r == "chakra"                                        ? ".et"
+                            : r == "kineto" || r == "native" || r == "summary" ? ".json"
+                            : r == "simai"                                      ? ".txt"
+                                                                                : ".yaml";
     return "/tmp/clustersim-fuzz-" + std::string(reader) + "-" + std::to_string(::getpid()) + ext;
 }
 
@@ -37,6 +40,12 @@ void read_as_user(const std::string& path) {
         (void)topo::load_topology(path, {});
     } else if (name == "scenario") {
         (void)sim::load_scenario(path, {});
+    } else if (name == "sweep") {
+        // The sweep file and its grid, as `clustersim sweep` reads them before running any point.
+        const sim::SweepSpec spec = sim::load_sweep(path);
+        (void)sim::sweep_points(spec);
+    } else if (name == "summary") {
+        (void)traces::read_summary_json(path);  // what `clustersim compare` reads
     } else {
         traces::ImportOptions options;
         options.format = name;
