@@ -55,8 +55,10 @@ std::string run_section(const RunSummary& s, const std::string& label) {
     out += row({"topology", escape(s.topology)});
     out += row({"workload", escape(s.workload)});
     out += row({"iteration", engine::format_time(s.makespan)});
-    out += row({"ops, events, flows", fmt::format("{}, {}, {}", s.ops, s.events, s.flows)});
-    out += row({"bytes on the network", engine::format_bytes(static_cast<double>(s.bytes_on_network))});
+    if (s.ops > 0 || s.events > 0) {  // a simulated run (a traced timeline has neither)
+        out += row({"ops, events, flows", fmt::format("{}, {}, {}", s.ops, s.events, s.flows)});
+        out += row({"bytes on the network", engine::format_bytes(static_cast<double>(s.bytes_on_network))});
+    }
     const TrainingMetrics& t = s.training;
     if (t.model_flops_per_iteration > 0) {
         out += row({"model TFLOP/s per GPU", fmt::format("{:.1f}", t.tflops_per_gpu)});
@@ -323,8 +325,19 @@ std::string html_report(const OpGraph& graph, const std::vector<ReportRun>& runs
     out += "<section id=\"run\"><h2>The run</h2>" + run_section(s, main.label) + "</section>\n";
     out += "<section id=\"ranks\"><h2>Where each rank's iteration goes</h2>" + ranks_section(s, options, "rank-bars") +
            "</section>\n";
-    out += "<section id=\"critical-path\"><h2>Critical path</h2>" + critical_path_section(graph, s) + "</section>\n";
-    out += "<section id=\"links\"><h2>Links over time</h2>" + links_section(s, main.timeline, options) + "</section>\n";
+    const CriticalPath& cp = s.critical_path;
+    const bool has_path = !cp.steps.empty() || cp.compute + cp.communication + cp.copies + cp.waiting > Time{0};
+    out +=
+        "<section id=\"critical-path\"><h2>Critical path</h2>" +
+        (has_path ? critical_path_section(graph, s)
+                  : std::string("<p class=\"note\">None: the summary has no critical path (a traced timeline).</p>")) +
+        "</section>\n";
+    const bool has_links = (main.timeline && !main.timeline->counters.empty()) || !s.top_links.empty();
+    out += "<section id=\"links\"><h2>Links over time</h2>" +
+           (has_links ? links_section(s, main.timeline, options)
+                      : std::string("<p class=\"note\">No link traffic recorded (a traced timeline, or a run without "
+                                    "link counters).</p>")) +
+           "</section>\n";
     out += "<section id=\"communicators\"><h2>Communication by group</h2>" + communication_section(s) +
            collectives_table(s) + "</section>\n";
     if (!s.memory.empty())
