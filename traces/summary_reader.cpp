@@ -59,7 +59,8 @@ struct Reader {
 
 RunSummary read_summary_json(const std::string& given) {
     std::string path = given;
-    if (std::filesystem::is_directory(path)) path = (std::filesystem::path(path) / "summary.json").string();
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) path = (std::filesystem::path(path) / "summary.json").string();
     const Reader r{path};
     json doc;
     try {

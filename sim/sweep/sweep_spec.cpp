@@ -67,8 +67,9 @@ SweepSpec load_sweep(const std::string& path) {
     std::filesystem::path base_path(base.as_string());
     if (base_path.is_relative()) base_path = std::filesystem::path(path).parent_path() / base_path;
     spec.base = base_path.lexically_normal().string();
-    if (!std::filesystem::is_regular_file(spec.base))
-        base.fail(fmt::format("the base scenario '{}' is not a file", spec.base));
+    std::error_code ec;  // a name too long or unreadable is the same input error as a missing file
+    if (!std::filesystem::is_regular_file(spec.base, ec))
+        base.fail(fmt::format("the base scenario '{}' is not a file", spec.base.substr(0, 300)));
     std::vector<std::string> seen;
     auto add_key = [&](const engine::YamlValue& where, const std::string& key) {
         if (std::find(seen.begin(), seen.end(), key) != seen.end())

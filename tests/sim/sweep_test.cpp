@@ -71,6 +71,10 @@ TEST_CASE("sweep files are checked before any point runs", "[sweep]") {
     CHECK_THROWS_WITH(load("axes: {a: [1]}\nmetrics: [speed]"), Contains("unknown metric 'speed'"));
     CHECK_THROWS_WITH(load("metrics: [mfu]"), Contains("the sweep has no axes"));
     CHECK_THROWS_WITH(load("axes: {a: [1]}\nextra: 1"), Contains("extra"));
+    // A fuzzing finding: a base path too long for the file system threw a filesystem_error (exit 4).
+    CHECK_THROWS_WITH(sim::load_sweep(testing::write_temp_file("clustersim-sweep-long.yaml",
+                                                               "base: " + std::string(5000, 'e') + "\naxes: {a: [1]}")),
+                      Contains("is not a file"));
     // A key the scenario does not have, or a value of the wrong type, is the sweep file's error.
     const sim::SweepSpec spec = load("axes: {workload.pp: [4, x]}");
     CHECK_THROWS_WITH(

@@ -12,6 +12,7 @@
 #include <CLI/CLI.hpp>
 
 #include "engine/error.h"
+#include "sim/scenario.h"
 #include "sim/sweep/sweep_runner.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/sweep_mpi.h"
@@ -66,6 +67,7 @@ void run(const SweepCliOptions& o) {
         options.shards = n;
     }
     Progress progress;
+    sim::prepare_output_dir(options.out_dir);  // a folder that cannot be written fails now, as an input error
     if (::isatty(STDERR_FILENO)) {
         options.progress = &progress_line;
         options.progress_context = &progress;
@@ -81,6 +83,7 @@ void run(const SweepCliOptions& o) {
 }
 
 void merge(const SweepCliOptions& o) {
+    sim::prepare_output_dir(o.merge_out);
     const auto missing = sim::merge_sweeps(o.merge_dirs, o.merge_out);
     std::printf("merged %zu folders into %s/results.csv; %zu points missing\n", o.merge_dirs.size(),
                 o.merge_out.c_str(), missing.size());
