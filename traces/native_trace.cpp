@@ -169,6 +169,9 @@ OpGraph parse_native_trace(const std::string& text, const std::string& name) {
     } catch (const json::parse_error& e) {
         throw engine::InputError(engine::SourceLocation{name},
                                  fmt::format("not valid JSON at byte {}: {}", e.byte, e.what()));
+    } catch (const json::exception& e) {  // a number beyond a double (1e999...): out_of_range, not a parse_error
+        throw engine::InputError(engine::SourceLocation{name},
+                                 fmt::format("not a readable JSON document: {}", e.what()));
     }
     const Reader r(name);
     if (!doc.is_object()) r.fail("", "expected a JSON object (a clustersim native trace)");
