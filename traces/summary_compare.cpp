@@ -26,23 +26,6 @@ std::string time_row(const std::string& name, Time a, Time b) {
                        change(static_cast<double>(a.count()), static_cast<double>(b.count())));
 }
 
-/// Mean and largest of each partition category over the ranks.
-struct CategoryStats {
-    std::array<double, report::partition_categories.size()> mean{}, largest{};
-};
-CategoryStats stats(const RunSummary& s) {
-    CategoryStats out;
-    for (const RankBreakdown& r : s.ranks) {
-        const auto parts = report::partition(r);
-        for (std::size_t k = 0; k < parts.size(); ++k) {
-            out.mean[k] += static_cast<double>(parts[k].count());
-            out.largest[k] = std::max(out.largest[k], static_cast<double>(parts[k].count()));
-        }
-    }
-    for (double& v : out.mean) v /= static_cast<double>(std::max<std::size_t>(1, s.ranks.size()));
-    return out;
-}
-
 Time ps(double v) { return Time{std::llround(v)}; }
 
 }  // namespace
@@ -55,7 +38,7 @@ std::string compare_table(const RunSummary& a, const RunSummary& b, const std::s
     out += time_row("iteration", a.makespan, b.makespan);
     out += fmt::format("  {:<28} {:>14} {:>14} {:>9}\n", "ranks", a.ranks.size(), b.ranks.size(),
                        change(static_cast<double>(a.ranks.size()), static_cast<double>(b.ranks.size())));
-    const CategoryStats sa = stats(a), sb = stats(b);
+    const report::PartitionStats sa = report::partition_stats(a), sb = report::partition_stats(b);
     out += "\nper rank, mean over ranks (largest in brackets):\n";
     for (std::size_t k = 0; k < report::partition_categories.size(); ++k) {
         out += fmt::format("  {:<28} {:>14} {:>14} {:>9}   ({} -> {})\n", report::partition_categories[k].name,

@@ -27,10 +27,10 @@ constexpr const char* reader = CLUSTERSIM_FUZZ_READER;
 
 std::string input_path() {
     const std::string r = reader;
-    const std::string ext = r == "chakra"                                        ? ".et"
+    const std::string ext = r == "chakra"                                      ? ".et"
                             : r == "kineto" || r == "native" || r == "summary" ? ".json"
-                            : r == "simai"                                      ? ".txt"
-                                                                                : ".yaml";
+                            : r == "simai"                                     ? ".txt"
+                                                                               : ".yaml";
     return "/tmp/clustersim-fuzz-" + std::string(reader) + "-" + std::to_string(::getpid()) + ext;
 }
 

@@ -2,6 +2,7 @@
 // report and the terminal table (whose columns follow the same order).
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <string_view>
 
@@ -34,6 +35,24 @@ inline std::array<engine::Time, partition_categories.size()> partition(const Ran
     return {r.compute - r.overlap, r.overlap,   r.exposed_communication - r.network_wait,
             r.network_wait,        r.peer_wait, r.dependency_wait,
             r.finished_early,      r.idle_other};
+}
+
+/// Each partition category's mean and largest over a run's ranks, in picoseconds (the report's what-if table and
+/// `compare`).
+struct PartitionStats {
+    std::array<double, partition_categories.size()> mean{}, largest{};
+};
+inline PartitionStats partition_stats(const RunSummary& s) {
+    PartitionStats out;
+    for (const RankBreakdown& r : s.ranks) {
+        const auto parts = partition(r);
+        for (std::size_t k = 0; k < parts.size(); ++k) {
+            out.mean[k] += static_cast<double>(parts[k].count());
+            out.largest[k] = std::max(out.largest[k], static_cast<double>(parts[k].count()));
+        }
+    }
+    for (double& v : out.mean) v /= static_cast<double>(std::max<std::size_t>(1, s.ranks.size()));
+    return out;
 }
 
 }  // namespace clustersim::traces::report

@@ -257,17 +257,7 @@ std::string what_if_section(const ReportRun& a, const ReportRun& b) {
     line("iteration", static_cast<double>(a.summary->makespan.count()),
          static_cast<double>(b.summary->makespan.count()), engine::format_time(a.summary->makespan),
          engine::format_time(b.summary->makespan));
-    // Each category's mean over the ranks.
-    auto means = [](const RunSummary& s) {
-        std::array<double, partition_categories.size()> m{};
-        for (const RankBreakdown& r : s.ranks) {
-            const auto parts = partition(r);
-            for (std::size_t k = 0; k < m.size(); ++k) m[k] += static_cast<double>(parts[k].count());
-        }
-        for (double& v : m) v /= static_cast<double>(std::max<std::size_t>(1, s.ranks.size()));
-        return m;
-    };
-    const auto ma = means(*a.summary), mb = means(*b.summary);
+    const auto ma = partition_stats(*a.summary).mean, mb = partition_stats(*b.summary).mean;
     for (std::size_t k = 0; k < ma.size(); ++k)
         line(std::string(partition_categories[k].name) + " (mean rank)", ma[k], mb[k],
              engine::format_time(Time{static_cast<std::int64_t>(ma[k])}),
