@@ -300,10 +300,7 @@ ReplayResult ReplayEngine::run() {
         if (progress.report && (sim_.events_processed() & ((1U << 16) - 1)) == 0) report();
         if (FlowNetwork::owns(e.kind)) {
             const auto event = net_.handle(e);
-            if (event.arrived)
-                on_flow(event.flow);
-            else if (event.flow.valid())
-                on_drained(event.flow);
+            for (const FlowId flow : event.flows) event.arrived ? on_flow(flow) : on_drained(flow);
         } else if (e.kind == to_u16(EventKind::modelled_done)) {
             finish_modelled(e.target);
         } else {
@@ -349,6 +346,10 @@ ReplayResult ReplayEngine::run() {
     result.events = sim_.events_processed();
     result.flows = net_.flows_completed();
     result.rate_updates = net_.rate_updates();
+    result.flows_reassigned = net_.flows_reassigned();
+    result.classes_formed = net_.classes_formed();
+    result.flows_in_classes = net_.flows_in_classes();
+    result.classes_split = net_.classes_split();
     result.bytes_on_network = net_.delivered_bytes();
     result.timeline = std::move(timeline_);
     return result;

@@ -11,6 +11,32 @@ namespace clustersim::workloads {
 
 namespace {
 using engine::ParamType;
+std::vector<engine::ParamSpec> layers_params() {
+    return {
+        {"generator", ParamType::string, "layers", "this generator's name"},
+        {"model", ParamType::string, "resnet50",
+         "resnet50, vgg16, or a YAML layer list (name, flops, params, activations, gemm, repeat per layer; a path "
+         "relative to the scenario)"},
+        {"dp", ParamType::integer, "8", "data-parallel ranks"},
+        {"batch_per_gpu", ParamType::integer, "32", "samples per GPU and step"},
+        {"global_batch", ParamType::integer, "0", "samples per step over all ranks (0: batch_per_gpu x dp)"},
+        {"steps", ParamType::integer, "1", "training steps in the run"},
+        {"dtype", ParamType::string, "fp16", "datatype of the kernels and activations (mixed precision)"},
+        {"grad_dtype", ParamType::string, "fp32", "datatype of the gradients reduced (DDP reduces in the parameters')"},
+        {"bucket_mb", ParamType::number, "25", "DDP gradient bucket size in MiB (PyTorch's bucket_cap_mb)"},
+        {"first_bucket_mb", ParamType::number, "1", "size of the first (last layers') bucket in MiB (PyTorch's)"},
+        {"local_steps", ParamType::integer, "1",
+         "local SGD: average the parameters every H steps instead of reducing gradients every step (1: DDP)"},
+        {"compression", ParamType::string, "none",
+         "gradient compression of each bucket: none, topk (all-gather of values and 4-byte indices), quantize "
+         "(all-gather), lowrank (all-reduce of the factors, PowerSGD-like)"},
+        {"compression_ratio", ParamType::number, "0.01",
+         "fraction of a bucket's elements (topk) or bytes (quantize, lowrank) that is sent"},
+        {"error_feedback", ParamType::boolean, "true", "keep each gradient's compression residual (memory and reads)"},
+        {"optimizer", ParamType::string, "sgd", "sgd (with momentum) or adam: the optimizer step's memory traffic"},
+    };
+}
+
 std::vector<engine::ParamSpec> pipeline_params() {
     return {
         {"generator", ParamType::string, "pipeline", "this generator's name"},
@@ -37,6 +63,11 @@ std::vector<engine::ParamSpec> pipeline_params() {
 
 const std::vector<GeneratorEntry>& workload_generators() {
     static const std::vector<GeneratorEntry> entries = {
+        {"layers",
+         "a model as a list of layers (ResNet-50, VGG-16 or a YAML file) trained data parallel as PyTorch DDP does: "
+         "gradient buckets all-reduced in reverse layer order during the backward; local SGD and gradient "
+         "compression as options",
+         layers_params(), &build_layer_data_parallel, &layer_data_parallel_ranks},
         {"pipeline",
          "transformer layers split over pp pipeline stages (GPipe, 1F1B or interleaved 1F1B), replicated dp times "
          "with a per-layer "

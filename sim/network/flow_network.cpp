@@ -24,6 +24,8 @@ FlowNetwork::FlowNetwork(const topo::Cluster& cluster, engine::Simulator& sim, N
     residual_.assign(links, 0);
     unfixed_.assign(links, 0);
     link_weight_.assign(links, 0);
+    exact_mark_.assign(links, 0);
+    exact_ok_.assign(links, 0);
     if (options_.record_link_utilization) utilization_ = LinkUtilization(links);
 }
 
@@ -68,6 +70,8 @@ FlowId FlowNetwork::start_flow_on_route(topo::DeviceId src, topo::DeviceId dst, 
     share.weight = weight;
     f.last_update = sim_.now();
     f.draining = false;
+    f.leader = slot;
+    f.group = no_class;
     Time latency = extra_latency;
     double bottleneck = 0;
     for (const topo::LinkId l : f.route) {
@@ -98,6 +102,10 @@ FlowId FlowNetwork::start_flow_on_route(topo::DeviceId src, topo::DeviceId dst, 
         share.rate = bottleneck;
         sim_.arm(f.timer, sim_.now() + engine::transfer_time(static_cast<double>(bytes), bottleneck),
                  to_u16(EventKind::flow_drained));
+    } else if (options_.flow_classes) {
+        // Attached by this instant's update, in a class with the flows that start now and are like it.
+        starting_.push_back(slot);
+        schedule_update();
     } else {
         attach(slot);
     }
@@ -112,7 +120,7 @@ void FlowNetwork::attach(std::uint32_t flow) {
     for (std::size_t i = 0; i < f.route.size(); ++i) {
         auto& on_link = link_flows_[f.route[i].index()];
         f.link_pos[i] = static_cast<std::uint32_t>(on_link.size());
-        on_link.push_back(flow);
+        on_link.push_back({flow, static_cast<std::uint32_t>(i)});
         demand_bound_[f.route[i].index()] += share.cap * share.weight;
         link_weight_[f.route[i].index()] += share.weight;
         mark_dirty(f.route[i].value);
@@ -126,38 +134,33 @@ void FlowNetwork::detach(std::uint32_t flow) {
         const std::uint32_t link = f.route[i].value;
         auto& on_link = link_flows_[link];
         const std::uint32_t pos = f.link_pos[i];
-        const std::uint32_t moved = on_link.back();
+        const LinkEntry moved = on_link.back();
         on_link[pos] = moved;
         on_link.pop_back();
+        // The entry moved into `pos` records its new position (it may be another hop of this same flow).
+        flows_[moved.flow].link_pos[moved.hop] = pos;
         // Only the full-component mode reads the bound. Recomputed from the flows left rather than decremented,
         // so rounding never accumulates.
         if (!options_.incremental) {
             double bound = 0;
-            for (const std::uint32_t other : on_link) bound += share_[other].cap * share_[other].weight;
+            for (const LinkEntry& other : on_link) bound += share_[other.flow].cap * share_[other.flow].weight;
             demand_bound_[link] = bound;
         }
         link_weight_[link] -= share_[flow].weight;
-        if (moved != flow) {
-            // The flow moved into `pos` records its new position for this link.
-            FlowState& m = flows_[moved];
-            for (std::size_t j = 0; j < m.route.size(); ++j) {
-                if (m.route[j].value == link) {
-                    m.link_pos[j] = pos;
-                    break;
-                }
-            }
-        }
         mark_dirty(link);
     }
 }
 
 void FlowNetwork::mark_dirty(std::uint32_t link) {
     dirty_links_.push_back(link);
-    if (!update_pending_) {
-        // One recompute per instant, after every start and end already scheduled for now.
-        update_pending_ = true;
-        sim_.schedule_at(sim_.now(), to_u16(EventKind::network_rate_update), 0);
-    }
+    schedule_update();
+}
+
+void FlowNetwork::schedule_update() {
+    if (update_pending_) return;
+    // One recompute per instant, after every start and end already scheduled for now.
+    update_pending_ = true;
+    sim_.schedule_at(sim_.now(), to_u16(EventKind::network_rate_update), 0);
 }
 
 void FlowNetwork::account_progress(std::uint32_t flow, engine::Time now) {
@@ -168,8 +171,15 @@ void FlowNetwork::account_progress(std::uint32_t flow, engine::Time now) {
     f.remaining -= share.rate * dt_ps / 1e12;
     if (f.remaining < 1e-6) f.remaining = 0;  // rounding residue of a flow that is done now
     const double full = share.cap * share.weight;
-    if (share.limiting_link != UINT32_MAX && share.rate < full)
-        link_delay_s_[share.limiting_link] += (full - share.rate) / full * dt_ps * 1e-12;
+    if (share.limiting_link != UINT32_MAX && share.rate < full) {
+        const double lost_s = (full - share.rate) / full * dt_ps * 1e-12;
+        if (f.group == no_class) {
+            link_delay_s_[share.limiting_link] += lost_s;
+        } else {
+            // Each member is held by its own bottleneck link.
+            for (const std::uint32_t l : classes_[f.group].member_limit) link_delay_s_[l] += lost_s;
+        }
+    }
     f.last_update = now;
 }
 
@@ -184,25 +194,59 @@ void FlowNetwork::on_drained(std::uint32_t flow) {
     sim_.schedule_at(sim_.now() + f.latency, to_u16(EventKind::flow_arrived), flow);
 }
 
+void FlowNetwork::finish_arrival(std::uint32_t flow) {
+    const FlowState& f = flows_[flow];
+    if (f.record != UINT32_MAX) records_[f.record].end = sim_.now();
+    delivered_bytes_ += f.bytes;
+    ++completed_;
+    --active_;
+    release_.push_back(flow);
+    event_flows_.push_back(FlowId{flow});
+}
+
 FlowNetwork::FlowEvent FlowNetwork::handle(const engine::Event& event) {
+    // Slots of flows reported before are free from now on (the caller has read their owners).
+    free_slots_.insert(free_slots_.end(), release_.begin(), release_.end());
+    release_.clear();
+    event_flows_.clear();
     switch (static_cast<EventKind>(event.kind)) {
         case EventKind::flow_drained: {
             const std::uint32_t slot = timer_flow_[event.target];
             on_drained(slot);
-            return {FlowId{slot}, false};
+            const std::uint32_t group = flows_[slot].group;
+            if (group == no_class) {
+                event_flows_.push_back(FlowId{slot});
+            } else {
+                for (const std::uint32_t m : classes_[group].members) event_flows_.push_back(FlowId{m});
+            }
+            return {event_flows_, false};
         }
         case EventKind::network_rate_update:
             recompute_rates();
             return {};
         case EventKind::flow_arrived: {
             const std::uint32_t slot = event.target;
-            FlowState& f = flows_[slot];
-            if (f.record != UINT32_MAX) records_[f.record].end = sim_.now();
-            delivered_bytes_ += f.bytes;
-            ++completed_;
-            --active_;
-            free_slots_.push_back(slot);
-            return {FlowId{slot}, true};
+            const std::uint32_t group = flows_[slot].group;
+            if (group == no_class) {
+                finish_arrival(slot);
+            } else {
+                FlowClass& c = classes_[group];
+                for (const std::uint32_t m : c.members) {
+                    finish_arrival(m);
+                    flows_[m].group = no_class;
+                    flows_[m].leader = m;
+                }
+                c.members.clear();
+                free_classes_.push_back(group);
+                // The leader's route held every member's: give the memory back rather than keep it in a slot a
+                // single flow will reuse.
+                FlowState& head = flows_[slot];
+                if (head.route.capacity() > 64) {
+                    std::vector<topo::LinkId>().swap(head.route);
+                    std::vector<std::uint32_t>().swap(head.link_pos);
+                }
+            }
+            return {event_flows_, true};
         }
         default:
             CLUSTERSIM_CHECK(false, "network given an event of kind {}", event.kind);

@@ -13,6 +13,15 @@
 // bottleneck), so it couples nothing. Each flow's bottleneck is applied as a per-flow cap instead. The result is
 // the same allocation, found over far smaller components on large fabrics.
 //
+// Classes of identical flows (NetworkOptions::flow_classes, flow_classes.cpp): flows that start at one instant
+// with the same bytes, weight, latency and bottleneck (the transfers of a ring step) are solved as one flow whose
+// route is all their routes together (a link crossed by k of them counts k times), with one rate, one drain and
+// one arrival event. The allocation is checked to be the max-min one of the individual flows: a class at its cap is
+// (every member at its own bottleneck bandwidth, and the fill kept every link within capacity); a class held below
+// it is kept only while every member crosses a saturated link on which no flow has a higher share; otherwise it is
+// split into its members, which carry on from the same state, and the rates are recomputed. So classes change the
+// cost, never the answer (up to rounding: tests compare both ways).
+//
 // Timing of one flow (assumption, as in SimGrid's and ASTRA-sim's analytical flow models): bytes leave the source
 // at the flow's fair rate, which changes as other flows come and go; the flow occupies bandwidth on every link of
 // its route until its last byte has left; that byte arrives one route latency later. On an idle path:
@@ -44,6 +53,8 @@ struct NetworkOptions {
     /// Recompute only the flows whose max-min conditions a change breaks (exact, usually a handful), instead
     /// of the whole component of flows coupled through links that can bind.
     bool incremental = true;
+    /// Solve flows that start together with identical parameters as one class (exact; see above).
+    bool flow_classes = true;
 };
 
 class FlowNetwork {
@@ -62,13 +73,13 @@ public:
                                std::uint64_t bytes, std::uint32_t owner, std::uint32_t weight,
                                engine::Time extra_latency = engine::Time{0});
 
-    /// What an event did to a flow: its last byte left the source (drained) or reached the destination.
+    /// What an event did to flows: their last byte left the source (drained) or reached the destination.
     struct FlowEvent {
-        FlowId flow;  // invalid when the event concerned no single flow (a rate update)
+        std::span<const FlowId> flows;  // empty when the event concerned no flow (a rate update); several: a class
         bool arrived = false;
     };
-    /// Handles an event of one of the network's kinds. The flow's id and owner stay readable until the next
-    /// call after its arrival.
+    /// Handles an event of one of the network's kinds. The flows' ids and owners stay readable until the next
+    /// call after their arrival.
     FlowEvent handle(const engine::Event& event);
     [[nodiscard]] static bool owns(std::uint16_t kind) {
         return kind == to_u16(EventKind::flow_drained) || kind == to_u16(EventKind::flow_arrived) ||
@@ -76,7 +87,8 @@ public:
     }
 
     [[nodiscard]] std::uint32_t owner(FlowId flow) const { return flows_[flow.index()].owner; }
-    [[nodiscard]] double rate(FlowId flow) const { return share_[flow.index()].rate; }
+    /// The flow's rate now (its class's: each member has the same).
+    [[nodiscard]] double rate(FlowId flow) const { return share_[flows_[flow.index()].leader].rate; }
     /// The flow's duration alone on an empty network: route latency + bytes / bottleneck bandwidth.
     [[nodiscard]] engine::Time ideal_duration(FlowId flow) const { return flows_[flow.index()].ideal; }
     /// When the flow started.
@@ -94,6 +106,10 @@ public:
     [[nodiscard]] std::uint64_t flows_reassigned() const { return flows_reassigned_; }
     /// Flows whose rate actually changed, summed over all updates.
     [[nodiscard]] std::uint64_t flows_rerated() const { return flows_rerated_; }
+    /// Classes of identical flows formed, the flows they held, and the classes split into their members.
+    [[nodiscard]] std::uint64_t classes_formed() const { return classes_formed_; }
+    [[nodiscard]] std::uint64_t flows_in_classes() const { return flows_in_classes_; }
+    [[nodiscard]] std::uint64_t classes_split() const { return classes_split_; }
 
     [[nodiscard]] const std::vector<FlowRecord>& records() const { return records_; }
     /// What each link carried, when NetworkOptions::record_link_utilization is on.
@@ -110,8 +126,24 @@ private:
         std::uint32_t weight = 1;  // shares it stands for (channels on one path)
         std::uint32_t limiting_link = UINT32_MAX;  // the link that holds it below cap, if any
     };
+    /// A flow's place on a link: its slot and the index in its route of that hop (a class crosses a link once per
+    /// member that does).
+    struct LinkEntry {
+        std::uint32_t flow;
+        std::uint32_t hop;
+    };
+    /// Flows solved as one (see above): the class's solver state is its leader's slot, whose route holds every
+    /// member's route in turn.
+    struct FlowClass {
+        std::vector<std::uint32_t> members;       // slots, the leader first
+        std::vector<std::uint32_t> offsets;       // member k's hops: [offsets[k], offsets[k + 1]) of the route
+        std::vector<std::uint32_t> member_limit;  // each member's bottleneck link while the class is held below cap
+        std::vector<std::uint32_t> next_limit;    // the same, found by the update in progress
+        std::vector<std::uint32_t> limit_links;   // member_limit's links, sorted, once each
+    };
+    static constexpr std::uint32_t no_class = UINT32_MAX;
     struct FlowState {
-        std::vector<topo::LinkId> route;      // reused when the slot is
+        std::vector<topo::LinkId> route;      // reused when the slot is; a class's leader: every member's
         std::vector<std::uint32_t> link_pos;  // index of this flow in link_flows_ of route[i]
         double remaining = 0;                 // bytes not yet sent as of last_update
         engine::Time start{};
@@ -122,7 +154,9 @@ private:
         std::uint32_t record = UINT32_MAX;
         std::uint32_t owner = 0;
         std::uint64_t bytes = 0;
-        bool draining = false;  // on its links, sending
+        std::uint32_t leader = 0;        // slot holding its solver state: its own, or its class's leader's
+        std::uint32_t group = no_class;  // its class, if any (FlowClass index)
+        bool draining = false;           // on its links, sending
     };
 
     std::uint32_t allocate_slot();
@@ -136,15 +170,34 @@ private:
     void select_affected_flows();
     void fill();
     void record_utilization_of_component();
+    void schedule_update();
+    // Classes (flow_classes.cpp).
+    void form_classes();
+    [[nodiscard]] bool class_exact(std::uint32_t leader);
+    void split_class(std::uint32_t leader);
+    /// Splits the classes of the component whose computed rates are not the max-min ones; true if any was.
+    bool split_inexact_classes();
+    [[nodiscard]] bool same_class(std::uint32_t a, std::uint32_t b) const;
+    /// A class whose members all move at their cap, with its drain scheduled.
+    [[nodiscard]] bool at_cap_class(std::uint32_t flow) const {
+        const FlowShare& s = share_[flow];
+        return flows_[flow].group != no_class && s.limiting_link == UINT32_MAX && s.rate == s.cap * s.weight &&
+               sim_.armed(flows_[flow].timer);
+    }
+    /// Whether `link` is the bottleneck of a member of the class.
+    [[nodiscard]] bool class_bottleneck(std::uint32_t group, std::uint32_t link) const;
+    /// Makes the bottlenecks the update found the class's own.
+    void adopt_limits(std::uint32_t group);
+    void finish_arrival(std::uint32_t flow);
 
     const topo::Cluster& cluster_;
     engine::Simulator& sim_;
     NetworkOptions options_;
     topo::Router router_;
-    std::vector<double> capacity_;                        // by link
-    std::vector<std::vector<std::uint32_t>> link_flows_;  // by link: draining flows on it
-    std::vector<double> demand_bound_;                    // by link: sum of cap x weight of its draining flows
-    std::vector<double> link_delay_s_;                    // by link: contention delay attributed to it
+    std::vector<double> capacity_;                    // by link
+    std::vector<std::vector<LinkEntry>> link_flows_;  // by link: draining flows on it
+    std::vector<double> demand_bound_;                // by link: sum of cap x weight of its draining flows
+    std::vector<double> link_delay_s_;                // by link: contention delay attributed to it
     void account_progress(std::uint32_t flow, engine::Time now);
     [[nodiscard]] bool can_bind(std::uint32_t link) const { return demand_bound_[link] > capacity_[link]; }
     std::vector<FlowState> flows_;
@@ -175,6 +228,17 @@ private:
     std::vector<std::uint32_t> touched_links_;
     std::vector<std::uint32_t> utilization_mark_;  // epoch stamps, by link
 
+    std::vector<FlowClass> classes_;
+    std::vector<std::uint32_t> free_classes_;
+    std::vector<std::uint32_t> starting_;  // flows started this instant, attached (alone or in classes) by the update
+    std::vector<std::uint32_t> to_split_;
+    std::vector<std::uint32_t> round_dirty_;  // the update's dirty links, kept for a second round after a split
+    std::vector<std::uint32_t> exact_mark_;   // stamps, by link
+    std::vector<std::uint8_t> exact_ok_;      // by link: saturated with no share above the class being checked
+    std::uint32_t exact_stamp_ = 0;
+    std::vector<FlowId> event_flows_;     // the flows of the event handled last
+    std::vector<std::uint32_t> release_;  // slots of flows reported arrived, freed at the next event
+
     std::vector<FlowRecord> records_;
     LinkUtilization utilization_;
     std::size_t active_ = 0;
@@ -184,6 +248,9 @@ private:
     std::uint64_t rate_updates_ = 0;
     std::uint64_t flows_reassigned_ = 0;
     std::uint64_t flows_rerated_ = 0;
+    std::uint64_t classes_formed_ = 0;
+    std::uint64_t flows_in_classes_ = 0;
+    std::uint64_t classes_split_ = 0;
 };
 
 }  // namespace clustersim::sim

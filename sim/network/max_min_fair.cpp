@@ -28,7 +28,7 @@ void FlowNetwork::collect_component() {
     }
     dirty_links_.clear();
     for (std::size_t i = 0; i < component_links_.size(); ++i) {
-        for (const std::uint32_t f : link_flows_[component_links_[i]]) {
+        for (const auto [f, hop] : link_flows_[component_links_[i]]) {
             if (flow_mark_[f] == epoch_) continue;
             flow_mark_[f] = epoch_;
             component_flows_.push_back(f);
@@ -62,7 +62,11 @@ void FlowNetwork::select_affected_flows() {
     dirty_links_.clear();
     const std::size_t touched = component_links_.size();
     for (std::size_t i = 0; i < touched; ++i) {
-        for (const std::uint32_t f : link_flows_[component_links_[i]]) add_flow(f);
+        for (const LinkEntry& e : link_flows_[component_links_[i]]) {
+            // A class at its cap cannot rise, and if the change squeezes it the check below adds it: held, it costs
+            // nothing, where adding it would refill every link of every member.
+            if (!at_cap_class(e.flow)) add_flow(e.flow);
+        }
     }
     while (true) {
         fill();
@@ -83,7 +87,7 @@ void FlowNetwork::select_affected_flows() {
         for (std::size_t i = 0; i < check_links_.size(); ++i) {
             const std::uint32_t l = check_links_[i];
             double total = 0, max_level = 0, min_bottleneck_level = INFINITY;
-            for (const std::uint32_t f : link_flows_[l]) {
+            for (const auto [f, hop] : link_flows_[l]) {
                 const bool in = flow_mark_[f] == epoch_;
                 const double rate = in ? new_rate_[f] : share_[f].rate;
                 const double level = rate / share_[f].weight;
@@ -92,12 +96,15 @@ void FlowNetwork::select_affected_flows() {
                 if (in && new_limit_[f] == l) min_bottleneck_level = std::min(min_bottleneck_level, level);
             }
             const bool saturated = total >= capacity_[l] * (1 - 1e-9);
-            for (const std::uint32_t g : link_flows_[l]) {
+            for (const auto [g, hop] : link_flows_[l]) {
                 if (flow_mark_[g] == epoch_) continue;
                 const FlowShare& flow = share_[g];
                 const double level = flow.rate / flow.weight;
-                // g's bottleneck is here but it no longer binds g (slack, or someone above g): g may rise.
-                const bool freed = flow.limiting_link == l && (!saturated || max_level > level * (1 + 1e-9));
+                // g's bottleneck is here but it no longer binds g (slack, or someone above g): g may rise. A class
+                // held below its cap has a bottleneck per member: any of its links may be one.
+                const bool bottleneck =
+                    flows_[g].group == no_class ? flow.limiting_link == l : class_bottleneck(flows_[g].group, l);
+                const bool freed = bottleneck && (!saturated || max_level > level * (1 + 1e-9));
                 // A flow held here below g's level: g must come down to share.
                 const bool squeezed = saturated && min_bottleneck_level < level * (1 - 1e-9);
                 if (freed || squeezed) add_flow(g);
@@ -126,7 +133,7 @@ void FlowNetwork::fill() {
     for (const std::uint32_t l : component_links_) {
         double held = 0;
         std::uint32_t weight = 0;
-        for (const std::uint32_t f : link_flows_[l]) {
+        for (const auto [f, hop] : link_flows_[l]) {
             if (flow_mark_[f] == epoch_)
                 weight += share_[f].weight;
             else
@@ -180,38 +187,49 @@ void FlowNetwork::fill() {
         }
         const auto [share, link] = shares.front();
         pop();
-        for (const std::uint32_t f : link_flows_[link]) {
+        for (const auto [f, hop] : link_flows_[link]) {
             if (!fixed_[f]) fix(f, share, link);
         }
     }
 }
 
 void FlowNetwork::recompute_rates() {
-    update_pending_ = false;
     ++rate_updates_;
-    if (options_.incremental) {
-        select_affected_flows();
-    } else {
-        collect_component();
-        fill();
+    if (!starting_.empty()) form_classes();
+    round_dirty_.assign(dirty_links_.begin(), dirty_links_.end());
+    while (true) {
+        if (options_.incremental) {
+            select_affected_flows();
+        } else {
+            collect_component();
+            fill();
+        }
+        if (!split_inexact_classes()) break;
+        // Again, from the links of this update and those of the split classes, none of the rates above applied.
+        dirty_links_.insert(dirty_links_.end(), round_dirty_.begin(), round_dirty_.end());
+        round_dirty_.assign(dirty_links_.begin(), dirty_links_.end());
     }
     flows_reassigned_ += component_flows_.size();
+    update_pending_ = false;  // (attaching classes and splitting them marked links dirty: handled above)
 
     const Time now = sim_.now();
     for (const std::uint32_t f : component_flows_) {
         FlowState& flow = flows_[f];
         FlowShare& share = share_[f];
         const double rate = new_rate_[f];
+        const bool grouped = flow.group != no_class;
         if (rate == share.rate && sim_.armed(flow.timer)) {
             // Same rate: its finish time still holds. A new limiting link only changes whom later delay is
             // charged to.
-            if (share.limiting_link != new_limit_[f]) {
+            if (share.limiting_link != new_limit_[f] || grouped) {
                 account_progress(f, now);
                 share.limiting_link = new_limit_[f];
+                if (grouped) adopt_limits(flow.group);
             }
             continue;
         }
         account_progress(f, now);
+        if (grouped) adopt_limits(flow.group);
         ++flows_rerated_;
         share.rate = rate;
         share.limiting_link = new_limit_[f];
@@ -236,10 +254,9 @@ void FlowNetwork::record_utilization_of_component() {
         utilization_mark_[l] = epoch_;
         touched_links_.push_back(l);
     }
-    std::sort(touched_links_.begin(), touched_links_.end());
     for (const std::uint32_t l : touched_links_) {
         double total = 0;
-        for (const std::uint32_t f : link_flows_[l]) total += share_[f].rate;
+        for (const LinkEntry& e : link_flows_[l]) total += share_[e.flow].rate;
         utilization_.set_rate(l, now, total);
     }
 }

@@ -230,3 +230,20 @@ TEST_CASE("resolved.yaml of a generated workload states its defaults and gives t
         REQUIRE(again.resolved_yaml == s.resolved_yaml);
     }
 }
+
+TEST_CASE("the compression study's README quotes the runs its table comes from", "[examples]") {
+    // Example 10's 10 Gb/s row (the other rows come from the same command with another bandwidth).
+    const std::string dir = std::string(CLUSTERSIM_SOURCE_DIR) + "/docs/examples/10-vgg16-gradient-compression";
+    const std::string readme = read_text(dir + "/README.md");
+    for (const auto& [codec, ratio] : {std::pair{"none", "0.01"}, {"topk", "0.01"}, {"lowrank", "0.05"}}) {
+        INFO(codec);
+        const auto scenario = sim::load_scenario(
+            dir + "/scenario.yaml", {"topology.nic_bandwidth=10 Gb/s", std::string("workload.compression=") + codec,
+                                     std::string("workload.compression_ratio=") + ratio});
+        const auto result = sim::run_scenario(scenario);
+        const std::string stated = fmt::format("{:.3f} ms", engine::to_seconds(result.summary.makespan) * 1e3);
+        INFO(stated);
+        REQUIRE(readme.find("| 10 Gb/s |") != std::string::npos);
+        REQUIRE(readme.find(stated) != std::string::npos);
+    }
+}

@@ -36,7 +36,9 @@ RandomFlowsResult run_random_flows(const RandomFlowsConfig& config) {
     const auto t1 = clock::now();
     for (std::uint64_t i = 0; i < config.concurrent && started < config.total_flows; ++i) start_one();
     auto handler = [&](const engine::Event& e) {
-        if (net.handle(e).arrived && started < config.total_flows) start_one();
+        const auto event = net.handle(e);
+        if (!event.arrived) return;
+        for (std::size_t k = 0; k < event.flows.size() && started < config.total_flows; ++k) start_one();
     };
     sim.run(handler);
     const auto t2 = clock::now();

@@ -28,19 +28,24 @@ int main(int argc, char** argv) {
         "rail-optimized\n\n",
         graph.rank_count, graph.ops.size(), config.collective_every, config.dp_every, config.nodes);
     std::printf(
-        "| network | wall s | ops/s | events | events/s | flows | simulated | peak RSS MiB | bytes/op (replay) "
-        "|\n|---|---|---|---|---|---|---|---|---|\n");
+        "| network | wall s | ops/s | events | events/s | flows | flows in classes | classes split | simulated | "
+        "peak RSS MiB | bytes/op (replay) |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
     struct Mode {
         const char* name;
         sim::SharingModel sharing;
         sim::ReplayOptions::CollectiveModel collectives;
+        bool classes = true;
     };
     for (const Mode mode :
          {Mode{"cost-model collectives", sim::SharingModel::max_min, sim::ReplayOptions::CollectiveModel::cost_model},
           Mode{"contention-free", sim::SharingModel::contention_free, sim::ReplayOptions::CollectiveModel::flows},
-          Mode{"max-min", sim::SharingModel::max_min, sim::ReplayOptions::CollectiveModel::flows}}) {
+          Mode{"max-min, flows one by one", sim::SharingModel::max_min, sim::ReplayOptions::CollectiveModel::flows,
+               false},
+          Mode{"max-min, classes of identical flows", sim::SharingModel::max_min,
+               sim::ReplayOptions::CollectiveModel::flows}}) {
         sim::ReplayOptions options;
         options.network.sharing = mode.sharing;
+        options.network.flow_classes = mode.classes;
         options.collective_model = mode.collectives;
         options.network.record_flows = false;
         options.network.record_link_utilization = false;
@@ -49,10 +54,12 @@ int main(int argc, char** argv) {
         const auto result = sim::replay(graph, cluster, options);
         const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         const long rss = peak_rss_kib();
-        std::printf("| %s | %.2f | %.0f | %llu | %.0f | %llu | %.3f s | %.0f | %.0f |\n", mode.name, wall,
+        std::printf("| %s | %.2f | %.0f | %llu | %.0f | %llu | %llu | %llu | %.6f s | %.0f | %.0f |\n", mode.name, wall,
                     static_cast<double>(graph.ops.size()) / wall, static_cast<unsigned long long>(result.events),
                     static_cast<double>(result.events) / wall, static_cast<unsigned long long>(result.flows),
-                    engine::to_seconds(result.timeline.makespan), static_cast<double>(rss) / 1024,
+                    static_cast<unsigned long long>(result.flows_in_classes),
+                    static_cast<unsigned long long>(result.classes_split), engine::to_seconds(result.timeline.makespan),
+                    static_cast<double>(rss) / 1024,
                     static_cast<double>(rss - rss_graph) * 1024 / static_cast<double>(graph.ops.size()));
         std::fflush(stdout);
     }

@@ -33,8 +33,9 @@ std::vector<engine::Time> random_flow_arrivals(const topo::Cluster& cluster, boo
     for (int i = 0; i < 200; ++i) start_one();
     auto handler = [&](const engine::Event& e) {
         const auto event = net.handle(e);
-        if (event.arrived) {
-            arrivals[net.owner(event.flow)] = sim.now();
+        if (!event.arrived) return;
+        for (const sim::FlowId f : event.flows) {
+            arrivals[net.owner(f)] = sim.now();
             if (started < arrivals.size()) start_one();
         }
     };

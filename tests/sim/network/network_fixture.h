@@ -30,7 +30,8 @@ struct NetworkFixture {
     void run(engine::Time until = engine::max_time) {
         auto handler = [this](const engine::Event& e) {
             const auto event = net->handle(e);
-            if (event.arrived) arrivals.emplace_back(net->owner(event.flow), sim.now());
+            if (!event.arrived) return;
+            for (const sim::FlowId f : event.flows) arrivals.emplace_back(net->owner(f), sim.now());
         };
         sim.run(handler, engine::RunLimits{until});
     }

@@ -1,0 +1,155 @@
+// Classes of identical flows (see flow_network.h): formed from the flows that start at one instant, checked after
+// every update that recomputes them, split into their members when their common rate is not the max-min one.
+#include <algorithm>
+#include <tuple>
+
+#include "sim/network/flow_network.h"
+
+namespace clustersim::sim {
+
+using engine::Time;
+
+bool FlowNetwork::same_class(std::uint32_t a, std::uint32_t b) const {
+    const FlowState &x = flows_[a], &y = flows_[b];
+    return x.bytes == y.bytes && x.latency == y.latency && share_[a].weight == share_[b].weight &&
+           share_[a].cap == share_[b].cap;
+}
+
+void FlowNetwork::form_classes() {
+    // Flows alike in bytes, latency, weight and cap end together if nothing tells them apart: order the flows
+    // that start now by those (then by start order, so that the result does not depend on slot reuse) and make
+    // a class of each run of equal ones.
+    std::stable_sort(starting_.begin(), starting_.end(), [this](std::uint32_t a, std::uint32_t b) {
+        const FlowState &x = flows_[a], &y = flows_[b];
+        return std::tie(x.bytes, x.latency, share_[a].weight, share_[a].cap) <
+               std::tie(y.bytes, y.latency, share_[b].weight, share_[b].cap);
+    });
+    for (std::size_t i = 0; i < starting_.size();) {
+        std::size_t j = i + 1;
+        while (j < starting_.size() && same_class(starting_[i], starting_[j])) ++j;
+        const std::uint32_t leader = starting_[i];
+        if (j - i > 1) {
+            std::uint32_t group;
+            if (!free_classes_.empty()) {
+                group = free_classes_.back();
+                free_classes_.pop_back();
+            } else {
+                group = static_cast<std::uint32_t>(classes_.size());
+                classes_.emplace_back();
+            }
+            FlowClass& c = classes_[group];
+            c.members.assign(starting_.begin() + static_cast<std::ptrdiff_t>(i),
+                             starting_.begin() + static_cast<std::ptrdiff_t>(j));
+            c.member_limit.clear();
+            c.next_limit.clear();
+            c.limit_links.clear();
+            c.offsets.assign(1, 0);
+            FlowState& head = flows_[leader];
+            c.offsets.push_back(static_cast<std::uint32_t>(head.route.size()));
+            for (std::size_t k = i + 1; k < j; ++k) {
+                FlowState& member = flows_[starting_[k]];
+                head.route.insert(head.route.end(), member.route.begin(), member.route.end());
+                c.offsets.push_back(static_cast<std::uint32_t>(head.route.size()));
+                member.route.clear();
+                member.leader = leader;
+                member.group = group;
+            }
+            head.group = group;
+            ++classes_formed_;
+            flows_in_classes_ += j - i;
+        }
+        attach(leader);
+        i = j;
+    }
+    starting_.clear();
+}
+
+bool FlowNetwork::class_exact(std::uint32_t leader) {
+    // The common rate is every member's max-min rate when each member crosses a link that is saturated and on
+    // which no flow has a higher share (its bottleneck): then every flow has one, which characterizes the max-min
+    // allocation. Records each member's bottleneck, to charge it the delay it causes.
+    FlowClass& c = classes_[flows_[leader].group];
+    const auto& route = flows_[leader].route;
+    const double level = new_rate_[leader] / share_[leader].weight;
+    ++exact_stamp_;
+    c.next_limit.assign(c.members.size(), UINT32_MAX);
+    for (std::size_t k = 0; k < c.members.size(); ++k) {
+        for (std::uint32_t hop = c.offsets[k]; hop < c.offsets[k + 1]; ++hop) {
+            const std::uint32_t l = route[hop].value;
+            if (exact_mark_[l] != exact_stamp_) {
+                exact_mark_[l] = exact_stamp_;
+                double total = 0, max_level = 0;
+                for (const LinkEntry& e : link_flows_[l]) {
+                    const double rate = flow_mark_[e.flow] == epoch_ ? new_rate_[e.flow] : share_[e.flow].rate;
+                    total += rate;
+                    max_level = std::max(max_level, rate / share_[e.flow].weight);
+                }
+                exact_ok_[l] = total >= capacity_[l] * (1 - 1e-9) && max_level <= level * (1 + 1e-9);
+            }
+            // Of several, the lowest link id, as the fill would pick among equal shares.
+            if (exact_ok_[l]) c.next_limit[k] = std::min(c.next_limit[k], l);
+        }
+        if (c.next_limit[k] == UINT32_MAX) return false;
+    }
+    return true;
+}
+
+bool FlowNetwork::class_bottleneck(std::uint32_t group, std::uint32_t link) const {
+    const auto& links = classes_[group].limit_links;
+    return std::binary_search(links.begin(), links.end(), link);
+}
+
+void FlowNetwork::adopt_limits(std::uint32_t group) {
+    FlowClass& c = classes_[group];
+    c.member_limit.swap(c.next_limit);
+    c.limit_links.assign(c.member_limit.begin(), c.member_limit.end());
+    std::sort(c.limit_links.begin(), c.limit_links.end());
+    c.limit_links.erase(std::unique(c.limit_links.begin(), c.limit_links.end()), c.limit_links.end());
+}
+
+bool FlowNetwork::split_inexact_classes() {
+    to_split_.clear();
+    for (const std::uint32_t f : component_flows_) {
+        const std::uint32_t group = flows_[f].group;
+        if (group == no_class) continue;
+        if (new_limit_[f] == UINT32_MAX) {
+            classes_[group].next_limit.clear();  // at its cap: nothing holds any member
+        } else if (!class_exact(f)) {
+            to_split_.push_back(f);
+        }
+    }
+    for (const std::uint32_t f : to_split_) split_class(f);
+    return !to_split_.empty();
+}
+
+void FlowNetwork::split_class(std::uint32_t leader) {
+    // Each member carries on alone from the class's state: the same bytes left, rate and start.
+    const Time now = sim_.now();
+    account_progress(leader, now);
+    detach(leader);
+    FlowState& head = flows_[leader];
+    const std::uint32_t group = head.group;
+    FlowClass& c = classes_[group];
+    FlowShare alone = share_[leader];
+    alone.limiting_link = UINT32_MAX;
+    for (std::size_t k = 1; k < c.members.size(); ++k) {
+        const std::uint32_t m = c.members[k];
+        FlowState& member = flows_[m];
+        member.route.assign(head.route.begin() + c.offsets[k], head.route.begin() + c.offsets[k + 1]);
+        member.remaining = head.remaining;
+        member.last_update = now;
+        member.leader = m;
+        member.group = no_class;
+        share_[m] = alone;
+        attach(m);
+    }
+    head.route.resize(c.offsets[1]);
+    head.group = no_class;
+    share_[leader].limiting_link = UINT32_MAX;
+    attach(leader);
+    c.members.clear();
+    free_classes_.push_back(group);
+    ++classes_split_;
+}
+
+}  // namespace clustersim::sim

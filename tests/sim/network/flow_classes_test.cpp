@@ -1,0 +1,199 @@
+// Classes of identical flows change the cost, never the answer: the same runs with classes and with every flow
+// solved alone give the same arrival times, on random batches with competing traffic on an oversubscribed fabric
+// and on collectives, and the classes really form (and split when contention sets their members apart).
+#include <random>
+
+#include <catch2/catch.hpp>
+
+#include "engine/simulator.h"
+#include "sim/network/flow_network.h"
+#include "sim/replay.h"
+#include "topologies/topology_loader.h"
+
+using namespace clustersim;
+
+namespace {
+
+struct BatchRun {
+    std::vector<engine::Time> arrivals;
+    std::vector<double> link_delay_s;
+    std::uint64_t classes = 0, split = 0;
+};
+
+/// Batches of flows alike in size and weight (random ends, so some share links and some do not) start together at
+/// random instants, beside single flows of random size. The schedule is drawn up front, so that it does not depend
+/// on the order in which simultaneous arrivals are reported.
+BatchRun random_batches(const topo::Cluster& cluster, bool classes, bool incremental, std::uint64_t seed) {
+    engine::Simulator sim;
+    sim::NetworkOptions options;
+    options.flow_classes = classes;
+    options.incremental = incremental;
+    options.record_link_utilization = false;
+    sim::FlowNetwork net(cluster, sim, options);
+    std::mt19937_64 rng(seed);
+    const auto& gpus = cluster.gpus();
+    struct Planned {
+        topo::DeviceId src, dst;
+        std::vector<topo::LinkId> route;
+        std::uint64_t bytes;
+        std::uint32_t weight;
+    };
+    std::vector<std::vector<Planned>> batches;
+    for (int b = 0; b < 160; ++b) {
+        const std::uint64_t bytes = 1 + rng() % 20'000'000;
+        const std::uint32_t weight = 1 + static_cast<std::uint32_t>(rng() % 2);
+        const std::uint64_t n = rng() % 3 == 0 ? 1 : 2 + rng() % 30;
+        auto& batch = batches.emplace_back();
+        for (std::uint64_t k = 0; k < n; ++k) {
+            const auto src = gpus[rng() % gpus.size()];
+            auto dst = gpus[rng() % gpus.size()];
+            if (dst == src) dst = gpus[(src.index() + 1) % gpus.size()];
+            batch.push_back({src, dst, net.router().route(src, dst, rng()), bytes, weight});
+        }
+        // Instants on a 10 us grid, so that some batches start together.
+        sim.schedule_at(engine::Time{static_cast<std::int64_t>(rng() % 400) * 10'000'000}, 1000,
+                        static_cast<std::uint32_t>(b));
+    }
+    BatchRun run;
+    std::uint32_t owner = 0;
+    std::vector<std::uint32_t> first_owner;
+    for (const auto& batch : batches) {
+        first_owner.push_back(owner);
+        owner += static_cast<std::uint32_t>(batch.size());
+    }
+    run.arrivals.assign(owner, engine::Time{-1});
+    auto handler = [&](const engine::Event& e) {
+        if (e.kind == 1000) {
+            std::uint32_t o = first_owner[e.target];
+            for (const Planned& p : batches[e.target])
+                net.start_flow_on_route(p.src, p.dst, p.route, p.bytes, o++, p.weight);
+            return;
+        }
+        const auto event = net.handle(e);
+        if (!event.arrived) return;
+        for (const sim::FlowId f : event.flows) run.arrivals[net.owner(f)] = sim.now();
+    };
+    sim.run(handler);
+    for (std::size_t l = 0; l < cluster.links().size(); ++l)
+        run.link_delay_s.push_back(net.contention_delay_s(topo::LinkId::from_index(l)));
+    run.classes = net.classes_formed();
+    run.split = net.classes_split();
+    return run;
+}
+
+/// Ranks 0 .. n-1 of a graph, and the communicator "world" of them all (the graph's first).
+std::vector<traces::RankId> world_of(traces::OpGraph& g, std::uint32_t n) {
+    g.source = "classes test";
+    g.rank_count = n;
+    std::vector<traces::RankId> all;
+    for (std::uint32_t r = 0; r < n; ++r) all.push_back(traces::RankId{r});
+    g.communicator("world", all);
+    return all;
+}
+
+void require_close(engine::Time reference, engine::Time fast) {
+    INFO("reference " << reference.count() << " ps, with classes " << fast.count() << " ps");
+    // Rounding only (residuals summed in another order): a relative 1e-9, and a picosecond.
+    REQUIRE(std::llabs(reference.count() - fast.count()) <= 1 + reference.count() / 1'000'000'000);
+}
+
+}  // namespace
+
+TEST_CASE("flow classes give the arrival times of flows solved one by one", "[sim][network][classes]") {
+    // An oversubscribed leaf-spine fabric (2 nodes per leaf, 2 spines), so that batches contend among themselves
+    // and with the single flows.
+    const auto cluster =
+        topo::load_topology("dgx-h100", {"nodes=8", "fabric=leaf-spine", "nodes_per_leaf=2", "spines=2"});
+    for (const bool incremental : {true, false}) {
+        for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+            INFO("seed " << seed << (incremental ? " incremental" : " full component"));
+            const BatchRun reference = random_batches(cluster, false, incremental, seed);
+            const BatchRun fast = random_batches(cluster, true, incremental, seed);
+            REQUIRE(reference.classes == 0);
+            REQUIRE(fast.classes > 100);
+            REQUIRE(fast.split > 0);  // contention told some members apart
+            for (std::size_t i = 0; i < reference.arrivals.size(); ++i) {
+                INFO("flow " << i);
+                REQUIRE(reference.arrivals[i].count() > 0);
+                require_close(reference.arrivals[i], fast.arrivals[i]);
+            }
+            // Every flow's lost time is charged to one of its bottleneck links: the total is the same (a flow with
+            // several bottlenecks may charge another of them, as the incremental update keeps a flow's old one).
+            double reference_total = 0, fast_total = 0;
+            for (std::size_t l = 0; l < reference.link_delay_s.size(); ++l) {
+                reference_total += reference.link_delay_s[l];
+                fast_total += fast.link_delay_s[l];
+            }
+            REQUIRE(reference_total > 0);
+            REQUIRE(fast_total == Approx(reference_total).epsilon(1e-9));
+        }
+    }
+}
+
+TEST_CASE("a ring all-reduce runs its steps as classes with the times of flows one by one", "[sim][network][classes]") {
+    // 8 channels on 4 DGX-H100 nodes: each step's transfers inside nodes share the GPUs' NVLink ports (classes held
+    // below their cap, checked member by member), those across nodes the NICs.
+    const auto cluster = topo::load_topology("dgx-h100", {"nodes=4"});
+    // Sizes that split evenly: with a byte more on some members, steps of unequal transfers make the ring's timing
+    // depend on rounding (flows solved one by one differ by 0.1% between the incremental and the full update).
+    for (const std::uint64_t bytes : {std::uint64_t{1} << 20, std::uint64_t{64} << 20}) {
+        traces::OpGraph g;
+        const auto all = world_of(g, 32);
+        const traces::CommId world{0};
+        for (const traces::RankId r : all) {
+            traces::Op op{r, g.stream(r, "comm"), g.intern("grads"), traces::OpKind::collective,
+                          traces::KernelClass::communication};
+            op.bytes = bytes;
+            op.comm = world;
+            g.add(op);
+        }
+        sim::ReplayOptions options;
+        options.algorithm = sim::find_collective_algorithm("ring");
+        const auto fast = sim::replay(g, cluster, options);
+        options.network.flow_classes = false;
+        const auto reference = sim::replay(g, cluster, options);
+        INFO("bytes " << bytes);
+        require_close(reference.timeline.makespan, fast.timeline.makespan);
+        for (std::size_t i = 0; i < g.ops.size(); ++i)
+            require_close(reference.timeline.ops[i].end, fast.timeline.ops[i].end);
+        REQUIRE(fast.events * 4 < reference.events);
+    }
+}
+
+TEST_CASE("late ranks and competing traffic give the same replay with and without classes", "[sim][network][classes]") {
+    // All-reduces on every node's GPUs and across nodes at once, members entering at random times.
+    const auto cluster = topo::load_topology("dgx-h100", {"nodes=4", "fabric=leaf-spine", "nodes_per_leaf=1"});
+    traces::OpGraph g;
+    const auto all = world_of(g, 32);
+    const traces::CommId world{0};
+    std::vector<traces::CommId> node;
+    for (std::uint32_t n = 0; n < 4; ++n)
+        node.push_back(g.communicator("node" + std::to_string(n),
+                                      std::vector<traces::RankId>(all.begin() + 8 * n, all.begin() + 8 * n + 8)));
+    std::mt19937_64 rng(7);
+    for (int call = 0; call < 6; ++call) {
+        for (const traces::RankId r : all) {
+            traces::Op compute{r, g.stream(r, "compute"), g.intern("kernel"), traces::OpKind::compute,
+                               traces::KernelClass::gemm};
+            compute.duration = engine::Time{static_cast<std::int64_t>(rng() % 40) * 1'000'000};
+            const traces::OpId c = g.add(compute);
+            traces::Op op{r, g.stream(r, call % 2 ? "tp" : "dp"), g.intern("grads"), traces::OpKind::collective,
+                          traces::KernelClass::communication};
+            op.bytes = call % 2 ? (8 << 20) : (32 << 20);
+            op.comm = call % 2 ? node[r.value / 8] : world;
+            const traces::OpId after[] = {c};
+            g.add(op, after);
+        }
+    }
+    sim::ReplayOptions options;
+    options.algorithm = sim::find_collective_algorithm("ring");
+    const auto fast = sim::replay(g, cluster, options);
+    options.network.flow_classes = false;
+    const auto reference = sim::replay(g, cluster, options);
+    for (std::size_t i = 0; i < g.ops.size(); ++i) {
+        INFO("op " << i);
+        require_close(reference.timeline.ops[i].start, fast.timeline.ops[i].start);
+        require_close(reference.timeline.ops[i].end, fast.timeline.ops[i].end);
+    }
+    REQUIRE(fast.events < reference.events);
+}

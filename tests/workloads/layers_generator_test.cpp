@@ -1,0 +1,123 @@
+// The layers generator against closed forms: the presets' parameter and FLOP counts (torchvision's), DDP's buckets
+// (sizes, order, bytes per step), the averaging period of local SGD, compressed message sizes, the YAML layer list
+// with repeats, and located errors for impossible plans.
+#include <filesystem>
+#include <fstream>
+
+#include <catch2/catch.hpp>
+
+#include "engine/yaml_reader.h"
+#include "workloads/layers/layer_list.h"
+#include "workloads/workload_registry.h"
+
+using namespace clustersim;
+using traces::CollectiveKind;
+using traces::OpKind;
+
+namespace {
+
+traces::OpGraph generate(const std::string& yaml) {
+    const auto doc = engine::YamlValue::load_string(yaml, "test.yaml");
+    const auto& entry = workloads::find_workload_generator("layers", {});
+    return entry.build(engine::Params::from_yaml(doc, entry.params));
+}
+
+struct Collectives {
+    std::vector<std::uint64_t> bytes;  // rank 0's, in issue order
+    std::vector<CollectiveKind> kinds;
+};
+Collectives rank0_collectives(const traces::OpGraph& g) {
+    Collectives c;
+    for (const auto& op : g.ops) {
+        if (op.rank.value != 0 || op.kind != OpKind::collective) continue;
+        c.bytes.push_back(op.bytes);
+        c.kinds.push_back(op.collective);
+    }
+    return c;
+}
+
+}  // namespace
+
+TEST_CASE("layer presets have torchvision's parameter and FLOP counts", "[workloads][layers]") {
+    // torchvision: resnet50 num_params 25,557,032 and 4.09 GFLOPS (multiply-accumulates); vgg16 138,357,544 and
+    // 15.47.
+    const auto resnet = workloads::resnet50();
+    REQUIRE(resnet.layers.size() == 54);  // 53 convolutions and the classifier
+    REQUIRE(resnet.params() == 25'557'032);
+    REQUIRE(resnet.forward_flops() == 2.0 * 4'089'184'256);
+    const auto vgg = workloads::vgg16();
+    REQUIRE(vgg.layers.size() == 16);
+    REQUIRE(vgg.params() == 138'357'544);
+    REQUIRE(vgg.forward_flops() == 2.0 * 15'470'264'320);
+}
+
+TEST_CASE("DDP buckets: reverse layer order, 1 MiB first then 25 MiB, every gradient reduced once",
+          "[workloads][layers]") {
+    const auto g = generate("{generator: layers, model: resnet50, dp: 4, steps: 2}");
+    const auto c = rank0_collectives(g);
+    std::uint64_t total = 0;
+    for (std::size_t i = 0; i < c.bytes.size(); ++i) {
+        REQUIRE(c.kinds[i] == CollectiveKind::all_reduce);
+        total += c.bytes[i];
+    }
+    REQUIRE(total == 2 * 4 * 25'557'032ULL);  // fp32 gradients, two steps
+    // The first bucket is the classifier alone (2,049,000 parameters: 8.2 MB, past 1 MiB at once).
+    REQUIRE(c.bytes.front() == 4 * 2'049'000ULL);
+    // Every later bucket but the last of a step holds at least 25 MiB, and less than 25 MiB plus one layer.
+    const std::size_t per_step = c.bytes.size() / 2;
+    for (std::size_t i = 1; i + 1 < per_step; ++i) REQUIRE(c.bytes[i] >= 25ULL << 20);
+    REQUIRE(g.training.model_flops == 3.0 * 2 * 4'089'184'256.0 * 32 * 4 * 2);
+}
+
+TEST_CASE("local SGD averages parameters every H steps and reduces no gradients", "[workloads][layers]") {
+    const auto g = generate("{generator: layers, model: resnet50, dp: 4, steps: 8, local_steps: 4}");
+    const auto c = rank0_collectives(g);
+    REQUIRE(c.bytes == std::vector<std::uint64_t>{4 * 25'557'032ULL, 4 * 25'557'032ULL});
+    const auto single = generate("{generator: layers, model: resnet50, dp: 1}");
+    REQUIRE(rank0_collectives(single).bytes.empty());
+}
+
+TEST_CASE("compressed buckets: top-k all-gathers values and indices, low-rank all-reduces factors",
+          "[workloads][layers]") {
+    const auto plain = rank0_collectives(generate("{generator: layers, model: vgg16, dp: 8}"));
+    const auto topk =
+        rank0_collectives(generate("{generator: layers, model: vgg16, dp: 8, compression: topk, compression_ratio: "
+                                   "0.01}"));
+    const auto lowrank = rank0_collectives(
+        generate("{generator: layers, model: vgg16, dp: 8, compression: lowrank, compression_ratio: 0.05}"));
+    REQUIRE(topk.bytes.size() == plain.bytes.size());
+    for (std::size_t i = 0; i < plain.bytes.size(); ++i) {
+        REQUIRE(topk.kinds[i] == CollectiveKind::all_gather);
+        // 1% of the fp32 elements, each a 4-byte value and a 4-byte index.
+        REQUIRE(std::llabs(static_cast<long long>(topk.bytes[i]) - static_cast<long long>(plain.bytes[i] / 50)) <= 1);
+        REQUIRE(lowrank.kinds[i] == CollectiveKind::all_reduce);
+        REQUIRE(std::llabs(static_cast<long long>(lowrank.bytes[i]) - static_cast<long long>(plain.bytes[i] / 20)) <=
+                1);
+    }
+}
+
+TEST_CASE("a YAML layer list with repeats, and located errors", "[workloads][layers]") {
+    const auto dir = std::filesystem::temp_directory_path() / "clustersim_layers_test";
+    std::filesystem::create_directories(dir);
+    {
+        std::ofstream out(dir / "lstm.yaml");
+        out << "name: lstm\nlayers:\n"
+               "  - {name: embed, flops: 0, params: 1000, activations: 64}\n"
+               "  - {name: cell, flops: 2.0e6, params: 500000, activations: 128, gemm: [1, 512, 1024], repeat: 3}\n";
+        std::ofstream bad(dir / "bad.yaml");
+        bad << "layers:\n  - {name: x, flops: 1, parms: 3}\n";
+    }
+    const auto model = workloads::load_layer_model((dir / "lstm.yaml").string(), "", {});
+    REQUIRE(model.layers.size() == 4);
+    REQUIRE(model.layers[3].name == "cell.2");
+    REQUIRE(model.params() == 1000 + 3 * 500'000);
+    REQUIRE_THROWS_WITH(workloads::load_layer_model((dir / "bad.yaml").string(), "", {}),
+                        Catch::Matchers::Contains("bad.yaml:2") && Catch::Matchers::Contains("parms"));
+    REQUIRE_THROWS_WITH(generate("{generator: layers, model: resnet51}"),
+                        Catch::Matchers::Contains("unknown model 'resnet51'"));
+    REQUIRE_THROWS_WITH(generate("{generator: layers, dp: 3, global_batch: 100}"),
+                        Catch::Matchers::Contains("global batch 100 does not split over dp = 3"));
+    REQUIRE_THROWS_WITH(generate("{generator: layers, local_steps: 4, compression: topk}"),
+                        Catch::Matchers::Contains("local SGD"));
+    std::filesystem::remove_all(dir);
+}

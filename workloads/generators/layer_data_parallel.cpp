@@ -1,0 +1,315 @@
+// The layers generator: a model given as a list of layers (ResNet-50, VGG-16 or a YAML file) trained data
+// parallel on `dp` ranks the way PyTorch DDP does it, with local SGD and gradient compression as options.
+//
+// Per rank and step, on stream "compute": the forward layers in order (each an implicit-GEMM kernel of the batch,
+// then for a layer with `norm` a memory-bound kernel for its batch norm and ReLU: 4 passes over the output), the
+// backward layers in reverse order (twice the forward FLOPs; the norm's backward 6 passes), the optimizer step.
+// Gradients are reduced in DDP's buckets: filled in reverse layer order, a bucket closes once it holds `bucket_mb` (the
+// first one `first_bucket_mb`) and is all-reduced on stream "dp" as soon as the backward of its last layer is done,
+// overlapping the backward of the layers before it; the optimizer waits for every bucket.
+//
+// Local SGD (`local_steps` H > 1): no gradient reduction; after every H-th step the ranks average their parameters
+// with one all-reduce, which the next step waits for. Compression (`compression`): each bucket is encoded before it
+// is sent and decoded after; top-k and quantization cannot be summed in flight, so their buckets are all-gathered
+// (each rank's compressed bucket) and decoded from all ranks; low-rank (PowerSGD-like) factors are all-reduced.
+// With `error_feedback` the residual of every gradient is kept (memory) and read by the encoder.
+//
+// Memory per rank as allocations: parameters, gradients and optimizer state (fp32), each layer's activations from
+// its forward to its backward, the error-feedback residual.
+#include <algorithm>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "engine/memory_budget.h"
+#include "workloads/layers/layer_list.h"
+#include "workloads/workload_registry.h"
+
+namespace clustersim::workloads {
+
+using traces::CollectiveKind;
+using traces::OpGraph;
+using traces::OpId;
+using traces::OpKind;
+using traces::RankId;
+
+namespace {
+
+enum class Codec : std::uint8_t { none, topk, quantize, lowrank };
+
+struct LayerPlan {
+    LayerModel model;
+    std::uint32_t dp = 1, steps = 1, local_steps = 1;
+    std::uint64_t batch = 1;  // per GPU
+    traces::DataType dtype = traces::DataType::fp16, grad_dtype = traces::DataType::fp32;
+    double bucket_bytes = 0, first_bucket_bytes = 0;
+    Codec codec = Codec::none;
+    double ratio = 1;  // compressed bytes / gradient bytes
+    bool error_feedback = false;
+    bool adam = false;
+};
+
+std::uint64_t integer_in(const engine::Params& p, const char* name, std::int64_t min, std::int64_t max) {
+    const auto v = p.integer(name);
+    if (v < min || v > max) p.fail(name, fmt::format("expected an integer from {} to {}, got {}", min, max, v));
+    return static_cast<std::uint64_t>(v);
+}
+
+LayerPlan read_plan(const engine::Params& p) {
+    LayerPlan plan;
+    const engine::SourceLocation where = p.location("model");
+    const std::string base = where.file.empty() || where.file.front() == '(' || where.file.rfind("--", 0) == 0
+                                 ? std::string{}
+                                 : std::filesystem::path(where.file).parent_path().string();
+    plan.model = load_layer_model(p.string("model"), base, where);
+    plan.dp = static_cast<std::uint32_t>(integer_in(p, "dp", 1, 1 << 20));
+    plan.steps = static_cast<std::uint32_t>(integer_in(p, "steps", 1, 10'000));
+    plan.local_steps = static_cast<std::uint32_t>(integer_in(p, "local_steps", 1, 10'000));
+    const std::uint64_t global = integer_in(p, "global_batch", 0, std::int64_t{1} << 40);
+    plan.batch = integer_in(p, "batch_per_gpu", 1, 1 << 24);
+    if (global > 0) {
+        if (global % plan.dp != 0)
+            p.fail("global_batch", fmt::format("global batch {} does not split over dp = {} ranks", global, plan.dp));
+        plan.batch = global / plan.dp;
+    }
+    auto dtype = [&](const char* key) {
+        const auto t = traces::parse_data_type(p.string(key));
+        if (!t) p.fail(key, fmt::format("unknown datatype '{}'", p.string(key)));
+        return *t;
+    };
+    plan.dtype = dtype("dtype");
+    plan.grad_dtype = dtype("grad_dtype");
+    auto megabytes = [&](const char* key) {
+        const double mb = p.number(key);
+        if (!(mb > 0) || mb > 1e6) p.fail(key, fmt::format("expected a size in MiB above 0 and up to 1e6, got {}", mb));
+        return mb * 1024 * 1024;
+    };
+    plan.bucket_bytes = megabytes("bucket_mb");
+    plan.first_bucket_bytes = megabytes("first_bucket_mb");
+    const std::string& codec = p.string("compression");
+    if (codec == "none") {
+        plan.codec = Codec::none;
+    } else if (codec == "topk") {
+        plan.codec = Codec::topk;
+    } else if (codec == "quantize") {
+        plan.codec = Codec::quantize;
+    } else if (codec == "lowrank") {
+        plan.codec = Codec::lowrank;
+    } else {
+        p.fail("compression", fmt::format("unknown compression '{}' (known: none, topk, quantize, lowrank)", codec));
+    }
+    plan.ratio = p.number("compression_ratio");
+    if (!(plan.ratio > 0) || plan.ratio > 1)
+        p.fail("compression_ratio", fmt::format("expected a fraction above 0 and up to 1, got {}", plan.ratio));
+    if (plan.codec != Codec::none && plan.local_steps > 1)
+        p.fail("compression",
+               "compression applies to the gradient buckets, which local SGD (local_steps > 1) does "
+               "not send");
+    plan.error_feedback = p.boolean("error_feedback");
+    const std::string& optimizer = p.string("optimizer");
+    if (optimizer != "sgd" && optimizer != "adam")
+        p.fail("optimizer", fmt::format("unknown optimizer '{}' (known: sgd, adam)", optimizer));
+    plan.adam = optimizer == "adam";
+    return plan;
+}
+
+/// The bytes a compressed bucket of `bytes` sends per rank: top-k sends a value and a 4-byte index per kept
+/// element; quantization and low-rank factors `ratio` of the bytes.
+double compressed_bytes(const LayerPlan& plan, double bytes) {
+    const double width = traces::data_type_size(plan.grad_dtype);
+    switch (plan.codec) {
+        case Codec::none:
+            return bytes;
+        case Codec::topk:
+            return bytes * plan.ratio * (width + 4) / width;
+        case Codec::quantize:
+        case Codec::lowrank:
+            return bytes * plan.ratio;
+    }
+    return bytes;
+}
+
+class LayerBuilder {
+public:
+    explicit LayerBuilder(const LayerPlan& plan) : plan_(plan) {}
+    OpGraph build();
+
+private:
+    OpId compute(const std::string& name, traces::KernelClass cls, double flops, double bytes, std::uint32_t shape,
+                 std::vector<OpId> deps);
+    OpId collective(CollectiveKind kind, double bytes, const std::string& name, std::vector<OpId> deps);
+    void memory(OpKind kind, traces::MemoryUse use, double bytes, const std::string& name);
+    void reduce_bucket(std::uint32_t step, double bytes, OpId after);
+    void build_rank();
+
+    const LayerPlan& plan_;
+    OpGraph g_;
+    RankId rank_;
+    traces::StreamId compute_, dp_;
+    traces::CommId world_;
+    std::vector<std::uint32_t> shapes_;  // by layer: GEMM shape index of the batch, or no_shape
+    std::vector<OpId> reductions_;       // this step's bucket reductions (the optimizer waits for them)
+    std::uint32_t bucket_index_ = 0;
+};
+
+OpId LayerBuilder::compute(const std::string& name, traces::KernelClass cls, double flops, double bytes,
+                           std::uint32_t shape, std::vector<OpId> deps) {
+    traces::Op op{rank_, compute_, g_.intern(name), OpKind::compute, cls, plan_.dtype};
+    op.flops = flops;
+    op.bytes = static_cast<std::uint64_t>(bytes);
+    op.shape = shape;
+    return g_.add(op, deps);
+}
+
+OpId LayerBuilder::collective(CollectiveKind kind, double bytes, const std::string& name, std::vector<OpId> deps) {
+    traces::Op op{rank_,           dp_, g_.intern(name), OpKind::collective, traces::KernelClass::communication,
+                  plan_.grad_dtype};
+    op.collective = kind;
+    op.bytes = static_cast<std::uint64_t>(bytes);
+    op.comm = world_;
+    return g_.add(op, deps);
+}
+
+void LayerBuilder::memory(OpKind kind, traces::MemoryUse use, double bytes, const std::string& name) {
+    traces::Op op{rank_,
+                  compute_,
+                  g_.intern(fmt::format("{} {}", kind == OpKind::alloc ? "alloc" : "free", name)),
+                  kind,
+                  traces::KernelClass::other,
+                  plan_.dtype};
+    op.bytes = static_cast<std::uint64_t>(bytes);
+    op.memory = use;
+    g_.add(op);
+}
+
+void LayerBuilder::reduce_bucket(std::uint32_t step, double bytes, OpId after) {
+    const std::string name = fmt::format("step{} bucket{}", step, bucket_index_++);
+    if (plan_.dp == 1) return;
+    if (plan_.codec == Codec::none) {
+        reductions_.push_back(collective(CollectiveKind::all_reduce, bytes, "all-reduce " + name, {after}));
+        return;
+    }
+    // Encode (read the gradients and, with error feedback, the residual; write the message and the residual),
+    // send, decode (read what arrived, write the gradients).
+    const double sent = compressed_bytes(plan_, bytes);
+    const double encode_bytes = bytes + sent + (plan_.error_feedback ? 2 * bytes : 0);
+    const OpId encode =
+        compute("encode " + name, traces::KernelClass::elementwise, 0, encode_bytes, traces::no_shape, {after});
+    const bool gathered = plan_.codec != Codec::lowrank;
+    const OpId sent_op = collective(gathered ? CollectiveKind::all_gather : CollectiveKind::all_reduce, sent,
+                                    (gathered ? "all-gather " : "all-reduce ") + name, {encode});
+    const double received = gathered ? sent * plan_.dp : sent;
+    reductions_.push_back(
+        compute("decode " + name, traces::KernelClass::elementwise, 0, received + bytes, traces::no_shape, {sent_op}));
+}
+
+void LayerBuilder::build_rank() {
+    const auto& layers = plan_.model.layers;
+    const double width = traces::data_type_size(plan_.dtype), grad_width = traces::data_type_size(plan_.grad_dtype);
+    const double batch = static_cast<double>(plan_.batch);
+    const double params = static_cast<double>(plan_.model.params());
+    memory(OpKind::alloc, traces::MemoryUse::parameters, 4 * params, "parameters");
+    memory(OpKind::alloc, traces::MemoryUse::gradients, grad_width * params, "gradients");
+    memory(OpKind::alloc, traces::MemoryUse::optimizer_state, (plan_.adam ? 8 : 4) * params, "optimizer state");
+    if (plan_.error_feedback && plan_.codec != Codec::none)
+        memory(OpKind::alloc, traces::MemoryUse::buffers, grad_width * params, "error-feedback residual");
+    OpId step_done;  // the last op the next step's first forward waits for
+    for (std::uint32_t step = 0; step < plan_.steps; ++step) {
+        std::vector<OpId> deps;
+        if (step_done.valid()) deps.push_back(step_done);
+        for (std::size_t l = 0; l < layers.size(); ++l) {
+            const LayerSpec& layer = layers[l];
+            memory(OpKind::alloc, traces::MemoryUse::activations, width * batch * layer.activations, layer.name);
+            // Bytes: the weights, and the layer's output (its input is the previous output, counted there).
+            const double bytes = width * (static_cast<double>(layer.params) + batch * layer.activations);
+            deps = {compute(fmt::format("step{} forward {}", step, layer.name), traces::KernelClass::gemm,
+                            batch * layer.forward_flops, bytes, shapes_[l], deps)};
+            // Batch norm (read, write) and ReLU in place (read, write) on the output.
+            if (layer.norm)
+                deps = {compute(fmt::format("step{} forward {} norm", step, layer.name),
+                                traces::KernelClass::elementwise, 0, 4 * width * batch * layer.activations,
+                                traces::no_shape, deps)};
+        }
+        const bool reduce = plan_.local_steps == 1;
+        double bucket = 0;
+        bucket_index_ = 0;
+        reductions_.clear();
+        OpId last;
+        for (std::size_t l = layers.size(); l-- > 0;) {
+            const LayerSpec& layer = layers[l];
+            // ReLU's and batch norm's backward: read the output gradient and the saved tensors, write the input
+            // gradient.
+            if (layer.norm)
+                deps = {compute(fmt::format("step{} backward {} norm", step, layer.name),
+                                traces::KernelClass::elementwise, 0, 6 * width * batch * layer.activations,
+                                traces::no_shape, deps)};
+            const double bytes = width * (2.0 * static_cast<double>(layer.params) + 2.0 * batch * layer.activations);
+            last = compute(fmt::format("step{} backward {}", step, layer.name), traces::KernelClass::gemm,
+                           2 * batch * layer.forward_flops, bytes, shapes_[l], deps);
+            deps = {last};
+            memory(OpKind::free, traces::MemoryUse::activations, width * batch * layer.activations, layer.name);
+            if (!reduce) continue;
+            bucket += grad_width * static_cast<double>(layer.params);
+            const double cap = bucket_index_ == 0 ? plan_.first_bucket_bytes : plan_.bucket_bytes;
+            if (bucket >= cap || l == 0) {
+                if (bucket > 0) reduce_bucket(step, bucket, last);
+                bucket = 0;
+            }
+        }
+        std::vector<OpId> before_optimizer{last};
+        before_optimizer.insert(before_optimizer.end(), reductions_.begin(), reductions_.end());
+        // SGD with momentum reads weight, gradient and momentum and writes weight and momentum (fp32); Adam two
+        // moments.
+        const double optimizer_bytes = params * (plan_.adam ? 28.0 : 20.0);
+        step_done = compute(fmt::format("step{} optimizer", step), traces::KernelClass::optimizer, 0, optimizer_bytes,
+                            traces::no_shape, before_optimizer);
+        if (!reduce && plan_.dp > 1 && (step + 1) % plan_.local_steps == 0)
+            step_done = collective(CollectiveKind::all_reduce, 4 * params,
+                                   fmt::format("step{} average parameters", step), {step_done});
+    }
+}
+
+OpGraph LayerBuilder::build() {
+    const auto& layers = plan_.model.layers;
+    g_.rank_count = plan_.dp;
+    g_.source =
+        fmt::format("layers generator ({}, dp={}, batch {} per GPU{}{})", plan_.model.name, plan_.dp, plan_.batch,
+                    plan_.local_steps > 1 ? fmt::format(", local SGD H={}", plan_.local_steps) : "",
+                    plan_.codec != Codec::none ? fmt::format(", compressed to {}", plan_.ratio) : "");
+    for (const LayerSpec& l : layers) {
+        if (l.gemm_m == 0) {
+            shapes_.push_back(traces::no_shape);
+            continue;
+        }
+        const std::uint64_t m = std::min<std::uint64_t>(l.gemm_m * plan_.batch, UINT32_MAX);
+        shapes_.push_back(g_.intern(traces::GemmShape{static_cast<std::uint32_t>(m), l.gemm_n, l.gemm_k, 1}));
+    }
+    std::vector<RankId> all;
+    for (std::uint32_t r = 0; r < plan_.dp; ++r) all.push_back(RankId{r});
+    if (plan_.dp > 1) world_ = g_.communicator("dp", all);
+    for (std::uint32_t r = 0; r < plan_.dp; ++r) {
+        rank_ = RankId{r};
+        compute_ = g_.stream(rank_, "compute");
+        dp_ = plan_.dp > 1 ? g_.stream(rank_, "dp") : traces::StreamId::invalid();
+        build_rank();
+    }
+    g_.training.model_flops =
+        3 * plan_.model.forward_flops() * static_cast<double>(plan_.batch) * plan_.dp * plan_.steps;
+    g_.training.dtype = plan_.dtype;
+    return std::move(g_);
+}
+
+}  // namespace
+
+std::uint64_t layer_data_parallel_ranks(const engine::Params& params) { return integer_in(params, "dp", 1, 1 << 20); }
+
+OpGraph build_layer_data_parallel(const engine::Params& params) {
+    const LayerPlan plan = read_plan(params);
+    // Per rank and step: an alloc, a forward, a backward, two norms and a free per layer, a few ops per bucket.
+    const double ops = double(plan.dp) * plan.steps * (6.0 * double(plan.model.layers.size()) + 8.0);
+    engine::require_memory(ops * 200.0, fmt::format("the layers plan ({:.3g} ops)", ops), "fewer steps or dp",
+                           params.location("dp").file);
+    return LayerBuilder(plan).build();
+}
+
+}  // namespace clustersim::workloads
