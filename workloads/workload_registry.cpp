@@ -11,6 +11,26 @@ namespace clustersim::workloads {
 
 namespace {
 using engine::ParamType;
+std::vector<engine::ParamSpec> dlrm_params() {
+    // Defaults: facebookresearch/dlrm's Criteo Kaggle configuration.
+    return {
+        {"generator", ParamType::string, "dlrm", "this generator's name"},
+        {"table_rows", ParamType::string, dlrm_default_table_rows(),
+         "rows of each embedding table, joined by '-' (default: the 26 Criteo Kaggle tables)"},
+        {"dim", ParamType::integer, "16", "embedding dimension (the bottom MLP's output)"},
+        {"pooling", ParamType::number, "1", "lookups per table and sample (1: one-hot features)"},
+        {"bottom_mlp", ParamType::string, "13-512-256-64-16", "dense features, then the bottom MLP's layer sizes"},
+        {"top_mlp", ParamType::string, "512-256-1",
+         "the top MLP's layer sizes (its input, the interaction's output, follows from the tables and dim)"},
+        {"ranks", ParamType::integer, "8", "GPUs: the MLPs data parallel, the tables sharded over them"},
+        {"batch_per_gpu", ParamType::integer, "2048", "samples per GPU and step"},
+        {"sharding", ParamType::string, "table",
+         "embedding sharding: table (whole tables, largest onto the least loaded rank), row, or column"},
+        {"steps", ParamType::integer, "1", "training steps in the run"},
+        {"dtype", ParamType::string, "fp32", "datatype of embeddings, activations and kernels"},
+    };
+}
+
 std::vector<engine::ParamSpec> layers_params() {
     return {
         {"generator", ParamType::string, "layers", "this generator's name"},
@@ -63,6 +83,10 @@ std::vector<engine::ParamSpec> pipeline_params() {
 
 const std::vector<GeneratorEntry>& workload_generators() {
     static const std::vector<GeneratorEntry> entries = {
+        {"dlrm",
+         "a deep learning recommendation model: bottom and top MLPs data parallel, embedding tables sharded "
+         "table-, row- or column-wise with an exchange of pooled embeddings forward and of their gradients backward",
+         dlrm_params(), &build_dlrm, &dlrm_ranks},
         {"layers",
          "a model as a list of layers (ResNet-50, VGG-16 or a YAML file) trained data parallel as PyTorch DDP does: "
          "gradient buckets all-reduced in reverse layer order during the backward; local SGD and gradient "

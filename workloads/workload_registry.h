@@ -27,6 +27,9 @@ const std::vector<GeneratorEntry>& workload_generators();
 const GeneratorEntry& find_workload_generator(std::string_view name, const engine::SourceLocation& where);
 
 // Builders, one per file under workloads/generators/.
+traces::OpGraph build_dlrm(const engine::Params& params);
+std::uint64_t dlrm_ranks(const engine::Params& params);
+std::string dlrm_default_table_rows();  // facebookresearch/dlrm's Criteo Kaggle tables
 traces::OpGraph build_layer_data_parallel(const engine::Params& params);
 std::uint64_t layer_data_parallel_ranks(const engine::Params& params);
 traces::OpGraph build_pipeline_data_parallel(const engine::Params& params);

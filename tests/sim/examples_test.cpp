@@ -197,7 +197,7 @@ TEST_CASE("resolved.yaml of a trace scenario runs again from another folder", "[
 
 TEST_CASE("every example's README states the iteration time its run gives", "[examples]") {
     // Numbers in docs come from runs the tests check: the README quotes the makespan of expected/summary.json
-    // (itself checked against the run above), as ms or s to three decimals or as whole microseconds.
+    // (itself checked against the run above), as us, ms or s to three decimals or as whole microseconds.
     for (const auto& dir : example_scenarios()) {
         if (!std::filesystem::exists(dir / "expected" / "summary.json")) continue;
         INFO(dir.string());
@@ -211,7 +211,8 @@ TEST_CASE("every example's README states the iteration time its run gives", "[ex
         const std::string readme = read_text(dir / "README.md");
         const bool stated = readme.find(fmt::format("{:.3f} ms", us / 1e3)) != std::string::npos ||
                             readme.find(fmt::format("{:.3f} s", us / 1e6)) != std::string::npos ||
-                            readme.find(grouped + " us") != std::string::npos;
+                            readme.find(grouped + " us") != std::string::npos ||
+                            readme.find(fmt::format("{:.3f} us", us)) != std::string::npos;
         REQUIRE(stated);
     }
 }
@@ -231,19 +232,29 @@ TEST_CASE("resolved.yaml of a generated workload states its defaults and gives t
     }
 }
 
-TEST_CASE("the compression study's README quotes the runs its table comes from", "[examples]") {
-    // Example 10's 10 Gb/s row (the other rows come from the same command with another bandwidth).
-    const std::string dir = std::string(CLUSTERSIM_SOURCE_DIR) + "/docs/examples/10-vgg16-gradient-compression";
-    const std::string readme = read_text(dir + "/README.md");
-    for (const auto& [codec, ratio] : {std::pair{"none", "0.01"}, {"topk", "0.01"}, {"lowrank", "0.05"}}) {
-        INFO(codec);
-        const auto scenario = sim::load_scenario(
-            dir + "/scenario.yaml", {"topology.nic_bandwidth=10 Gb/s", std::string("workload.compression=") + codec,
-                                     std::string("workload.compression_ratio=") + ratio});
-        const auto result = sim::run_scenario(scenario);
-        const std::string stated = fmt::format("{:.3f} ms", engine::to_seconds(result.summary.makespan) * 1e3);
-        INFO(stated);
-        REQUIRE(readme.find("| 10 Gb/s |") != std::string::npos);
-        REQUIRE(readme.find(stated) != std::string::npos);
+TEST_CASE("the studies' READMEs quote the runs their tables come from", "[examples]") {
+    // A row or two of each study's table (the other rows come from the same commands with other values).
+    struct Point {
+        const char* example;
+        std::vector<std::string> overrides;
+    };
+    const Point points[] = {
+        {"10-vgg16-gradient-compression",
+         {"topology.nic_bandwidth=10 Gb/s", "workload.compression=none", "workload.compression_ratio=0.01"}},
+        {"10-vgg16-gradient-compression",
+         {"topology.nic_bandwidth=10 Gb/s", "workload.compression=topk", "workload.compression_ratio=0.01"}},
+        {"10-vgg16-gradient-compression",
+         {"topology.nic_bandwidth=10 Gb/s", "workload.compression=lowrank", "workload.compression_ratio=0.05"}},
+        {"11-dlrm-embedding-sharding", {"workload.sharding=row"}},
+        {"11-dlrm-embedding-sharding",
+         {"workload.sharding=column", "workload.dim=128", "workload.bottom_mlp=13-512-256-128"}},
+    };
+    for (const Point& p : points) {
+        const std::string dir = std::string(CLUSTERSIM_SOURCE_DIR) + "/docs/examples/" + p.example;
+        const auto result = sim::run_scenario(sim::load_scenario(dir + "/scenario.yaml", p.overrides));
+        const double us = engine::to_seconds(result.summary.makespan) * 1e6;
+        const std::string stated = us < 1000 ? fmt::format("{:.3f} us", us) : fmt::format("{:.3f} ms", us / 1e3);
+        INFO(p.example << ": " << stated);
+        REQUIRE(read_text(dir + "/README.md").find(stated) != std::string::npos);
     }
 }

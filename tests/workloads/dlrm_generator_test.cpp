@@ -1,0 +1,74 @@
+// The dlrm generator against closed forms: the exchange of pooled embeddings per sharding (all-to-all sends,
+// reduce-scatter buffers), the tables' memory summed over ranks, the MLP gradients reduced, and located errors.
+#include <fmt/format.h>
+#include <catch2/catch.hpp>
+
+#include "engine/yaml_reader.h"
+#include "workloads/workload_registry.h"
+
+using namespace clustersim;
+using traces::CollectiveKind;
+using traces::OpKind;
+
+namespace {
+
+traces::OpGraph generate(const std::string& yaml) {
+    const auto doc = engine::YamlValue::load_string(yaml, "test.yaml");
+    const auto& entry = workloads::find_workload_generator("dlrm", {});
+    return entry.build(engine::Params::from_yaml(doc, entry.params));
+}
+
+const std::uint64_t kaggle_rows = 1460 + 583 + 10131227 + 2202608 + 305 + 24 + 12517 + 633 + 3 + 93145 + 5683 +
+                                  8351593 + 3194 + 27 + 14992 + 5461306 + 10 + 5652 + 2173 + 4 + 7046547 + 18 + 15 +
+                                  286181 + 105 + 142572;
+
+}  // namespace
+
+TEST_CASE("dlrm exchanges the pooled embeddings each sharding needs", "[workloads][dlrm]") {
+    // 26 tables of dim 16 in fp32, 8 ranks of 1,024 samples.
+    const double local = 1024, n = 8, dim = 16, width = 4;
+    for (const char* sharding : {"table", "row", "column"}) {
+        INFO(sharding);
+        const auto g =
+            generate(fmt::format("{{generator: dlrm, ranks: 8, batch_per_gpu: 1024, sharding: {}}}", sharding));
+        double sent = 0, held = 0, grads = 0;
+        std::uint32_t exchanges = 0;
+        for (const auto& op : g.ops) {
+            if (op.kind == OpKind::alloc && op.memory == traces::MemoryUse::parameters) held += double(op.bytes);
+            if (op.kind != OpKind::collective) continue;
+            if (op.collective == CollectiveKind::all_reduce) {
+                grads += double(op.bytes);
+                continue;
+            }
+            ++exchanges;
+            if (g.names[op.name].find("gradient") == std::string::npos) sent += double(op.bytes);
+        }
+        REQUIRE(exchanges == 16);  // forward and backward on every rank
+        const std::string s = sharding;
+        if (s == "table") {
+            // Every table's pooled vectors go to the 7 other ranks' samples.
+            REQUIRE(sent == 26 * local * (n - 1) * dim * width);
+        } else if (s == "row") {
+            // A reduce-scatter of every table's partial sums for the global batch, on every rank.
+            REQUIRE(sent == n * 26 * local * n * dim * width);
+        } else {
+            REQUIRE(sent == n * 26 * local * (n - 1) * dim / n * width);
+        }
+        // The MLPs' parameters (bottom 13-512-256-64-16, top 367-512-256-1) and every table once, over the ranks.
+        const double bottom = 13 * 512 + 512 + 512 * 256 + 256 + 256 * 64 + 64 + 64 * 16 + 16;
+        const double top = 367 * 512 + 512 + 512 * 256 + 256 + 256 * 1 + 1;
+        REQUIRE(std::abs(held - (double(kaggle_rows) * dim * width + n * 4 * (bottom + top))) < 64);
+        REQUIRE(grads == n * 4 * (bottom + top));
+    }
+}
+
+TEST_CASE("dlrm refuses impossible plans with located errors", "[workloads][dlrm]") {
+    REQUIRE_THROWS_WITH(generate("{generator: dlrm, ranks: 3, sharding: column}"),
+                        Catch::Matchers::Contains("splits dim 16 over 3 ranks"));
+    REQUIRE_THROWS_WITH(generate("{generator: dlrm, dim: 32}"),
+                        Catch::Matchers::Contains("the bottom MLP ends at 16, not at the embedding dim 32"));
+    REQUIRE_THROWS_WITH(generate("{generator: dlrm, table_rows: 10-x-3}"),
+                        Catch::Matchers::Contains("test.yaml:1") && Catch::Matchers::Contains("table_rows"));
+    REQUIRE_THROWS_WITH(generate("{generator: dlrm, sharding: diagonal}"),
+                        Catch::Matchers::Contains("unknown sharding"));
+}
