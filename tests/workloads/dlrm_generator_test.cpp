@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 #include <catch2/catch.hpp>
 
-#include "engine/yaml_reader.h"
+#include "tests/workloads/generate.h"
 #include "workloads/workload_registry.h"
 
 using namespace clustersim;
@@ -12,11 +12,7 @@ using traces::OpKind;
 
 namespace {
 
-traces::OpGraph generate(const std::string& yaml) {
-    const auto doc = engine::YamlValue::load_string(yaml, "test.yaml");
-    const auto& entry = workloads::find_workload_generator("dlrm", {});
-    return entry.build(engine::Params::from_yaml(doc, entry.params));
-}
+traces::OpGraph generate(const std::string& yaml) { return testing::generate("dlrm", yaml); }
 
 const std::uint64_t kaggle_rows = 1460 + 583 + 10131227 + 2202608 + 305 + 24 + 12517 + 633 + 3 + 93145 + 5683 +
                                   8351593 + 3194 + 27 + 14992 + 5461306 + 10 + 5652 + 2173 + 4 + 7046547 + 18 + 15 +

@@ -6,7 +6,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "engine/yaml_reader.h"
+#include "tests/workloads/generate.h"
 #include "workloads/layers/layer_list.h"
 #include "workloads/workload_registry.h"
 
@@ -16,11 +16,7 @@ using traces::OpKind;
 
 namespace {
 
-traces::OpGraph generate(const std::string& yaml) {
-    const auto doc = engine::YamlValue::load_string(yaml, "test.yaml");
-    const auto& entry = workloads::find_workload_generator("layers", {});
-    return entry.build(engine::Params::from_yaml(doc, entry.params));
-}
+traces::OpGraph generate(const std::string& yaml) { return testing::generate("layers", yaml); }
 
 struct Collectives {
     std::vector<std::uint64_t> bytes;  // rank 0's, in issue order
