@@ -54,6 +54,12 @@ std::vector<engine::ParamSpec> layers_params() {
          "fraction of a bucket's elements (topk) or bytes (quantize, lowrank) that is sent"},
         {"error_feedback", ParamType::boolean, "true", "keep each gradient's compression residual (memory and reads)"},
         {"optimizer", ParamType::string, "sgd", "sgd (with momentum) or adam: the optimizer step's memory traffic"},
+        {"averaging", ParamType::string, "allreduce",
+         "allreduce (DDP, or local SGD's periodic average) or gossip (each rank exchanges parameters with its "
+         "peers on gossip_graph every local_steps steps)"},
+        {"gossip_graph", ParamType::string, "ring",
+         "ring, torus, exponential (i +- 2^k), one_peer_exponential (one 2^k hop per round), random_matching"},
+        {"seed", ParamType::integer, "1", "seed of the random matchings"},
     };
 }
 

@@ -248,6 +248,7 @@ TEST_CASE("the studies' READMEs quote the runs their tables come from", "[exampl
         {"11-dlrm-embedding-sharding", {"workload.sharding=row"}},
         {"12-resnet50-local-sgd", {"workload.local_steps=1"}},
         {"12-resnet50-local-sgd", {"topology.nic_bandwidth=25 Gb/s", "workload.local_steps=16"}},
+        {"13-resnet50-gossip", {"workload.gossip_graph=one_peer_exponential"}},
         {"11-dlrm-embedding-sharding",
          {"workload.sharding=column", "workload.dim=128", "workload.bottom_mlp=13-512-256-128"}},
     };

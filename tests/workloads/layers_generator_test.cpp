@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include "tests/workloads/generate.h"
+#include "workloads/layers/gossip_graph.h"
 #include "workloads/layers/layer_list.h"
 #include "workloads/workload_registry.h"
 
@@ -116,4 +117,47 @@ TEST_CASE("a YAML layer list with repeats, and located errors", "[workloads][lay
     REQUIRE_THROWS_WITH(generate("{generator: layers, local_steps: 4, compression: topk}"),
                         Catch::Matchers::Contains("local SGD"));
     std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("gossip graphs: partners per round, symmetric where undirected, one message per partner",
+          "[workloads][layers][gossip]") {
+    using workloads::GossipGraph;
+    const auto ring = workloads::gossip_peers(GossipGraph::ring, 32, 0, 1);
+    const auto torus = workloads::gossip_peers(GossipGraph::torus, 32, 0, 1);  // 4 x 8
+    const auto exponential = workloads::gossip_peers(GossipGraph::exponential, 32, 0, 1);
+    REQUIRE(ring[0] == std::vector<std::uint32_t>{1, 31});
+    REQUIRE(torus[0] == std::vector<std::uint32_t>{1, 7, 8, 24});
+    REQUIRE(exponential[0] == std::vector<std::uint32_t>{1, 2, 4, 8, 16});  // directed: i + 2^k
+    REQUIRE(workloads::gossip_sources(exponential)[0] == std::vector<std::uint32_t>{16, 24, 28, 30, 31});
+    for (std::uint32_t round = 0; round < 7; ++round) {
+        const auto one = workloads::gossip_peers(GossipGraph::one_peer_exponential, 32, round, 1);
+        REQUIRE(one[3] == std::vector<std::uint32_t>{(3 + (1U << (round % 5))) % 32});
+        const auto matching = workloads::gossip_peers(GossipGraph::random_matching, 32, round, 1);
+        for (std::uint32_t r = 0; r < 32; ++r) {
+            REQUIRE(matching[r].size() == 1);           // everyone paired: 32 is even
+            REQUIRE(matching[matching[r][0]][0] == r);  // symmetric
+        }
+        REQUIRE(matching == workloads::gossip_peers(GossipGraph::random_matching, 32, round, 1));  // seeded
+    }
+    REQUIRE(workloads::gossip_peers(GossipGraph::random_matching, 32, 0, 1) !=
+            workloads::gossip_peers(GossipGraph::random_matching, 32, 1, 1));
+    REQUIRE(workloads::gossip_peers(GossipGraph::random_matching, 5, 0, 1)[0].size() <= 1);  // odd: one left out
+    // The generator: per round, one send of the fp32 parameters per partner and as many receives; no collective.
+    const auto g = generate(
+        "{generator: layers, model: resnet50, dp: 32, steps: 4, local_steps: 2, averaging: "
+        "gossip, gossip_graph: torus}");
+    std::uint64_t sends = 0, recvs = 0, collectives = 0;
+    for (const auto& op : g.ops) {
+        if (op.kind == OpKind::send) {
+            ++sends;
+            REQUIRE(op.bytes == 4 * 25'557'032ULL);
+        }
+        recvs += op.kind == OpKind::recv;
+        collectives += op.kind == OpKind::collective;
+    }
+    REQUIRE(sends == 32 * 2 * 4);  // 32 ranks x 2 rounds x 4 torus partners
+    REQUIRE(recvs == sends);
+    REQUIRE(collectives == 0);
+    REQUIRE_THROWS_WITH(generate("{generator: layers, averaging: gossip, gossip_graph: star}"),
+                        Catch::Matchers::Contains("unknown graph 'star'"));
 }

@@ -14,6 +14,11 @@
 // (each rank's compressed bucket) and decoded from all ranks; low-rank (PowerSGD-like) factors are all-reduced.
 // With `error_feedback` the residual of every gradient is kept (memory) and read by the encoder.
 //
+// Gossip (`averaging: gossip`, decentralized SGD): no collective at all; after every H-th step each rank sends its
+// parameters (compressed if asked) to each of its peers on `gossip_graph` and receives theirs (point-to-point, one
+// stream per peer slot), then mixes them into its own (a memory-bound kernel over its own and every received copy);
+// the next step waits for the mix.
+//
 // Memory per rank as allocations: parameters, gradients and optimizer state (fp32), each layer's activations from
 // its forward to its backward, the error-feedback residual.
 #include <algorithm>
@@ -22,6 +27,7 @@
 #include <fmt/format.h>
 
 #include "engine/memory_budget.h"
+#include "workloads/layers/gossip_graph.h"
 #include "workloads/layers/layer_list.h"
 #include "workloads/workload_registry.h"
 
@@ -47,6 +53,9 @@ struct LayerPlan {
     double ratio = 1;  // compressed bytes / gradient bytes
     bool error_feedback = false;
     bool adam = false;
+    bool gossip = false;
+    GossipGraph graph = GossipGraph::ring;
+    std::uint64_t seed = 1;
 };
 
 std::uint64_t integer_in(const engine::Params& p, const char* name, std::int64_t min, std::int64_t max) {
@@ -101,7 +110,17 @@ LayerPlan read_plan(const engine::Params& p) {
     plan.ratio = p.number("compression_ratio");
     if (!(plan.ratio > 0) || plan.ratio > 1)
         p.fail("compression_ratio", fmt::format("expected a fraction above 0 and up to 1, got {}", plan.ratio));
-    if (plan.codec != Codec::none && plan.local_steps > 1)
+    const std::string& averaging = p.string("averaging");
+    if (averaging != "allreduce" && averaging != "gossip")
+        p.fail("averaging", fmt::format("unknown averaging '{}' (known: allreduce, gossip)", averaging));
+    plan.gossip = averaging == "gossip";
+    const auto graph = parse_gossip_graph(p.string("gossip_graph"));
+    if (!graph)
+        p.fail("gossip_graph",
+               fmt::format("unknown graph '{}' (known: {})", p.string("gossip_graph"), gossip_graph_names()));
+    plan.graph = *graph;
+    plan.seed = static_cast<std::uint64_t>(p.integer("seed"));
+    if (plan.codec != Codec::none && plan.local_steps > 1 && !plan.gossip)
         p.fail("compression",
                "compression applies to the gradient buckets, which local SGD (local_steps > 1) does "
                "not send");
@@ -140,13 +159,15 @@ private:
     OpId collective(CollectiveKind kind, double bytes, const std::string& name, std::vector<OpId> deps);
     void memory(OpKind kind, traces::MemoryUse use, double bytes, const std::string& name);
     void reduce_bucket(std::uint32_t step, double bytes, OpId after);
+    OpId gossip_round(std::uint32_t step, std::uint32_t round, OpId after);
     void build_rank();
 
     const LayerPlan& plan_;
     OpGraph g_;
     RankId rank_;
     traces::StreamId compute_, dp_;
-    traces::CommId world_;
+    traces::CommId world_, gossip_comm_;
+    std::vector<std::vector<std::vector<std::uint32_t>>> sends_, sources_;  // gossip: round -> rank -> peers
     std::vector<std::uint32_t> shapes_;  // by layer: GEMM shape index of the batch, or no_shape
     std::vector<OpId> reductions_;       // this step's bucket reductions (the optimizer waits for them)
     std::uint32_t bucket_index_ = 0;
@@ -203,6 +224,37 @@ void LayerBuilder::reduce_bucket(std::uint32_t step, double bytes, OpId after) {
         compute("decode " + name, traces::KernelClass::elementwise, 0, received + bytes, traces::no_shape, {sent_op}));
 }
 
+OpId LayerBuilder::gossip_round(std::uint32_t step, std::uint32_t round, OpId after) {
+    const auto& to = sends_[round][rank_.value];
+    const auto& from = sources_[round][rank_.value];
+    const double params = static_cast<double>(plan_.model.params());
+    const double message = compressed_bytes(plan_, 4 * params);  // fp32 parameters
+    OpId ready = after;
+    if (plan_.codec != Codec::none)
+        ready = compute(fmt::format("step{} encode parameters", step), traces::KernelClass::elementwise, 0,
+                        4 * params + message + (plan_.error_feedback ? 8 * params : 0), traces::no_shape, {after});
+    std::vector<OpId> exchanged{ready};
+    for (const OpKind kind : {OpKind::send, OpKind::recv}) {
+        const bool send = kind == OpKind::send;
+        const auto& peers = send ? to : from;
+        for (std::size_t k = 0; k < peers.size(); ++k) {
+            traces::Op op{rank_,
+                          g_.stream(rank_, fmt::format("gossip {} {}", send ? "send" : "recv", k)),
+                          g_.intern(fmt::format("step{} gossip {} rank {}", step, send ? "to" : "from", peers[k])),
+                          kind,
+                          traces::KernelClass::communication,
+                          plan_.grad_dtype};
+            op.bytes = static_cast<std::uint64_t>(message);
+            op.comm = gossip_comm_;
+            op.peer = RankId{peers[k]};
+            exchanged.push_back(g_.add(op, std::vector<OpId>{ready}));
+        }
+    }
+    // Mix: read its own parameters and every received message, write its own.
+    return compute(fmt::format("step{} gossip mix", step), traces::KernelClass::elementwise, 0,
+                   8 * params + message * static_cast<double>(from.size()), traces::no_shape, exchanged);
+}
+
 void LayerBuilder::build_rank() {
     const auto& layers = plan_.model.layers;
     const double width = traces::data_type_size(plan_.dtype), grad_width = traces::data_type_size(plan_.grad_dtype);
@@ -230,7 +282,7 @@ void LayerBuilder::build_rank() {
                                 traces::KernelClass::elementwise, 0, 4 * width * batch * layer.activations,
                                 traces::no_shape, deps)};
         }
-        const bool reduce = plan_.local_steps == 1;
+        const bool reduce = plan_.local_steps == 1 && !plan_.gossip;
         double bucket = 0;
         bucket_index_ = 0;
         reductions_.clear();
@@ -263,9 +315,14 @@ void LayerBuilder::build_rank() {
         const double optimizer_bytes = params * (plan_.adam ? 28.0 : 20.0);
         step_done = compute(fmt::format("step{} optimizer", step), traces::KernelClass::optimizer, 0, optimizer_bytes,
                             traces::no_shape, before_optimizer);
-        if (!reduce && plan_.dp > 1 && (step + 1) % plan_.local_steps == 0)
-            step_done = collective(CollectiveKind::all_reduce, 4 * params,
-                                   fmt::format("step{} average parameters", step), {step_done});
+        if (!reduce && plan_.dp > 1 && (step + 1) % plan_.local_steps == 0) {
+            if (plan_.gossip) {
+                step_done = gossip_round(step, (step + 1) / plan_.local_steps - 1, step_done);
+            } else {
+                step_done = collective(CollectiveKind::all_reduce, 4 * params,
+                                       fmt::format("step{} average parameters", step), {step_done});
+            }
+        }
     }
 }
 
@@ -273,9 +330,10 @@ OpGraph LayerBuilder::build() {
     const auto& layers = plan_.model.layers;
     g_.rank_count = plan_.dp;
     g_.source =
-        fmt::format("layers generator ({}, dp={}, batch {} per GPU{}{})", plan_.model.name, plan_.dp, plan_.batch,
+        fmt::format("layers generator ({}, dp={}, batch {} per GPU{}{}{})", plan_.model.name, plan_.dp, plan_.batch,
                     plan_.local_steps > 1 ? fmt::format(", local SGD H={}", plan_.local_steps) : "",
-                    plan_.codec != Codec::none ? fmt::format(", compressed to {}", plan_.ratio) : "");
+                    plan_.codec != Codec::none ? fmt::format(", compressed to {}", plan_.ratio) : "",
+                    plan_.gossip ? ", gossip" : "");
     for (const LayerSpec& l : layers) {
         if (l.gemm_m == 0) {
             shapes_.push_back(traces::no_shape);
@@ -286,11 +344,18 @@ OpGraph LayerBuilder::build() {
     }
     std::vector<RankId> all;
     for (std::uint32_t r = 0; r < plan_.dp; ++r) all.push_back(RankId{r});
-    if (plan_.dp > 1) world_ = g_.communicator("dp", all);
+    if (plan_.dp > 1 && !plan_.gossip) world_ = g_.communicator("dp", all);
+    if (plan_.dp > 1 && plan_.gossip) {
+        gossip_comm_ = g_.communicator("gossip", all);
+        for (std::uint32_t r = 0; r < plan_.steps / plan_.local_steps; ++r) {
+            sends_.push_back(gossip_peers(plan_.graph, plan_.dp, r, plan_.seed));
+            sources_.push_back(gossip_sources(sends_.back()));
+        }
+    }
     for (std::uint32_t r = 0; r < plan_.dp; ++r) {
         rank_ = RankId{r};
         compute_ = g_.stream(rank_, "compute");
-        dp_ = plan_.dp > 1 ? g_.stream(rank_, "dp") : traces::StreamId::invalid();
+        dp_ = plan_.dp > 1 && !plan_.gossip ? g_.stream(rank_, "dp") : traces::StreamId::invalid();
         build_rank();
     }
     g_.training.model_flops =
@@ -306,7 +371,8 @@ std::uint64_t layer_data_parallel_ranks(const engine::Params& params) { return i
 OpGraph build_layer_data_parallel(const engine::Params& params) {
     const LayerPlan plan = read_plan(params);
     // Per rank and step: an alloc, a forward, a backward, two norms and a free per layer, a few ops per bucket.
-    const double ops = double(plan.dp) * plan.steps * (6.0 * double(plan.model.layers.size()) + 8.0);
+    const double ops =
+        double(plan.dp) * plan.steps * (6.0 * double(plan.model.layers.size()) + 8.0 + (plan.gossip ? 80.0 : 0.0));
     engine::require_memory(ops * 200.0, fmt::format("the layers plan ({:.3g} ops)", ops), "fewer steps or dp",
                            params.location("dp").file);
     return LayerBuilder(plan).build();
