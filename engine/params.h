@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/enum_names.h"
 #include "engine/error.h"
 #include "engine/time.h"
 
@@ -64,6 +65,16 @@ private:
     [[nodiscard]] const Value& find(const std::string& name, ParamType type) const;
     std::vector<Value> values_;
 };
+
+/// The value of string parameter `name` looked up in `table`; a name not in it is a located error listing them.
+template <class Enum, std::size_t N>
+Enum choose(const Params& params, const std::string& name, const NameTable<Enum, N>& table, const char* what) {
+    const std::string& text = params.string(name);
+    const auto value = enum_from_name(table, text);
+    if (!value)
+        params.fail(name, "unknown " + std::string(what) + " '" + text + "' (known: " + enum_names(table) + ")");
+    return *value;
+}
 
 /// Checks that `text` parses as `type`; throws a located InputError otherwise.
 void validate_param(ParamType type, const std::string& text, const SourceLocation& where);

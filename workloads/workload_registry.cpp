@@ -60,6 +60,13 @@ std::vector<engine::ParamSpec> layers_params() {
         {"gossip_graph", ParamType::string, "ring",
          "ring, torus, exponential (i +- 2^k), one_peer_exponential (one 2^k hop per round), random_matching"},
         {"seed", ParamType::integer, "1", "seed of the random matchings"},
+        {"servers", ParamType::integer, "1",
+         "parameter servers (averaging: parameter_server): ranks dp .. dp + servers - 1, each 1/servers of the model"},
+        {"ps_mode", ParamType::string, "sync",
+         "sync (each step's pushes summed, then one update), ssp (bounded staleness), async (each push applied alone)"},
+        {"staleness", ParamType::integer, "0", "ssp: a worker's step may use parameters this many steps old"},
+        {"sparse_fraction", ParamType::number, "1",
+         "share of the parameters a step's gradients touch, pushed and pulled (1: dense; GLM-style sparse models)"},
     };
 }
 

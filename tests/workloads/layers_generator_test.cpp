@@ -161,3 +161,44 @@ TEST_CASE("gossip graphs: partners per round, symmetric where undirected, one me
     REQUIRE_THROWS_WITH(generate("{generator: layers, averaging: gossip, gossip_graph: star}"),
                         Catch::Matchers::Contains("unknown graph 'star'"));
 }
+
+TEST_CASE("parameter servers: pushes and pulls of each shard, one update per step (sync) or per push (async)",
+          "[workloads][layers][ps]") {
+    const std::uint64_t params = 25'557'032;
+    for (const char* mode : {"sync", "async"}) {
+        INFO(mode);
+        const auto g = generate(std::string("{generator: layers, model: resnet50, dp: 4, steps: 3, averaging: "
+                                            "parameter_server, servers: 2, sparse_fraction: 0.5, ps_mode: ") +
+                                mode + "}");
+        REQUIRE(g.rank_count == 6);  // 4 workers, then 2 servers
+        std::uint64_t pushed = 0, pulled = 0, updates = 0, collectives = 0;
+        for (const auto& op : g.ops) {
+            const std::string& name = g.names[op.name];
+            if (op.rank.value < 4 && op.kind == OpKind::send) pushed += op.bytes;
+            if (op.rank.value < 4 && op.kind == OpKind::recv) pulled += op.bytes;
+            if (op.rank.value >= 4 && op.kind == OpKind::compute &&
+                (name.find("update") != std::string::npos || name.find("apply") != std::string::npos))
+                ++updates;
+            collectives += op.kind == OpKind::collective;
+        }
+        // Each worker, each step: half the fp32 gradients pushed (split over the servers), as much pulled back.
+        const std::uint64_t half_shard = 4 * params / 2 / 2;
+        REQUIRE(pushed == 4 * 3 * 2 * half_shard);
+        REQUIRE(pulled == pushed);
+        REQUIRE(updates == (std::string(mode) == "sync" ? 2 * 3 : 2 * 3 * 4));
+        REQUIRE(collectives == 0);
+    }
+    // Bounded staleness: step t + 1 of a worker waits for the pulls of step t - s, not those of step t.
+    const auto g = generate(
+        "{generator: layers, model: resnet50, dp: 2, steps: 4, averaging: parameter_server, ps_mode: ssp, "
+        "staleness: 1}");
+    for (std::size_t i = 0; i < g.ops.size(); ++i) {
+        const std::string& name = g.names[g.ops[i].name];
+        if (g.ops[i].rank.value != 0 || name != "step2 forward conv1") continue;
+        const auto deps = g.deps(traces::OpId::from_index(i));
+        REQUIRE(deps.size() == 1);
+        REQUIRE(g.names[g.ops[deps[0].index()].name] == "step0 pull from server 0");
+    }
+    REQUIRE_THROWS_WITH(generate("{generator: layers, averaging: parameter_server, local_steps: 2}"),
+                        Catch::Matchers::Contains("local_steps must be 1"));
+}

@@ -38,6 +38,8 @@ constexpr const char* kaggle_rows =
     "18-15-286181-105-142572";
 
 enum class Sharding : std::uint8_t { table, row, column };
+constexpr engine::NameTable<Sharding, 3> sharding_names{
+    {{Sharding::table, "table"}, {Sharding::row, "row"}, {Sharding::column, "column"}}};
 
 struct DlrmPlan {
     std::vector<std::uint64_t> rows;  // per table
@@ -95,19 +97,10 @@ DlrmPlan read_plan(const engine::Params& p) {
     if (!(plan.pooling > 0) || plan.pooling > 1e4)
         p.fail("pooling",
                fmt::format("expected lookups per table and sample above 0 and up to 1e4, got {}", plan.pooling));
-    const std::string& sharding = p.string("sharding");
-    if (sharding == "table") {
-        plan.sharding = Sharding::table;
-    } else if (sharding == "row") {
-        plan.sharding = Sharding::row;
-    } else if (sharding == "column") {
-        plan.sharding = Sharding::column;
-        if (plan.dim % plan.ranks != 0)
-            p.fail("sharding", fmt::format("column-wise sharding splits dim {} over {} ranks: it must divide", plan.dim,
-                                           plan.ranks));
-    } else {
-        p.fail("sharding", fmt::format("unknown sharding '{}' (known: table, row, column)", sharding));
-    }
+    plan.sharding = engine::choose(p, "sharding", sharding_names, "sharding");
+    if (plan.sharding == Sharding::column && plan.dim % plan.ranks != 0)
+        p.fail("sharding",
+               fmt::format("column-wise sharding splits dim {} over {} ranks: it must divide", plan.dim, plan.ranks));
     const auto dtype = traces::parse_data_type(p.string("dtype"));
     if (!dtype) p.fail("dtype", fmt::format("unknown datatype '{}'", p.string("dtype")));
     plan.dtype = *dtype;
@@ -166,11 +159,7 @@ OpGraph build_dlrm(const engine::Params& params) {
     OpGraph g;
     g.rank_count = n;
     g.source = fmt::format("dlrm generator ({} tables of dim {}, {} ranks, {}-wise sharding, batch {} per GPU)", tables,
-                           plan.dim, n,
-                           plan.sharding == Sharding::table ? "table"
-                           : plan.sharding == Sharding::row ? "row"
-                                                            : "column",
-                           plan.batch);
+                           plan.dim, n, engine::enum_name(sharding_names, plan.sharding), plan.batch);
     std::vector<RankId> all;
     for (std::uint32_t r = 0; r < n; ++r) all.push_back(RankId{r});
     const traces::CommId world = n > 1 ? g.communicator("world", all) : traces::CommId{};

@@ -27,8 +27,7 @@
 #include <fmt/format.h>
 
 #include "engine/memory_budget.h"
-#include "workloads/layers/gossip_graph.h"
-#include "workloads/layers/layer_list.h"
+#include "workloads/layers/layer_builder.h"
 #include "workloads/workload_registry.h"
 
 namespace clustersim::workloads {
@@ -41,22 +40,13 @@ using traces::RankId;
 
 namespace {
 
-enum class Codec : std::uint8_t { none, topk, quantize, lowrank };
-
-struct LayerPlan {
-    LayerModel model;
-    std::uint32_t dp = 1, steps = 1, local_steps = 1;
-    std::uint64_t batch = 1;  // per GPU
-    traces::DataType dtype = traces::DataType::fp16, grad_dtype = traces::DataType::fp32;
-    double bucket_bytes = 0, first_bucket_bytes = 0;
-    Codec codec = Codec::none;
-    double ratio = 1;  // compressed bytes / gradient bytes
-    bool error_feedback = false;
-    bool adam = false;
-    bool gossip = false;
-    GossipGraph graph = GossipGraph::ring;
-    std::uint64_t seed = 1;
-};
+constexpr engine::NameTable<Codec, 4> codec_names{
+    {{Codec::none, "none"}, {Codec::topk, "topk"}, {Codec::quantize, "quantize"}, {Codec::lowrank, "lowrank"}}};
+constexpr engine::NameTable<Averaging, 3> averaging_names{{{Averaging::allreduce, "allreduce"},
+                                                           {Averaging::gossip, "gossip"},
+                                                           {Averaging::parameter_server, "parameter_server"}}};
+constexpr engine::NameTable<PsMode, 3> ps_mode_names{
+    {{PsMode::sync, "sync"}, {PsMode::ssp, "ssp"}, {PsMode::async, "async"}}};
 
 std::uint64_t integer_in(const engine::Params& p, const char* name, std::int64_t min, std::int64_t max) {
     const auto v = p.integer(name);
@@ -95,32 +85,26 @@ LayerPlan read_plan(const engine::Params& p) {
     };
     plan.bucket_bytes = megabytes("bucket_mb");
     plan.first_bucket_bytes = megabytes("first_bucket_mb");
-    const std::string& codec = p.string("compression");
-    if (codec == "none") {
-        plan.codec = Codec::none;
-    } else if (codec == "topk") {
-        plan.codec = Codec::topk;
-    } else if (codec == "quantize") {
-        plan.codec = Codec::quantize;
-    } else if (codec == "lowrank") {
-        plan.codec = Codec::lowrank;
-    } else {
-        p.fail("compression", fmt::format("unknown compression '{}' (known: none, topk, quantize, lowrank)", codec));
-    }
+    plan.codec = engine::choose(p, "compression", codec_names, "compression");
     plan.ratio = p.number("compression_ratio");
     if (!(plan.ratio > 0) || plan.ratio > 1)
         p.fail("compression_ratio", fmt::format("expected a fraction above 0 and up to 1, got {}", plan.ratio));
-    const std::string& averaging = p.string("averaging");
-    if (averaging != "allreduce" && averaging != "gossip")
-        p.fail("averaging", fmt::format("unknown averaging '{}' (known: allreduce, gossip)", averaging));
-    plan.gossip = averaging == "gossip";
+    plan.averaging = engine::choose(p, "averaging", averaging_names, "averaging");
+    plan.servers = static_cast<std::uint32_t>(integer_in(p, "servers", 1, 1 << 16));
+    plan.ps_mode = engine::choose(p, "ps_mode", ps_mode_names, "mode");
+    plan.staleness = static_cast<std::uint32_t>(integer_in(p, "staleness", 0, 10'000));
+    plan.sparse_fraction = p.number("sparse_fraction");
+    if (!(plan.sparse_fraction > 0) || plan.sparse_fraction > 1)
+        p.fail("sparse_fraction", fmt::format("expected a fraction above 0 and up to 1, got {}", plan.sparse_fraction));
+    if (plan.parameter_server() && plan.local_steps > 1)
+        p.fail("local_steps", "parameter servers exchange every step (local_steps must be 1)");
     const auto graph = parse_gossip_graph(p.string("gossip_graph"));
     if (!graph)
         p.fail("gossip_graph",
                fmt::format("unknown graph '{}' (known: {})", p.string("gossip_graph"), gossip_graph_names()));
     plan.graph = *graph;
     plan.seed = static_cast<std::uint64_t>(p.integer("seed"));
-    if (plan.codec != Codec::none && plan.local_steps > 1 && !plan.gossip)
+    if (plan.codec != Codec::none && plan.local_steps > 1 && !plan.gossip())
         p.fail("compression",
                "compression applies to the gradient buckets, which local SGD (local_steps > 1) does "
                "not send");
@@ -132,46 +116,7 @@ LayerPlan read_plan(const engine::Params& p) {
     return plan;
 }
 
-/// The bytes a compressed bucket of `bytes` sends per rank: top-k sends a value and a 4-byte index per kept
-/// element; quantization and low-rank factors `ratio` of the bytes.
-double compressed_bytes(const LayerPlan& plan, double bytes) {
-    const double width = traces::data_type_size(plan.grad_dtype);
-    switch (plan.codec) {
-        case Codec::none:
-            return bytes;
-        case Codec::topk:
-            return bytes * plan.ratio * (width + 4) / width;
-        case Codec::quantize:
-        case Codec::lowrank:
-            return bytes * plan.ratio;
-    }
-    return bytes;
-}
-
-class LayerBuilder {
-public:
-    explicit LayerBuilder(const LayerPlan& plan) : plan_(plan) {}
-    OpGraph build();
-
-private:
-    OpId compute(const std::string& name, traces::KernelClass cls, double flops, double bytes, std::uint32_t shape,
-                 std::vector<OpId> deps);
-    OpId collective(CollectiveKind kind, double bytes, const std::string& name, std::vector<OpId> deps);
-    void memory(OpKind kind, traces::MemoryUse use, double bytes, const std::string& name);
-    void reduce_bucket(std::uint32_t step, double bytes, OpId after);
-    OpId gossip_round(std::uint32_t step, std::uint32_t round, OpId after);
-    void build_rank();
-
-    const LayerPlan& plan_;
-    OpGraph g_;
-    RankId rank_;
-    traces::StreamId compute_, dp_;
-    traces::CommId world_, gossip_comm_;
-    std::vector<std::vector<std::vector<std::uint32_t>>> sends_, sources_;  // gossip: round -> rank -> peers
-    std::vector<std::uint32_t> shapes_;  // by layer: GEMM shape index of the batch, or no_shape
-    std::vector<OpId> reductions_;       // this step's bucket reductions (the optimizer waits for them)
-    std::uint32_t bucket_index_ = 0;
-};
+}  // namespace
 
 OpId LayerBuilder::compute(const std::string& name, traces::KernelClass cls, double flops, double bytes,
                            std::uint32_t shape, std::vector<OpId> deps) {
@@ -203,58 +148,6 @@ void LayerBuilder::memory(OpKind kind, traces::MemoryUse use, double bytes, cons
     g_.add(op);
 }
 
-void LayerBuilder::reduce_bucket(std::uint32_t step, double bytes, OpId after) {
-    const std::string name = fmt::format("step{} bucket{}", step, bucket_index_++);
-    if (plan_.dp == 1) return;
-    if (plan_.codec == Codec::none) {
-        reductions_.push_back(collective(CollectiveKind::all_reduce, bytes, "all-reduce " + name, {after}));
-        return;
-    }
-    // Encode (read the gradients and, with error feedback, the residual; write the message and the residual),
-    // send, decode (read what arrived, write the gradients).
-    const double sent = compressed_bytes(plan_, bytes);
-    const double encode_bytes = bytes + sent + (plan_.error_feedback ? 2 * bytes : 0);
-    const OpId encode =
-        compute("encode " + name, traces::KernelClass::elementwise, 0, encode_bytes, traces::no_shape, {after});
-    const bool gathered = plan_.codec != Codec::lowrank;
-    const OpId sent_op = collective(gathered ? CollectiveKind::all_gather : CollectiveKind::all_reduce, sent,
-                                    (gathered ? "all-gather " : "all-reduce ") + name, {encode});
-    const double received = gathered ? sent * plan_.dp : sent;
-    reductions_.push_back(
-        compute("decode " + name, traces::KernelClass::elementwise, 0, received + bytes, traces::no_shape, {sent_op}));
-}
-
-OpId LayerBuilder::gossip_round(std::uint32_t step, std::uint32_t round, OpId after) {
-    const auto& to = sends_[round][rank_.value];
-    const auto& from = sources_[round][rank_.value];
-    const double params = static_cast<double>(plan_.model.params());
-    const double message = compressed_bytes(plan_, 4 * params);  // fp32 parameters
-    OpId ready = after;
-    if (plan_.codec != Codec::none)
-        ready = compute(fmt::format("step{} encode parameters", step), traces::KernelClass::elementwise, 0,
-                        4 * params + message + (plan_.error_feedback ? 8 * params : 0), traces::no_shape, {after});
-    std::vector<OpId> exchanged{ready};
-    for (const OpKind kind : {OpKind::send, OpKind::recv}) {
-        const bool send = kind == OpKind::send;
-        const auto& peers = send ? to : from;
-        for (std::size_t k = 0; k < peers.size(); ++k) {
-            traces::Op op{rank_,
-                          g_.stream(rank_, fmt::format("gossip {} {}", send ? "send" : "recv", k)),
-                          g_.intern(fmt::format("step{} gossip {} rank {}", step, send ? "to" : "from", peers[k])),
-                          kind,
-                          traces::KernelClass::communication,
-                          plan_.grad_dtype};
-            op.bytes = static_cast<std::uint64_t>(message);
-            op.comm = gossip_comm_;
-            op.peer = RankId{peers[k]};
-            exchanged.push_back(g_.add(op, std::vector<OpId>{ready}));
-        }
-    }
-    // Mix: read its own parameters and every received message, write its own.
-    return compute(fmt::format("step{} gossip mix", step), traces::KernelClass::elementwise, 0,
-                   8 * params + message * static_cast<double>(from.size()), traces::no_shape, exchanged);
-}
-
 void LayerBuilder::build_rank() {
     const auto& layers = plan_.model.layers;
     const double width = traces::data_type_size(plan_.dtype), grad_width = traces::data_type_size(plan_.grad_dtype);
@@ -262,13 +155,13 @@ void LayerBuilder::build_rank() {
     const double params = static_cast<double>(plan_.model.params());
     memory(OpKind::alloc, traces::MemoryUse::parameters, 4 * params, "parameters");
     memory(OpKind::alloc, traces::MemoryUse::gradients, grad_width * params, "gradients");
-    memory(OpKind::alloc, traces::MemoryUse::optimizer_state, (plan_.adam ? 8 : 4) * params, "optimizer state");
+    if (!plan_.parameter_server())  // the servers hold it
+        memory(OpKind::alloc, traces::MemoryUse::optimizer_state, (plan_.adam ? 8 : 4) * params, "optimizer state");
     if (plan_.error_feedback && plan_.codec != Codec::none)
         memory(OpKind::alloc, traces::MemoryUse::buffers, grad_width * params, "error-feedback residual");
-    OpId step_done;  // the last op the next step's first forward waits for
+    std::vector<OpId> next;  // what the next step's first forward waits for
     for (std::uint32_t step = 0; step < plan_.steps; ++step) {
-        std::vector<OpId> deps;
-        if (step_done.valid()) deps.push_back(step_done);
+        std::vector<OpId> deps = next;
         for (std::size_t l = 0; l < layers.size(); ++l) {
             const LayerSpec& layer = layers[l];
             memory(OpKind::alloc, traces::MemoryUse::activations, width * batch * layer.activations, layer.name);
@@ -282,7 +175,7 @@ void LayerBuilder::build_rank() {
                                 traces::KernelClass::elementwise, 0, 4 * width * batch * layer.activations,
                                 traces::no_shape, deps)};
         }
-        const bool reduce = plan_.local_steps == 1 && !plan_.gossip;
+        const bool reduce = plan_.local_steps == 1 && plan_.averaging == Averaging::allreduce;
         double bucket = 0;
         bucket_index_ = 0;
         reductions_.clear();
@@ -308,32 +201,39 @@ void LayerBuilder::build_rank() {
                 bucket = 0;
             }
         }
+        if (plan_.parameter_server()) {
+            next = push_and_pull(step, last);  // the servers run the optimizer
+            continue;
+        }
         std::vector<OpId> before_optimizer{last};
         before_optimizer.insert(before_optimizer.end(), reductions_.begin(), reductions_.end());
         // SGD with momentum reads weight, gradient and momentum and writes weight and momentum (fp32); Adam two
         // moments.
         const double optimizer_bytes = params * (plan_.adam ? 28.0 : 20.0);
-        step_done = compute(fmt::format("step{} optimizer", step), traces::KernelClass::optimizer, 0, optimizer_bytes,
-                            traces::no_shape, before_optimizer);
+        OpId step_done = compute(fmt::format("step{} optimizer", step), traces::KernelClass::optimizer, 0,
+                                 optimizer_bytes, traces::no_shape, before_optimizer);
         if (!reduce && plan_.dp > 1 && (step + 1) % plan_.local_steps == 0) {
-            if (plan_.gossip) {
+            if (plan_.gossip()) {
                 step_done = gossip_round(step, (step + 1) / plan_.local_steps - 1, step_done);
             } else {
                 step_done = collective(CollectiveKind::all_reduce, 4 * params,
                                        fmt::format("step{} average parameters", step), {step_done});
             }
         }
+        next = {step_done};
     }
 }
 
 OpGraph LayerBuilder::build() {
     const auto& layers = plan_.model.layers;
-    g_.rank_count = plan_.dp;
+    g_.rank_count = plan_.ranks();
     g_.source =
         fmt::format("layers generator ({}, dp={}, batch {} per GPU{}{}{})", plan_.model.name, plan_.dp, plan_.batch,
                     plan_.local_steps > 1 ? fmt::format(", local SGD H={}", plan_.local_steps) : "",
                     plan_.codec != Codec::none ? fmt::format(", compressed to {}", plan_.ratio) : "",
-                    plan_.gossip ? ", gossip" : "");
+                    plan_.gossip()             ? ", gossip"
+                    : plan_.parameter_server() ? fmt::format(", {} parameter servers", plan_.servers)
+                                               : std::string{});
     for (const LayerSpec& l : layers) {
         if (l.gemm_m == 0) {
             shapes_.push_back(traces::no_shape);
@@ -344,9 +244,15 @@ OpGraph LayerBuilder::build() {
     }
     std::vector<RankId> all;
     for (std::uint32_t r = 0; r < plan_.dp; ++r) all.push_back(RankId{r});
-    if (plan_.dp > 1 && !plan_.gossip) world_ = g_.communicator("dp", all);
-    if (plan_.dp > 1 && plan_.gossip) {
-        gossip_comm_ = g_.communicator("gossip", all);
+    if (plan_.dp > 1 && plan_.averaging == Averaging::allreduce) world_ = g_.communicator("dp", all);
+    if (plan_.parameter_server()) {
+        std::vector<RankId> everyone;
+        for (std::uint32_t r = 0; r < plan_.ranks(); ++r) everyone.push_back(RankId{r});
+        p2p_comm_ = g_.communicator("ps", everyone);
+        pulls_.assign(plan_.steps, {});
+    }
+    if (plan_.dp > 1 && plan_.gossip()) {
+        p2p_comm_ = g_.communicator("gossip", all);
         for (std::uint32_t r = 0; r < plan_.steps / plan_.local_steps; ++r) {
             sends_.push_back(gossip_peers(plan_.graph, plan_.dp, r, plan_.seed));
             sources_.push_back(gossip_sources(sends_.back()));
@@ -355,8 +261,14 @@ OpGraph LayerBuilder::build() {
     for (std::uint32_t r = 0; r < plan_.dp; ++r) {
         rank_ = RankId{r};
         compute_ = g_.stream(rank_, "compute");
-        dp_ = plan_.dp > 1 && !plan_.gossip ? g_.stream(rank_, "dp") : traces::StreamId::invalid();
+        dp_ = plan_.dp > 1 && plan_.averaging == Averaging::allreduce ? g_.stream(rank_, "dp")
+                                                                      : traces::StreamId::invalid();
         build_rank();
+    }
+    for (std::uint32_t s = 0; s < (plan_.parameter_server() ? plan_.servers : 0); ++s) {
+        rank_ = RankId{plan_.dp + s};
+        compute_ = g_.stream(rank_, "compute");
+        build_server();
     }
     g_.training.model_flops =
         3 * plan_.model.forward_flops() * static_cast<double>(plan_.batch) * plan_.dp * plan_.steps;
@@ -364,15 +276,17 @@ OpGraph LayerBuilder::build() {
     return std::move(g_);
 }
 
-}  // namespace
-
-std::uint64_t layer_data_parallel_ranks(const engine::Params& params) { return integer_in(params, "dp", 1, 1 << 20); }
+std::uint64_t layer_data_parallel_ranks(const engine::Params& params) {
+    const std::uint64_t dp = integer_in(params, "dp", 1, 1 << 20);
+    return params.string("averaging") == "parameter_server" ? dp + integer_in(params, "servers", 1, 1 << 16) : dp;
+}
 
 OpGraph build_layer_data_parallel(const engine::Params& params) {
     const LayerPlan plan = read_plan(params);
     // Per rank and step: an alloc, a forward, a backward, two norms and a free per layer, a few ops per bucket.
     const double ops =
-        double(plan.dp) * plan.steps * (6.0 * double(plan.model.layers.size()) + 8.0 + (plan.gossip ? 80.0 : 0.0));
+        double(plan.dp) * plan.steps *
+        (6.0 * double(plan.model.layers.size()) + 8.0 + (plan.gossip() ? 80.0 : 0.0) + 4.0 * plan.servers);
     engine::require_memory(ops * 200.0, fmt::format("the layers plan ({:.3g} ops)", ops), "fewer steps or dp",
                            params.location("dp").file);
     return LayerBuilder(plan).build();

@@ -1,0 +1,82 @@
+// The layers generator's plan and graph builder (private to workloads/): a layer list trained on data-parallel
+// workers, with its ways of keeping the replicas in step: gradient all-reduce in DDP's buckets (optionally
+// compressed), local SGD's periodic parameter average, gossip with peers on a graph, or parameter servers.
+// The workers' kernels are built in generators/layer_data_parallel.cpp, the exchanges in layers/layer_exchange.cpp.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "traces/op_graph.h"
+#include "workloads/layers/gossip_graph.h"
+#include "workloads/layers/layer_list.h"
+
+namespace clustersim::workloads {
+
+enum class Codec : std::uint8_t { none, topk, quantize, lowrank };
+enum class Averaging : std::uint8_t { allreduce, gossip, parameter_server };
+enum class PsMode : std::uint8_t { sync, ssp, async };
+
+struct LayerPlan {
+    LayerModel model;
+    std::uint32_t dp = 1, steps = 1, local_steps = 1;
+    std::uint64_t batch = 1;  // per GPU
+    traces::DataType dtype = traces::DataType::fp16, grad_dtype = traces::DataType::fp32;
+    double bucket_bytes = 0, first_bucket_bytes = 0;
+    Codec codec = Codec::none;
+    double ratio = 1;  // compressed bytes / gradient bytes
+    bool error_feedback = false;
+    bool adam = false;
+    Averaging averaging = Averaging::allreduce;
+    GossipGraph graph = GossipGraph::ring;
+    std::uint64_t seed = 1;
+    // Parameter servers: ranks dp .. dp + servers - 1, each holding 1/servers of the parameters.
+    std::uint32_t servers = 1;
+    PsMode ps_mode = PsMode::sync;
+    std::uint32_t staleness = 0;  // ssp: a worker's step t waits for its pull of step t - 1 - staleness
+    double sparse_fraction = 1;   // share of the parameters a step's gradients touch (GLM-style sparse models)
+    [[nodiscard]] bool gossip() const { return averaging == Averaging::gossip; }
+    [[nodiscard]] bool parameter_server() const { return averaging == Averaging::parameter_server; }
+    [[nodiscard]] std::uint32_t ranks() const { return dp + (parameter_server() ? servers : 0); }
+};
+
+/// The bytes a compressed message of `bytes` sends: top-k a value and a 4-byte index per kept element;
+/// quantization and low-rank factors `ratio` of the bytes.
+double compressed_bytes(const LayerPlan& plan, double bytes);
+
+class LayerBuilder {
+public:
+    explicit LayerBuilder(const LayerPlan& plan) : plan_(plan) {}
+    traces::OpGraph build();
+
+private:
+    using OpId = traces::OpId;
+    OpId compute(const std::string& name, traces::KernelClass cls, double flops, double bytes, std::uint32_t shape,
+                 std::vector<OpId> deps);
+    OpId collective(traces::CollectiveKind kind, double bytes, const std::string& name, std::vector<OpId> deps);
+    OpId p2p(traces::OpKind kind, const std::string& stream, std::uint32_t peer, double bytes, const std::string& name,
+             std::vector<OpId> deps);
+    void memory(traces::OpKind kind, traces::MemoryUse use, double bytes, const std::string& name);
+    void build_rank();
+    // Exchanges (layer_exchange.cpp).
+    void reduce_bucket(std::uint32_t step, double bytes, OpId after);
+    OpId gossip_round(std::uint32_t step, std::uint32_t round, OpId after);
+    /// A worker's push of its gradients to every server and its pulls of the parameters back; returns what its
+    /// next step waits for (the pulls, or in ssp those of `staleness` steps before, or nothing when async).
+    std::vector<OpId> push_and_pull(std::uint32_t step, OpId after);
+    void build_server();
+
+    const LayerPlan& plan_;
+    traces::OpGraph g_;
+    traces::RankId rank_;
+    traces::StreamId compute_, dp_;
+    traces::CommId world_, p2p_comm_;
+    std::vector<std::vector<std::vector<std::uint32_t>>> sends_, sources_;  // gossip: round -> rank -> peers
+    std::vector<std::uint32_t> shapes_;     // by layer: GEMM shape index of the batch, or no_shape
+    std::vector<OpId> reductions_;          // this step's bucket reductions (the optimizer waits for them)
+    std::vector<std::vector<OpId>> pulls_;  // parameter server: a worker's pulls, by step
+    std::uint32_t bucket_index_ = 0;
+};
+
+}  // namespace clustersim::workloads
