@@ -67,6 +67,12 @@ std::vector<engine::ParamSpec> layers_params() {
         {"staleness", ParamType::integer, "0", "ssp: a worker's step may use parameters this many steps old"},
         {"sparse_fraction", ParamType::number, "1",
          "share of the parameters a step's gradients touch, pushed and pulled (1: dense; GLM-style sparse models)"},
+        {"offload", ParamType::string, "none",
+         "optimizer: ZeRO-Offload-like, each bucket reduce-scattered, each rank's part copied to the host, the "
+         "optimizer step run there, the part copied back and all-gathered before the next step"},
+        {"host_bandwidth", ParamType::rate, "51.2 GB/s",
+         "host memory bandwidth each rank's optimizer step streams (default: a DGX-A100's two sockets of 8 "
+         "DDR4-3200 channels, 409.6 GB/s, shared by its 8 GPUs)"},
     };
 }
 

@@ -202,3 +202,29 @@ TEST_CASE("parameter servers: pushes and pulls of each shard, one update per ste
     REQUIRE_THROWS_WITH(generate("{generator: layers, averaging: parameter_server, local_steps: 2}"),
                         Catch::Matchers::Contains("local_steps must be 1"));
 }
+
+TEST_CASE("CPU offload: each rank's part of every bucket down, stepped on the host, up and all-gathered",
+          "[workloads][layers][offload]") {
+    const std::uint64_t params = 138'357'544;  // VGG-16
+    const auto g = generate("{generator: layers, model: vgg16, dp: 4, offload: optimizer, host_bandwidth: 50 GB/s}");
+    double down = 0, up = 0, host_s = 0, scattered = 0, gathered = 0;
+    bool gpu_optimizer_state = false;
+    for (const auto& op : g.ops) {
+        if (op.rank.value != 0) continue;
+        if (op.kind == OpKind::memcpy_d2h) down += double(op.bytes);
+        if (op.kind == OpKind::memcpy_h2d) up += double(op.bytes);
+        if (op.kind == OpKind::delay) host_s += engine::to_seconds(op.duration);
+        if (op.kind == OpKind::collective && op.collective == CollectiveKind::reduce_scatter)
+            scattered += double(op.bytes);
+        if (op.kind == OpKind::collective && op.collective == CollectiveKind::all_gather) gathered += double(op.bytes);
+        gpu_optimizer_state |= op.kind == OpKind::alloc && op.memory == traces::MemoryUse::optimizer_state;
+    }
+    REQUIRE(scattered == Approx(4.0 * params).margin(64));     // every fp32 gradient, bucket by bucket
+    REQUIRE(down == Approx(4.0 * params / 4).margin(64));      // this rank's quarter
+    REQUIRE(up == Approx(2.0 * params / 4).margin(64));        // fp16 parameters back
+    REQUIRE(gathered == Approx(2.0 * params / 4).margin(64));  // each rank's contribution
+    REQUIRE(host_s == Approx(params / 4.0 * 24 / 50e9).epsilon(1e-6));
+    REQUIRE_FALSE(gpu_optimizer_state);
+    REQUIRE_THROWS_WITH(generate("{generator: layers, offload: optimizer, averaging: gossip}"),
+                        Catch::Matchers::Contains("averaging: allreduce"));
+}

@@ -92,6 +92,14 @@ LayerPlan read_plan(const engine::Params& p) {
     plan.averaging = engine::choose(p, "averaging", averaging_names, "averaging");
     plan.servers = static_cast<std::uint32_t>(integer_in(p, "servers", 1, 1 << 16));
     plan.ps_mode = engine::choose(p, "ps_mode", ps_mode_names, "mode");
+    plan.offload = p.string("offload") == "optimizer";
+    if (!plan.offload && p.string("offload") != "none")
+        p.fail("offload", fmt::format("unknown offload '{}' (known: none, optimizer)", p.string("offload")));
+    plan.host_bandwidth = p.rate("host_bandwidth");
+    if (!(plan.host_bandwidth > 0)) p.fail("host_bandwidth", "expected a bandwidth above 0");
+    if (plan.offload && plan.averaging != Averaging::allreduce)
+        p.fail("offload", "offloading the optimizer applies to averaging: allreduce");
+    if (plan.offload && plan.local_steps > 1) p.fail("offload", "offloading the optimizer needs local_steps: 1");
     plan.staleness = static_cast<std::uint32_t>(integer_in(p, "staleness", 0, 10'000));
     plan.sparse_fraction = p.number("sparse_fraction");
     if (!(plan.sparse_fraction > 0) || plan.sparse_fraction > 1)
@@ -153,9 +161,10 @@ void LayerBuilder::build_rank() {
     const double width = traces::data_type_size(plan_.dtype), grad_width = traces::data_type_size(plan_.grad_dtype);
     const double batch = static_cast<double>(plan_.batch);
     const double params = static_cast<double>(plan_.model.params());
-    memory(OpKind::alloc, traces::MemoryUse::parameters, 4 * params, "parameters");
+    // Offloaded, the GPU keeps the parameters in the kernels' datatype; the fp32 master copy is on the host.
+    memory(OpKind::alloc, traces::MemoryUse::parameters, (plan_.offload ? width : 4) * params, "parameters");
     memory(OpKind::alloc, traces::MemoryUse::gradients, grad_width * params, "gradients");
-    if (!plan_.parameter_server())  // the servers hold it
+    if (!plan_.parameter_server() && !plan_.offload)  // the servers or the host hold it
         memory(OpKind::alloc, traces::MemoryUse::optimizer_state, (plan_.adam ? 8 : 4) * params, "optimizer state");
     if (plan_.error_feedback && plan_.codec != Codec::none)
         memory(OpKind::alloc, traces::MemoryUse::buffers, grad_width * params, "error-feedback residual");
@@ -179,6 +188,7 @@ void LayerBuilder::build_rank() {
         double bucket = 0;
         bucket_index_ = 0;
         reductions_.clear();
+        uploads_.clear();
         OpId last;
         for (std::size_t l = layers.size(); l-- > 0;) {
             const LayerSpec& layer = layers[l];
@@ -197,12 +207,21 @@ void LayerBuilder::build_rank() {
             bucket += grad_width * static_cast<double>(layer.params);
             const double cap = bucket_index_ == 0 ? plan_.first_bucket_bytes : plan_.bucket_bytes;
             if (bucket >= cap || l == 0) {
-                if (bucket > 0) reduce_bucket(step, bucket, last);
+                if (bucket > 0 && plan_.offload) {
+                    offload_bucket(step, bucket, last);
+                } else if (bucket > 0) {
+                    reduce_bucket(step, bucket, last);
+                }
                 bucket = 0;
             }
         }
         if (plan_.parameter_server()) {
             next = push_and_pull(step, last);  // the servers run the optimizer
+            continue;
+        }
+        if (plan_.offload) {
+            next = uploads_;  // the host ran the optimizer, bucket by bucket
+            next.push_back(last);
             continue;
         }
         std::vector<OpId> before_optimizer{last};

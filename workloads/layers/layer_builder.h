@@ -36,6 +36,9 @@ struct LayerPlan {
     PsMode ps_mode = PsMode::sync;
     std::uint32_t staleness = 0;  // ssp: a worker's step t waits for its pull of step t - 1 - staleness
     double sparse_fraction = 1;   // share of the parameters a step's gradients touch (GLM-style sparse models)
+    // ZeRO-Offload-like: optimizer state and step on the host CPU, gradients down and parameters up over PCIe.
+    bool offload = false;
+    double host_bandwidth = 0;  // bytes/s of host memory one rank's optimizer step streams
     [[nodiscard]] bool gossip() const { return averaging == Averaging::gossip; }
     [[nodiscard]] bool parameter_server() const { return averaging == Averaging::parameter_server; }
     [[nodiscard]] std::uint32_t ranks() const { return dp + (parameter_server() ? servers : 0); }
@@ -66,6 +69,9 @@ private:
     /// next step waits for (the pulls, or in ssp those of `staleness` steps before, or nothing when async).
     std::vector<OpId> push_and_pull(std::uint32_t step, OpId after);
     void build_server();
+    /// Offload (instead of reduce_bucket): a bucket's gradients reduce-scattered, each rank's part to the host, the
+    /// host's optimizer step, the part back and all-gathered (the last op appended to uploads_).
+    void offload_bucket(std::uint32_t step, double bytes, OpId after);
 
     const LayerPlan& plan_;
     traces::OpGraph g_;
@@ -76,6 +82,7 @@ private:
     std::vector<std::uint32_t> shapes_;     // by layer: GEMM shape index of the batch, or no_shape
     std::vector<OpId> reductions_;          // this step's bucket reductions (the optimizer waits for them)
     std::vector<std::vector<OpId>> pulls_;  // parameter server: a worker's pulls, by step
+    std::vector<OpId> uploads_;             // offload: this step's parameter copies back to the GPU
     std::uint32_t bucket_index_ = 0;
 };
 

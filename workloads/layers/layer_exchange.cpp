@@ -87,6 +87,41 @@ OpId LayerBuilder::p2p(OpKind kind, const std::string& stream, std::uint32_t pee
     return g_.add(op, deps);
 }
 
+void LayerBuilder::offload_bucket(std::uint32_t step, double bytes, OpId after) {
+    // ZeRO-Offload: the bucket's gradients reduce-scattered over the ranks, each rank's part copied to the host,
+    // the host's optimizer step on that part, the updated part copied back and all-gathered.
+    const double grad_width = traces::data_type_size(plan_.grad_dtype), width = traces::data_type_size(plan_.dtype);
+    const double part = bytes / grad_width / plan_.dp;  // parameters of this rank's part
+    const std::string name = fmt::format("step{} bucket{}", step, bucket_index_++);
+    OpId ready = after;
+    if (plan_.dp > 1) ready = collective(CollectiveKind::reduce_scatter, bytes, "reduce-scatter " + name, {after});
+    auto copy = [&](OpKind kind, const char* stream, double size, const std::string& what, OpId dep) {
+        traces::Op op{rank_, g_.stream(rank_, stream), g_.intern(what), kind, traces::KernelClass::other, plan_.dtype};
+        op.bytes = static_cast<std::uint64_t>(size);
+        return g_.add(op, std::vector<OpId>{dep});
+    };
+    const OpId down = copy(OpKind::memcpy_d2h, "offload d2h", grad_width * part, "gradients to host " + name, ready);
+    // The host's optimizer step: fp32 master weights and optimizer state read and written, the gradients read.
+    traces::Op cpu{rank_,         g_.stream(rank_, "host optimizer"), g_.intern("host optimizer " + name),
+                   OpKind::delay, traces::KernelClass::optimizer,     traces::DataType::fp32};
+    cpu.duration = engine::from_seconds(part * ((plan_.adam ? 28.0 : 20.0) + grad_width) / plan_.host_bandwidth);
+    const OpId on_host = g_.add(cpu, std::vector<OpId>{down});
+    OpId back = copy(OpKind::memcpy_h2d, "offload h2d", width * part, "parameters to GPU " + name, on_host);
+    if (plan_.dp > 1) {
+        traces::Op gather{rank_,
+                          g_.stream(rank_, "offload gather"),
+                          g_.intern("all-gather parameters " + name),
+                          OpKind::collective,
+                          traces::KernelClass::communication,
+                          plan_.dtype};
+        gather.collective = CollectiveKind::all_gather;
+        gather.bytes = static_cast<std::uint64_t>(width * part);  // each rank's contribution
+        gather.comm = world_;
+        back = g_.add(gather, std::vector<OpId>{back});
+    }
+    uploads_.push_back(back);
+}
+
 std::vector<OpId> LayerBuilder::push_and_pull(std::uint32_t step, OpId after) {
     // Gradients (dense, or the touched share of a sparse model) to every server, its shard of the parameters back
     // from each.
