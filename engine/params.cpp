@@ -132,6 +132,12 @@ std::int64_t Params::integer(const std::string& name) const {
     const Value& v = find(name, ParamType::integer);
     return parse_integer(v.text, v.where);
 }
+
+std::int64_t Params::integer_in(const std::string& name, std::int64_t min, std::int64_t max) const {
+    const std::int64_t v = integer(name);
+    if (v < min || v > max) fail(name, fmt::format("expected an integer from {} to {}, got {}", min, max, v));
+    return v;
+}
 double Params::number(const std::string& name) const {
     const Value& v = find(name, ParamType::number);
     return parse_number(v.text, v.where);

@@ -41,6 +41,8 @@ public:
     void set(const std::string& name, const std::string& text);
 
     [[nodiscard]] std::int64_t integer(const std::string& name) const;
+    /// An integer from `min` to `max`; outside, a located error saying so.
+    [[nodiscard]] std::int64_t integer_in(const std::string& name, std::int64_t min, std::int64_t max) const;
     [[nodiscard]] double number(const std::string& name) const;
     [[nodiscard]] const std::string& string(const std::string& name) const;
     /// The value as written, whatever its type (for descriptions and messages).

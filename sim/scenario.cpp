@@ -320,7 +320,7 @@ RunResult run_scenario(const Scenario& scenario) {
     r.summary.flows = r.replay.flows;
     r.summary.bytes_on_network = r.replay.bytes_on_network;
     r.summary.training =
-        training_metrics(scenario.graph, scenario.cluster, r.summary.makespan, scenario.options.rank_to_gpu);
+        training_metrics(scenario.graph, scenario.cluster, r.replay.timeline, scenario.options.rank_to_gpu);
     r.summary.memory = scenario.memory;
     r.summary.collectives = collective_calls(scenario.graph, r.replay.collectives);
     return r;

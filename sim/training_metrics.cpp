@@ -5,8 +5,10 @@
 
 namespace clustersim::sim {
 
-traces::TrainingMetrics training_metrics(const traces::OpGraph& g, const topo::Cluster& cluster, engine::Time iteration,
+traces::TrainingMetrics training_metrics(const traces::OpGraph& g, const topo::Cluster& cluster,
+                                         const traces::Timeline& timeline,
                                          const std::vector<std::uint32_t>& rank_to_gpu) {
+    const engine::Time iteration = timeline.makespan;
     traces::TrainingMetrics m;
     if (g.training.tokens <= 0 || iteration <= engine::Time{0} || g.rank_count == 0) return m;
     double hardware = 0;
@@ -23,6 +25,13 @@ traces::TrainingMetrics training_metrics(const traces::OpGraph& g, const topo::C
     const std::uint32_t gpu = rank_to_gpu.empty() ? g.job_rank(traces::RankId{0}) : rank_to_gpu[0];
     const topo::GpuSpec& spec = cluster.gpu_spec(cluster.gpus().at(gpu));
     m.mfu = m.tflops_per_gpu * 1e12 / spec.peak_flops(compute_dtype(g.training.dtype));
+    if (g.training.first_token_op < timeline.ops.size()) {
+        // Inference: the first token when its op ends; each later one, the rest of the run spread over them.
+        const engine::Time first = timeline.ops[g.training.first_token_op].end;
+        m.time_to_first_token_s = engine::to_seconds(first);
+        if (g.training.output_tokens > 1)
+            m.time_per_output_token_s = engine::to_seconds(iteration - first) / (g.training.output_tokens - 1);
+    }
     return m;
 }
 

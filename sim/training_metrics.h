@@ -8,11 +8,13 @@
 #include "topologies/cluster.h"
 #include "traces/op_graph.h"
 #include "traces/run_summary.h"
+#include "traces/timeline.h"
 
 namespace clustersim::sim {
 
 /// All zero when the graph has no training facts (traces).
 traces::TrainingMetrics training_metrics(const traces::OpGraph& graph, const topo::Cluster& cluster,
-                                         engine::Time iteration, const std::vector<std::uint32_t>& rank_to_gpu);
+                                         const traces::Timeline& timeline,
+                                         const std::vector<std::uint32_t>& rank_to_gpu);
 
 }  // namespace clustersim::sim

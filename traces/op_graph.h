@@ -75,6 +75,10 @@ struct TrainingFacts {
     double model_flops = 0;           // model FLOPs of one iteration, whole job (no recomputation)
     double tokens = 0;                // tokens processed per iteration, whole job
     DataType dtype = DataType::bf16;  // the datatype whose peak MFU is measured against
+    // Inference: the op whose end is the first output token (an index into ops), and the tokens each request
+    // generates (decode steps); UINT32_MAX and 0 for training.
+    std::uint32_t first_token_op = UINT32_MAX;
+    std::uint32_t output_tokens = 0;
     bool operator==(const TrainingFacts&) const = default;
 };
 

@@ -83,6 +83,9 @@ struct TrainingMetrics {
     double mfu = 0;                // tflops_per_gpu over the GPU's dense peak for the workload's datatype
     double tokens_per_second = 0;  // whole job
     std::uint32_t gpus = 0;
+    // Inference (0 for training): when the first output token exists, and the mean time of each later one.
+    double time_to_first_token_s = 0;
+    double time_per_output_token_s = 0;
     bool operator==(const TrainingMetrics&) const = default;
 };
 

@@ -103,6 +103,10 @@ RunSummary read_summary_json(const std::string& given) {
         s.training.hardware_tflops_per_gpu = r.number(t, "hardware_tflops_per_gpu", "training");
         s.training.mfu = r.number(t, "mfu", "training");
         s.training.tokens_per_second = r.number(t, "tokens_per_second", "training");
+        if (t.contains("time_to_first_token_us")) {
+            s.training.time_to_first_token_s = r.number(t, "time_to_first_token_us", "training") * 1e-6;
+            s.training.time_per_output_token_s = r.number(t, "time_per_output_token_us", "training") * 1e-6;
+        }
         s.training.gpus =
             static_cast<std::uint32_t>(std::min<std::uint64_t>(r.count(t, "gpus", "training"), UINT32_MAX));
     }

@@ -56,13 +56,19 @@ std::string summary_json(const RunSummary& s, const OpGraph& g) {
     out += "\n  ],\n";
     if (s.training.gpus > 0) {
         const TrainingMetrics& t = s.training;
+        // Inference runs add their latencies.
+        const std::string latency =
+            t.time_to_first_token_s > 0
+                ? fmt::format(", \"time_to_first_token_us\": {}, \"time_per_output_token_us\": {}",
+                              json_number(t.time_to_first_token_s * 1e6), json_number(t.time_per_output_token_s * 1e6))
+                : std::string{};
         out += fmt::format(
             "  \"training\": {{\"model_flops_per_iteration\": {}, \"hardware_flops_per_iteration\": {}, "
             "\"tflops_per_gpu\": {}, \"hardware_tflops_per_gpu\": {}, \"mfu\": {}, \"tokens_per_second\": {}, "
-            "\"gpus\": {}}},\n",
+            "\"gpus\": {}{}}},\n",
             json_number(t.model_flops_per_iteration), json_number(t.hardware_flops_per_iteration),
             json_number(t.tflops_per_gpu), json_number(t.hardware_tflops_per_gpu), json_number(t.mfu),
-            json_number(t.tokens_per_second), t.gpus);
+            json_number(t.tokens_per_second), t.gpus, latency);
     }
     if (!s.memory.empty()) {
         out += "  \"peak_memory\": [";
@@ -136,6 +142,10 @@ std::string summary_table(const RunSummary& s, const OpGraph& g) {
         const TrainingMetrics& t = s.training;
         out += fmt::format("throughput {:.1f} TFLOP/s per GPU (model; {:.1f} hardware), MFU {:.1f}%, {:.0f} tokens/s\n",
                            t.tflops_per_gpu, t.hardware_tflops_per_gpu, 100 * t.mfu, t.tokens_per_second);
+        if (t.time_to_first_token_s > 0)
+            out += fmt::format("latency    first token {}, then {} per output token\n",
+                               engine::format_time(engine::from_seconds(t.time_to_first_token_s)),
+                               engine::format_time(engine::from_seconds(t.time_per_output_token_s)));
     }
     if (!s.memory.empty()) {
         const RankMemory* top = &s.memory.front();

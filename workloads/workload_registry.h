@@ -30,6 +30,9 @@ const GeneratorEntry& find_workload_generator(std::string_view name, const engin
 traces::OpGraph build_dlrm(const engine::Params& params);
 std::uint64_t dlrm_ranks(const engine::Params& params);
 std::string dlrm_default_table_rows();  // facebookresearch/dlrm's Criteo Kaggle tables
+traces::OpGraph build_inference(const engine::Params& params);
+std::uint64_t inference_ranks(const engine::Params& params);
+std::vector<engine::ParamSpec> inference_params();
 traces::OpGraph build_layer_data_parallel(const engine::Params& params);
 std::uint64_t layer_data_parallel_ranks(const engine::Params& params);
 traces::OpGraph build_pipeline_data_parallel(const engine::Params& params);

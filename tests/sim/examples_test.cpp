@@ -252,6 +252,7 @@ TEST_CASE("the studies' READMEs quote the runs their tables come from", "[exampl
         {"14-resnet50-parameter-servers", {"workload.servers=8", "workload.ps_mode=async"}},
         {"15-vgg16-cpu-offload", {"topology.pcie_gen=5", "workload.host_bandwidth=200 GB/s"}},
         {"15-vgg16-cpu-offload", {"workload.offload=none"}},
+        {"16-llama3-70b-inference", {"workload.tp=4", "workload.batch=32"}},
         {"11-dlrm-embedding-sharding",
          {"workload.sharding=column", "workload.dim=128", "workload.bottom_mlp=13-512-256-128"}},
     };
@@ -259,7 +260,9 @@ TEST_CASE("the studies' READMEs quote the runs their tables come from", "[exampl
         const std::string dir = std::string(CLUSTERSIM_SOURCE_DIR) + "/docs/examples/" + p.example;
         const auto result = sim::run_scenario(sim::load_scenario(dir + "/scenario.yaml", p.overrides));
         const double us = engine::to_seconds(result.summary.makespan) * 1e6;
-        const std::string stated = us < 1000 ? fmt::format("{:.3f} us", us) : fmt::format("{:.3f} ms", us / 1e3);
+        const std::string stated = us < 1e3   ? fmt::format("{:.3f} us", us)
+                                   : us < 1e6 ? fmt::format("{:.3f} ms", us / 1e3)
+                                              : fmt::format("{:.3f} s", us / 1e6);
         INFO(p.example << ": " << stated);
         REQUIRE(read_text(dir + "/README.md").find(stated) != std::string::npos);
     }

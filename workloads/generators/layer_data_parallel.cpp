@@ -49,9 +49,7 @@ constexpr engine::NameTable<PsMode, 3> ps_mode_names{
     {{PsMode::sync, "sync"}, {PsMode::ssp, "ssp"}, {PsMode::async, "async"}}};
 
 std::uint64_t integer_in(const engine::Params& p, const char* name, std::int64_t min, std::int64_t max) {
-    const auto v = p.integer(name);
-    if (v < min || v > max) p.fail(name, fmt::format("expected an integer from {} to {}, got {}", min, max, v));
-    return static_cast<std::uint64_t>(v);
+    return static_cast<std::uint64_t>(p.integer_in(name, min, max));
 }
 
 LayerPlan read_plan(const engine::Params& p) {

@@ -213,7 +213,21 @@ void check_experts(const engine::Params& p, const TransformerPlan& plan) {
 
 }  // namespace
 
-TransformerPlan read_transformer_plan(const engine::Params& p) {
+std::vector<engine::ParamSpec> transformer_model_params() {
+    static const char* const keys[] = {"model",       "layers", "hidden",         "heads",     "kv_heads",
+                                       "ffn_hidden",  "vocab",  "seq_len",        "ffn",       "tie_embeddings",
+                                       "experts",     "top_k",  "moe_ffn_hidden", "moe_every", "shared_experts",
+                                       "dense_layers"};
+    std::vector<engine::ParamSpec> out;
+    for (const auto& spec : transformer_params()) {
+        for (const char* k : keys)
+            if (spec.name == k) out.push_back(spec);
+    }
+    return out;
+}
+
+namespace {
+Reader model_reader(const engine::Params& p) {
     Reader r{p, std::nullopt};
     if (!p.string("model").empty()) {
         const ModelPreset* preset = find_model_preset(p.string("model"));
@@ -224,6 +238,14 @@ TransformerPlan read_transformer_plan(const engine::Params& p) {
         }
         r.preset = engine::YamlValue::load_string(preset->yaml, "workloads/models/" + preset->name + ".yaml");
     }
+    return r;
+}
+}  // namespace
+
+TransformerModel read_transformer_model(const engine::Params& p) { return read_model(model_reader(p)); }
+
+TransformerPlan read_transformer_plan(const engine::Params& p) {
+    const Reader r = model_reader(p);
     TransformerPlan plan;
     plan.model = read_model(r);
     plan.tp = r.positive("tp", 1 << 12);

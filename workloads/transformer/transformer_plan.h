@@ -55,5 +55,9 @@ struct TransformerPlan {
 const std::vector<engine::ParamSpec>& transformer_params();
 /// Reads and checks a plan; throws InputError at the key at fault.
 TransformerPlan read_transformer_plan(const engine::Params& params);
+/// The model keys of transformer_params() alone (model, layers, hidden, ...), for other generators of transformers.
+std::vector<engine::ParamSpec> transformer_model_params();
+/// The model a preset and the model keys give (parameters built from transformer_model_params()).
+TransformerModel read_transformer_model(const engine::Params& params);
 
 }  // namespace clustersim::workloads
