@@ -25,6 +25,12 @@ double parse_rate(std::string_view text, const SourceLocation& where = {});
 
 /// "64.000 MiB"-style human form of a byte count (binary prefixes), exact "512 B" below 1 KiB.
 std::string format_bytes(double bytes);
+/// A byte count computed in floating point, as a whole number: rounded, negative as 0, beyond 2^63 as 2^63.
+constexpr std::uint64_t saturated_bytes(double bytes) {
+    if (!(bytes > 0)) return 0;
+    if (bytes >= 0x1p63) return std::uint64_t{1} << 63;
+    return static_cast<std::uint64_t>(bytes + 0.5);
+}
 
 /// "900.000 GB/s"-style human form of a rate in bytes per second (decimal prefixes).
 std::string format_rate(double bytes_per_s);

@@ -197,7 +197,19 @@ traces::OpGraph read_workload(const engine::YamlValue& workload, const std::stri
             workload.fail(fmt::format("the workload has {} ranks but the topology '{}' has {} GPUs", ranks,
                                       cluster.description, topology_gpus));
     }
-    return entry.build(params);
+    traces::OpGraph graph = entry.build(params);
+    // Generated sizes stay within what inputs may give (1 PiB, as engine/units.h) and FLOPs within what the clock
+    // can time: beyond, a plan's kernels and transfers would pass the clock's range.
+    for (std::size_t i = 0; i < graph.ops.size(); ++i) {
+        const traces::Op& op = graph.ops[i];
+        if (static_cast<double>(op.bytes) > 0x1p50 || op.flops > 1e18)
+            workload.fail(
+                fmt::format("{} would move {} and compute {:.3g} FLOPs: beyond 1 PiB or 1e18 FLOPs in "
+                            "one op; make the plan smaller",
+                            graph.describe(traces::OpId::from_index(i)),
+                            engine::format_bytes(static_cast<double>(op.bytes)), op.flops));
+    }
+    return graph;
 }
 
 }  // namespace

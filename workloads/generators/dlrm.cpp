@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 
 #include "engine/memory_budget.h"
+#include "engine/units.h"
 #include "workloads/workload_registry.h"
 
 namespace clustersim::workloads {
@@ -209,7 +210,7 @@ OpGraph build_dlrm(const engine::Params& params) {
                           std::vector<OpId> deps) {
             traces::Op op = op_of(compute, name, OpKind::compute, cls);
             op.flops = flops;
-            op.bytes = static_cast<std::uint64_t>(bytes);
+            op.bytes = engine::saturated_bytes(bytes);
             return g.add(op, deps);
         };
         auto collective = [&](traces::StreamId stream, const std::string& name, CollectiveKind kind, double bytes,
@@ -217,13 +218,13 @@ OpGraph build_dlrm(const engine::Params& params) {
             traces::Op op = op_of(stream, name, OpKind::collective, traces::KernelClass::communication);
             op.collective = kind;
             // all_gather ops carry each rank's contribution: the backward's is the reduce-scatter's share.
-            op.bytes = static_cast<std::uint64_t>(kind == CollectiveKind::all_gather ? bytes / n : bytes);
+            op.bytes = engine::saturated_bytes(kind == CollectiveKind::all_gather ? bytes / n : bytes);
             op.comm = world;
             return g.add(op, deps);
         };
         auto memory = [&](traces::MemoryUse use, double bytes, const char* name) {
             traces::Op op = op_of(compute, fmt::format("alloc {}", name), OpKind::alloc, traces::KernelClass::other);
-            op.bytes = static_cast<std::uint64_t>(bytes);
+            op.bytes = engine::saturated_bytes(bytes);
             op.memory = use;
             g.add(op);
         };

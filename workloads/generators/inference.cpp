@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "engine/memory_budget.h"
+#include "engine/units.h"
 #include "workloads/transformer/transformer_plan.h"
 #include "workloads/workload_registry.h"
 
@@ -120,7 +121,7 @@ OpGraph build_inference(const engine::Params& params) {
                               traces::GemmShape shape, std::vector<OpId> deps) {
                 traces::Op op{rank, compute, g.intern(name), OpKind::compute, cls, plan.dtype};
                 op.flops = flops;
-                op.bytes = static_cast<std::uint64_t>(bytes);
+                op.bytes = engine::saturated_bytes(bytes);
                 if (shape.m > 0) op.shape = g.intern(shape);
                 return g.add(op, deps);
             };
@@ -129,7 +130,7 @@ OpGraph build_inference(const engine::Params& params) {
                 traces::Op op{
                     rank, compute, g.intern(name), OpKind::collective, traces::KernelClass::communication, plan.dtype};
                 op.collective = CollectiveKind::all_reduce;
-                op.bytes = static_cast<std::uint64_t>(bytes);
+                op.bytes = engine::saturated_bytes(bytes);
                 op.comm = tp_comm[st];
                 return g.add(op);
             };
@@ -137,7 +138,7 @@ OpGraph build_inference(const engine::Params& params) {
                            const std::string& name, std::vector<OpId> deps) {
                 traces::Op op{
                     rank, g.stream(rank, stream), g.intern(name), kind, traces::KernelClass::communication, plan.dtype};
-                op.bytes = static_cast<std::uint64_t>(bytes);
+                op.bytes = engine::saturated_bytes(bytes);
                 op.comm = comm;
                 op.peer = peer;
                 return g.add(op, deps);
@@ -146,14 +147,14 @@ OpGraph build_inference(const engine::Params& params) {
             traces::Op weights{rank,      compute, g.intern("alloc weights"), OpKind::alloc, traces::KernelClass::other,
                                plan.dtype};
             const double table = double(m.vocab) * h / tp;
-            weights.bytes = static_cast<std::uint64_t>(
+            weights.bytes = engine::saturated_bytes(
                 width * (per_stage * layer_weights + (first ? table : 0) + (last && !m.tie_embeddings ? table : 0)));
             weights.memory = traces::MemoryUse::parameters;
             g.add(weights);
             traces::Op cache = weights;
             cache.name = g.intern("alloc KV cache");
             cache.bytes =
-                static_cast<std::uint64_t>(2 * b * (plan.prompt + plan.output) * kv_dim / tp * width * per_stage);
+                engine::saturated_bytes(2 * b * (plan.prompt + plan.output) * kv_dim / tp * width * per_stage);
             cache.memory = traces::MemoryUse::buffers;
             g.add(cache);
             // One pass over the stage: prefill (step 0, every prompt token) or a decode step (one token each).

@@ -27,6 +27,7 @@
 #include <fmt/format.h>
 
 #include "engine/memory_budget.h"
+#include "engine/units.h"
 #include "workloads/layers/layer_builder.h"
 #include "workloads/workload_registry.h"
 
@@ -128,7 +129,7 @@ OpId LayerBuilder::compute(const std::string& name, traces::KernelClass cls, dou
                            std::uint32_t shape, std::vector<OpId> deps) {
     traces::Op op{rank_, compute_, g_.intern(name), OpKind::compute, cls, plan_.dtype};
     op.flops = flops;
-    op.bytes = static_cast<std::uint64_t>(bytes);
+    op.bytes = engine::saturated_bytes(bytes);
     op.shape = shape;
     return g_.add(op, deps);
 }
@@ -137,7 +138,7 @@ OpId LayerBuilder::collective(CollectiveKind kind, double bytes, const std::stri
     traces::Op op{rank_,           dp_, g_.intern(name), OpKind::collective, traces::KernelClass::communication,
                   plan_.grad_dtype};
     op.collective = kind;
-    op.bytes = static_cast<std::uint64_t>(bytes);
+    op.bytes = engine::saturated_bytes(bytes);
     op.comm = world_;
     return g_.add(op, deps);
 }
@@ -149,7 +150,7 @@ void LayerBuilder::memory(OpKind kind, traces::MemoryUse use, double bytes, cons
                   kind,
                   traces::KernelClass::other,
                   plan_.dtype};
-    op.bytes = static_cast<std::uint64_t>(bytes);
+    op.bytes = engine::saturated_bytes(bytes);
     op.memory = use;
     g_.add(op);
 }
