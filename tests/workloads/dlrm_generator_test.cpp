@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <catch2/catch.hpp>
 
+#include "sim/scenario.h"
 #include "tests/workloads/generate.h"
 #include "workloads/workload_registry.h"
 
@@ -67,4 +68,14 @@ TEST_CASE("dlrm refuses impossible plans with located errors", "[workloads][dlrm
                         Catch::Matchers::Contains("test.yaml:1") && Catch::Matchers::Contains("table_rows"));
     REQUIRE_THROWS_WITH(generate("{generator: dlrm, sharding: diagonal}"),
                         Catch::Matchers::Contains("unknown sharding"));
+}
+
+TEST_CASE("a generated op beyond 1 PiB is a located error, not a clock overflow", "[workloads][dlrm]") {
+    const std::string path =
+        std::string(CLUSTERSIM_SOURCE_DIR) + "/docs/examples/11-dlrm-embedding-sharding/scenario.yaml";
+    REQUIRE_THROWS_WITH(sim::load_scenario(path, {"workload.pooling=10000", "workload.batch_per_gpu=16000000",
+                                                  "workload.dim=65536", "workload.bottom_mlp=13-65536"}),
+                        Catch::Matchers::Contains("scenario.yaml:9:3") &&
+                            Catch::Matchers::Contains("'step0 embedding lookup'") &&
+                            Catch::Matchers::Contains("beyond 1 PiB"));
 }
