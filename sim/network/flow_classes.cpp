@@ -9,24 +9,15 @@ namespace clustersim::sim {
 
 using engine::Time;
 
-bool FlowNetwork::same_class(std::uint32_t a, std::uint32_t b) const {
-    const FlowState &x = flows_[a], &y = flows_[b];
-    return x.bytes == y.bytes && x.latency == y.latency && share_[a].weight == share_[b].weight &&
-           share_[a].cap == share_[b].cap;
-}
-
 void FlowNetwork::form_classes() {
     // Flows alike in bytes, latency, weight and cap end together if nothing tells them apart: order the flows
     // that start now by those (then by start order, so that the result does not depend on slot reuse) and make
     // a class of each run of equal ones.
-    std::stable_sort(starting_.begin(), starting_.end(), [this](std::uint32_t a, std::uint32_t b) {
-        const FlowState &x = flows_[a], &y = flows_[b];
-        return std::tie(x.bytes, x.latency, share_[a].weight, share_[a].cap) <
-               std::tie(y.bytes, y.latency, share_[b].weight, share_[b].cap);
-    });
+    std::stable_sort(starting_.begin(), starting_.end(),
+                     [this](std::uint32_t a, std::uint32_t b) { return class_key(a) < class_key(b); });
     for (std::size_t i = 0; i < starting_.size();) {
         std::size_t j = i + 1;
-        while (j < starting_.size() && same_class(starting_[i], starting_[j])) ++j;
+        while (j < starting_.size() && class_key(starting_[i]) == class_key(starting_[j])) ++j;
         const std::uint32_t leader = starting_[i];
         if (j - i > 1) {
             std::uint32_t group;
@@ -51,7 +42,6 @@ void FlowNetwork::form_classes() {
                 head.route.insert(head.route.end(), member.route.begin(), member.route.end());
                 c.offsets.push_back(static_cast<std::uint32_t>(head.route.size()));
                 member.route.clear();
-                member.leader = leader;
                 member.group = group;
             }
             head.group = group;
@@ -138,7 +128,6 @@ void FlowNetwork::split_class(std::uint32_t leader) {
         member.route.assign(head.route.begin() + c.offsets[k], head.route.begin() + c.offsets[k + 1]);
         member.remaining = head.remaining;
         member.last_update = now;
-        member.leader = m;
         member.group = no_class;
         share_[m] = alone;
         attach(m);

@@ -70,7 +70,6 @@ FlowId FlowNetwork::start_flow_on_route(topo::DeviceId src, topo::DeviceId dst, 
     share.weight = weight;
     f.last_update = sim_.now();
     f.draining = false;
-    f.leader = slot;
     f.group = no_class;
     Time latency = extra_latency;
     double bottleneck = 0;
@@ -234,7 +233,6 @@ FlowNetwork::FlowEvent FlowNetwork::handle(const engine::Event& event) {
                 for (const std::uint32_t m : c.members) {
                     finish_arrival(m);
                     flows_[m].group = no_class;
-                    flows_[m].leader = m;
                 }
                 c.members.clear();
                 free_classes_.push_back(group);

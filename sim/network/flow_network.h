@@ -30,6 +30,7 @@
 
 #include <cstdint>
 #include <span>
+#include <tuple>
 #include <vector>
 
 #include "engine/simulator.h"
@@ -88,7 +89,10 @@ public:
 
     [[nodiscard]] std::uint32_t owner(FlowId flow) const { return flows_[flow.index()].owner; }
     /// The flow's rate now (its class's: each member has the same).
-    [[nodiscard]] double rate(FlowId flow) const { return share_[flows_[flow.index()].leader].rate; }
+    [[nodiscard]] double rate(FlowId flow) const {
+        const std::uint32_t group = flows_[flow.index()].group;
+        return share_[group == no_class ? flow.index() : classes_[group].members.front()].rate;
+    }
     /// The flow's duration alone on an empty network: route latency + bytes / bottleneck bandwidth.
     [[nodiscard]] engine::Time ideal_duration(FlowId flow) const { return flows_[flow.index()].ideal; }
     /// When the flow started.
@@ -154,7 +158,6 @@ private:
         std::uint32_t record = UINT32_MAX;
         std::uint32_t owner = 0;
         std::uint64_t bytes = 0;
-        std::uint32_t leader = 0;        // slot holding its solver state: its own, or its class's leader's
         std::uint32_t group = no_class;  // its class, if any (FlowClass index)
         bool draining = false;           // on its links, sending
     };
@@ -177,7 +180,10 @@ private:
     void split_class(std::uint32_t leader);
     /// Splits the classes of the component whose computed rates are not the max-min ones; true if any was.
     bool split_inexact_classes();
-    [[nodiscard]] bool same_class(std::uint32_t a, std::uint32_t b) const;
+    /// What flows of one class share: bytes, latency, weight and cap.
+    [[nodiscard]] auto class_key(std::uint32_t flow) const {
+        return std::tie(flows_[flow].bytes, flows_[flow].latency, share_[flow].weight, share_[flow].cap);
+    }
     /// A class whose members all move at their cap, with its drain scheduled.
     [[nodiscard]] bool at_cap_class(std::uint32_t flow) const {
         const FlowShare& s = share_[flow];

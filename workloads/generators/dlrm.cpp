@@ -79,21 +79,13 @@ DlrmPlan read_plan(const engine::Params& p) {
     for (const auto v : dashed(p, "bottom_mlp", 1 << 20)) plan.bottom.push_back(static_cast<std::uint32_t>(v));
     for (const auto v : dashed(p, "top_mlp", 1 << 20)) plan.top.push_back(static_cast<std::uint32_t>(v));
     if (plan.bottom.size() < 2) p.fail("bottom_mlp", "expected the input size and at least one layer");
-    const auto dim = p.integer("dim");
-    if (dim < 1 || dim > 1 << 16) p.fail("dim", fmt::format("expected 1 to 65536, got {}", dim));
-    plan.dim = static_cast<std::uint32_t>(dim);
+    plan.dim = static_cast<std::uint32_t>(p.integer_in("dim", 1, 1 << 16));
     if (plan.bottom.back() != plan.dim)
         p.fail("bottom_mlp", fmt::format("the bottom MLP ends at {}, not at the embedding dim {} the interaction needs",
                                          plan.bottom.back(), plan.dim));
-    const auto ranks = p.integer("ranks");
-    if (ranks < 1 || ranks > 1 << 16) p.fail("ranks", fmt::format("expected 1 to 65536, got {}", ranks));
-    plan.ranks = static_cast<std::uint32_t>(ranks);
-    const auto steps = p.integer("steps");
-    if (steps < 1 || steps > 10'000) p.fail("steps", fmt::format("expected 1 to 10000, got {}", steps));
-    plan.steps = static_cast<std::uint32_t>(steps);
-    const auto batch = p.integer("batch_per_gpu");
-    if (batch < 1 || batch > 1 << 24) p.fail("batch_per_gpu", fmt::format("expected 1 to 2^24, got {}", batch));
-    plan.batch = static_cast<std::uint64_t>(batch);
+    plan.ranks = static_cast<std::uint32_t>(p.integer_in("ranks", 1, 1 << 16));
+    plan.steps = static_cast<std::uint32_t>(p.integer_in("steps", 1, 10'000));
+    plan.batch = static_cast<std::uint64_t>(p.integer_in("batch_per_gpu", 1, 1 << 24));
     plan.pooling = p.number("pooling");
     if (!(plan.pooling > 0) || plan.pooling > 1e4)
         p.fail("pooling",
@@ -137,9 +129,7 @@ double mlp_params(const std::vector<std::uint32_t>& sizes) {
 }  // namespace
 
 std::uint64_t dlrm_ranks(const engine::Params& params) {
-    const auto ranks = params.integer("ranks");
-    if (ranks < 1 || ranks > 1 << 16) params.fail("ranks", fmt::format("expected 1 to 65536, got {}", ranks));
-    return static_cast<std::uint64_t>(ranks);
+    return static_cast<std::uint64_t>(params.integer_in("ranks", 1, 1 << 16));
 }
 
 OpGraph build_dlrm(const engine::Params& params) {
