@@ -13,6 +13,7 @@
 #include "sim/collectives/nccl_tuner.h"
 #include "sim/compute_model.h"
 #include "sim/network/flow_network.h"
+#include "sim/variability.h"
 #include "topologies/cluster.h"
 #include "traces/op_graph.h"
 #include "traces/timeline.h"
@@ -78,6 +79,8 @@ struct ReplayOptions {
     /// cluster's bandwidths, once all members have arrived; no contention between calls).
     enum class CollectiveModel : std::uint8_t { flows, cost_model };
     CollectiveModel collective_model = CollectiveModel::flows;
+    /// Stragglers and per-kernel jitter (none by default), with the seed of the jitter.
+    Variability variability;
     /// Progress reports (nothing by default; nested replays of folded calls never report).
     ProgressReporter progress;
 };

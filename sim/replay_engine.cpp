@@ -179,6 +179,78 @@ void ReplayEngine::setup() {
         timer_stream_[stream_timer_.back()] = static_cast<std::uint32_t>(s);
     }
     comm_active_.assign(g_.rank_count, 0);
+    setup_stragglers();
+}
+
+void ReplayEngine::setup_stragglers() {
+    rank_slowdown_.assign(g_.rank_count, 1.0);
+    const auto& stragglers = options_.variability.stragglers;
+    straggler_offsets_.assign(g_.rank_count + 1, 0);
+    if (stragglers.empty()) return;
+    // Job rank -> simulated rank.
+    std::vector<std::uint32_t> simulated(g_.job_size(), UINT32_MAX);
+    for (std::uint32_t r = 0; r < g_.rank_count; ++r) simulated[g_.job_rank(RankId{r})] = r;
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> pairs;  // (simulated rank, straggler)
+    for (std::uint32_t k = 0; k < stragglers.size(); ++k) {
+        const Straggler& st = stragglers[k];
+        for (const std::uint32_t job_rank : st.ranks) {
+            if (job_rank >= simulated.size())
+                throw engine::InputError(
+                    st.where, fmt::format("rank {} does not exist (the job has {} ranks)", job_rank, simulated.size()));
+            if (simulated[job_rank] == UINT32_MAX)
+                throw engine::InputError(
+                    st.where,
+                    fmt::format("rank {} is not simulated (symmetry reduction stands it in for others): a straggler "
+                                "breaks the symmetry; simulate every rank",
+                                job_rank));
+            pairs.emplace_back(simulated[job_rank], k);
+        }
+        if (st.timed()) {
+            if (st.from > Time{0}) sim_.schedule_at(st.from, to_u16(EventKind::straggler_bound), 2 * k);
+            if (st.until != engine::max_time) sim_.schedule_at(st.until, to_u16(EventKind::straggler_bound), 2 * k + 1);
+            if (st.from == Time{0})
+                for (const std::uint32_t job_rank : st.ranks) rank_slowdown_[simulated[job_rank]] *= st.slowdown;
+        }
+    }
+    std::sort(pairs.begin(), pairs.end());
+    pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+    for (const auto& [rank, k] : pairs) ++straggler_offsets_[rank + 1];
+    for (std::size_t r = 0; r < g_.rank_count; ++r) straggler_offsets_[r + 1] += straggler_offsets_[r];
+    for (const auto& [rank, k] : pairs) rank_stragglers_.push_back(k);  // sorted by rank: CSR order
+}
+
+double ReplayEngine::compute_speed(RankId rank) const {
+    const double comm = comm_active_[rank.index()] > 0 ? 1.0 / (1.0 + options_.compute.slowdown_during_comm) : 1.0;
+    return comm / rank_slowdown_[rank.index()];
+}
+
+double ReplayEngine::work_factor(OpId id) const {
+    const Variability& v = options_.variability;
+    double factor = v.jitter.active() ? jitter_factor(v.jitter, v.seed, id.value) : 1.0;
+    const RankId rank = g_.ops[id.index()].rank;
+    for (std::uint32_t k = straggler_offsets_[rank.index()]; k < straggler_offsets_[rank.index() + 1]; ++k) {
+        const Straggler& st = v.stragglers[rank_stragglers_[k]];
+        if (!st.timed() && st.in_iteration(g_.iteration_of(id))) factor *= st.slowdown;
+    }
+    return factor;
+}
+
+void ReplayEngine::straggler_bound(std::uint32_t target) {
+    // A window opens or closes: recompute the timed slowdown of each rank it names, then re-time their kernels.
+    const auto& stragglers = options_.variability.stragglers;
+    for (const std::uint32_t job_rank : stragglers[target / 2].ranks) {
+        RankId rank{job_rank};
+        if (!g_.job_ranks.empty())
+            rank = RankId{static_cast<std::uint32_t>(std::find(g_.job_ranks.begin(), g_.job_ranks.end(), job_rank) -
+                                                     g_.job_ranks.begin())};
+        double slowdown = 1;
+        for (std::uint32_t k = straggler_offsets_[rank.index()]; k < straggler_offsets_[rank.index() + 1]; ++k) {
+            const Straggler& st = stragglers[rank_stragglers_[k]];
+            if (st.timed() && st.from <= sim_.now() && sim_.now() < st.until) slowdown *= st.slowdown;
+        }
+        rank_slowdown_[rank.index()] = slowdown;
+        retime_computes(rank);
+    }
 }
 
 void ReplayEngine::make_ready(OpId id) {
@@ -224,15 +296,15 @@ void ReplayEngine::start_compute(OpId id) {
               : compute_time(g_, op, cluster_.gpu_spec(gpu_of(op.rank)), options_.compute, &gemm_efficiencies_,
                              static_cast<std::size_t>(cluster_.device(gpu_of(op.rank)).gpu_spec));
     compute_remaining_ps_[s] = static_cast<double>(work.count());
-    compute_speed_[s] =
-        !delay && comm_active_[op.rank.index()] > 0 ? 1.0 / (1.0 + options_.compute.slowdown_during_comm) : 1.0;
+    if (!delay && options_.variability.active()) compute_remaining_ps_[s] *= work_factor(id);
+    compute_speed_[s] = delay ? 1.0 : compute_speed(op.rank);
     compute_since_[s] = sim_.now();
     const auto ps = static_cast<std::int64_t>(std::ceil(compute_remaining_ps_[s] / compute_speed_[s] - 1e-6));
     sim_.arm(stream_timer_[s], sim_.now() + Time{ps}, to_u16(EventKind::compute_done));
 }
 
 void ReplayEngine::retime_computes(RankId rank) {
-    const double speed = comm_active_[rank.index()] > 0 ? 1.0 / (1.0 + options_.compute.slowdown_during_comm) : 1.0;
+    const double speed = compute_speed(rank);
     for (std::uint32_t k = rank_stream_offsets_[rank.index()]; k < rank_stream_offsets_[rank.index() + 1]; ++k) {
         const std::size_t s = rank_streams_[k].index();
         const OpId current = stream_current_[s];
@@ -303,6 +375,8 @@ ReplayResult ReplayEngine::run() {
             for (const FlowId flow : event.flows) event.arrived ? on_flow(flow) : on_drained(flow);
         } else if (e.kind == to_u16(EventKind::modelled_done)) {
             finish_modelled(e.target);
+        } else if (e.kind == to_u16(EventKind::straggler_bound)) {
+            straggler_bound(e.target);
         } else {
             CLUSTERSIM_CHECK(e.kind == to_u16(EventKind::compute_done), "unknown event kind {}", e.kind);
             const std::uint32_t s = timer_stream_[e.target];

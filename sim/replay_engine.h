@@ -100,6 +100,12 @@ private:
     void complete(traces::OpId op);
     void drain_ready();
     void set_comm_active(traces::RankId rank, int delta);
+    void setup_stragglers();
+    /// Compute speed of a stream of `rank` now: slowed under communication and by timed stragglers.
+    [[nodiscard]] double compute_speed(traces::RankId rank) const;
+    /// Jitter and the untimed stragglers of its iteration: how much longer kernel `op` takes than modelled.
+    [[nodiscard]] double work_factor(traces::OpId op) const;
+    void straggler_bound(std::uint32_t target);
     void retime_computes(traces::RankId rank);
     [[nodiscard]] topo::DeviceId gpu_of(traces::RankId rank) const { return rank_gpu_[rank.index()]; }
     [[nodiscard]] std::string deadlock_report() const;
@@ -128,10 +134,13 @@ private:
     std::vector<traces::OpId> stream_current_;  // op occupying each stream
     std::vector<engine::TimerId> stream_timer_;
     std::vector<std::uint32_t> timer_stream_;
-    std::vector<double> compute_remaining_ps_;  // by stream: full-speed work left in the current compute op
-    std::vector<double> compute_speed_;         // by stream
-    std::vector<engine::Time> compute_since_;   // by stream
-    std::vector<int> comm_active_;              // by rank
+    std::vector<double> compute_remaining_ps_;      // by stream: full-speed work left in the current compute op
+    std::vector<double> compute_speed_;             // by stream
+    std::vector<engine::Time> compute_since_;       // by stream
+    std::vector<int> comm_active_;                  // by rank
+    std::vector<double> rank_slowdown_;             // by rank: product of the timed stragglers' slowdowns in effect
+    std::vector<std::uint32_t> straggler_offsets_;  // by rank (CSR): the stragglers naming it
+    std::vector<std::uint32_t> rank_stragglers_;
     std::vector<std::vector<topo::LinkId>> channel_routes_;  // scratch of start_transfer
     std::vector<topo::LinkId> route_scratch_;
     std::vector<double> link_load_scratch_;  // by link: bytes of a modelled all-to-all crossing it

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -18,9 +19,11 @@
 #include "sim/analysis.h"
 #include "sim/collective_calls.h"
 #include "sim/memory_model.h"
+#include "sim/samples.h"
 #include "sim/training_metrics.h"
 #include "topologies/topology_loader.h"
 #include "traces/formats/trace_import.h"
+#include "traces/iterations.h"
 #include "traces/perfetto_writer.h"
 #include "traces/report/html_report.h"
 #include "traces/summary_writers.h"
@@ -29,88 +32,6 @@
 namespace clustersim::sim {
 
 namespace {
-
-void read_system(const engine::YamlValue& system, ReplayOptions& options) {
-    system.expect_only_keys({"network", "compute_slowdown_during_comm", "collective_algorithm", "collective_protocol",
-                             "communicator_algorithms", "channels", "chunks", "rank_to_gpu", "min_kernel_time",
-                             "fold_model", "collective_model", "memory_check"});
-    if (auto v = system.find("collective_model")) {
-        const std::string model = v->as_string();
-        if (model != "cost-model" && model != "flows")
-            v->fail(fmt::format("expected flows or cost-model, got \"{}\"", model));
-        options.collective_model =
-            model == "cost-model" ? ReplayOptions::CollectiveModel::cost_model : ReplayOptions::CollectiveModel::flows;
-    }
-    if (auto v = system.find("fold_model")) {
-        const std::string model = v->as_string();
-        if (model != "cost-model" && model != "flows")
-            v->fail(fmt::format("expected cost-model or flows, got \"{}\"", model));
-        options.fold_model = model == "flows" ? ReplayOptions::FoldModel::flows : ReplayOptions::FoldModel::cost_model;
-    }
-    if (auto v = system.find("chunks")) {
-        if (v->as_string() == "auto") {
-            options.tree_chunks = 0;
-        } else {
-            const auto chunks = v->as_int();
-            if (chunks < 1 || chunks > 1024) v->fail("expected 'auto' or a chunk count from 1 to 1024");
-            options.tree_chunks = static_cast<std::uint32_t>(chunks);
-        }
-    }
-    if (auto v = system.find("communicator_algorithms")) {
-        for (const std::string& name : v->keys()) {
-            const auto entry = v->require(name);
-            const auto algo = find_collective_algorithm(entry.as_string());
-            if (!algo)
-                entry.fail(fmt::format("unknown collective algorithm '{}' (known: {})", entry.as_string(),
-                                       collective_algorithm_names()));
-            options.communicator_algorithms.emplace_back(name, *algo);
-        }
-    }
-    if (auto v = system.find("collective_protocol")) {
-        const std::string name = v->as_string();
-        if (name == "none") {
-            options.protocols = false;
-        } else if (name != "auto") {
-            options.protocol = parse_nccl_protocol(name);
-            if (!options.protocol)
-                v->fail(fmt::format("unknown protocol '{}' (known: auto, LL, LL128, Simple, none)", name));
-        }
-    }
-    if (auto v = system.find("channels")) {
-        const auto channels = v->as_int();
-        if (channels < 1 || channels > 64) v->fail("expected a channel count from 1 to 64");
-        options.channels = static_cast<std::uint32_t>(channels);
-    }
-    if (auto v = system.find("network")) {
-        const std::string model = v->as_string();
-        if (model == "max-min")
-            options.network.sharing = SharingModel::max_min;
-        else if (model == "contention-free")
-            options.network.sharing = SharingModel::contention_free;
-        else
-            v->fail(fmt::format("unknown network model '{}' (known: max-min, contention-free)", model));
-    }
-    if (auto v = system.find("compute_slowdown_during_comm")) {
-        options.compute.slowdown_during_comm = v->as_double();
-        if (options.compute.slowdown_during_comm < 0 || options.compute.slowdown_during_comm > 10)
-            v->fail("expected a fraction from 0 to 10 (0.15 means 15% slower)");
-    }
-    if (auto v = system.find("collective_algorithm")) {
-        const auto algo = find_collective_algorithm(v->as_string());
-        if (!algo)
-            v->fail(fmt::format("unknown collective algorithm '{}' (known: {})", v->as_string(),
-                                collective_algorithm_names()));
-        options.algorithm = *algo;
-    }
-    if (auto v = system.find("min_kernel_time")) options.compute.min_kernel_time = v->as_time();
-    if (auto v = system.find("rank_to_gpu")) {
-        for (const auto& e : v->elements()) {
-            const auto gpu = e.as_int();
-            if (gpu < 0) e.fail("expected a GPU index from 0");
-            options.rank_to_gpu.push_back(static_cast<std::uint32_t>(gpu));
-        }
-    }
-}
 
 std::uint32_t positive_u32(const engine::YamlValue& v) {
     const std::int64_t x = v.as_int();
@@ -242,7 +163,7 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
             .fail(fmt::format("the workload has {} ranks but the topology '{}' has {} GPUs", s.graph.job_size(),
                               s.cluster.description, s.cluster.gpus().size()));
     if (auto system = doc.find("system")) {
-        read_system(*system, s.options);
+        read_system(*system, s.options, s.repetition);
         if (auto v = system->find("rank_to_gpu")) {
             const auto& map = s.options.rank_to_gpu;
             if (map.size() != s.graph.rank_count)
@@ -270,6 +191,7 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
         if (s.memory_check == MemoryCheck::error) doc.require("workload").fail(message);
         engine::layer_log("sim").warn("{}: {}", path, message);
     }
+    apply_iterations(s);
     if (auto outputs = doc.find("outputs")) {
         outputs->expect_only_keys({"perfetto", "link_counters", "report"});
         if (auto v = outputs->find("perfetto")) s.outputs.perfetto = v->as_bool();
@@ -308,7 +230,12 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
     return s;
 }
 
-RunResult run_scenario(const Scenario& scenario) {
+void apply_iterations(Scenario& scenario) {
+    if (scenario.repetition.iterations <= 1 || scenario.graph.iteration_count() > 1) return;
+    scenario.graph = traces::repeat_iterations(scenario.graph, scenario.repetition.iterations, scenario.source);
+}
+
+RunResult run_scenario(const Scenario& scenario, unsigned threads) {
     RunResult r;
     auto& log = engine::layer_log("sim");
     log.debug("{}: replaying {} ranks, {} ops, {} communicators", scenario.name, scenario.graph.rank_count,
@@ -335,6 +262,17 @@ RunResult run_scenario(const Scenario& scenario) {
         training_metrics(scenario.graph, scenario.cluster, r.replay.timeline, scenario.options.rank_to_gpu);
     r.summary.memory = scenario.memory;
     r.summary.collectives = collective_calls(scenario.graph, r.replay.collectives);
+    if (scenario.graph.iteration_count() > 1)
+        r.summary.iteration_ends = traces::iteration_ends(scenario.graph, r.replay.timeline);
+    if (scenario.repetition.samples > 1) {
+        if (!scenario.options.variability.jitter.active())
+            log.warn("{}: {} samples without jitter are all the same run (add system.jitter)", scenario.name,
+                     scenario.repetition.samples);
+        const unsigned cores = threads ? threads : std::max(1U, std::thread::hardware_concurrency());
+        r.summary.samples =
+            run_samples(scenario.graph, scenario.cluster, scenario.options, scenario.repetition.samples,
+                        sample_facts(scenario.graph, r.replay.timeline, r.summary.critical_path), cores);
+    }
     return r;
 }
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "sim/replay.h"
+#include "sim/system_options.h"
 #include "topologies/cluster.h"
 #include "traces/op_graph.h"
 #include "traces/report/html_report.h"
@@ -30,6 +31,7 @@ struct Scenario {
     traces::OpGraph graph;
     std::string workload_description;
     ReplayOptions options;
+    RunRepetition repetition;  // iterations already applied to `graph` (apply_iterations); samples at run time
     OutputOptions outputs;
     MemoryCheck memory_check = MemoryCheck::error;
     std::vector<traces::RankMemory> memory;  // peaks per rank (workloads with allocations)
@@ -39,13 +41,18 @@ struct Scenario {
 /// Loads a scenario file and applies "key=value" overrides (--set) before decoding.
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides);
 
+/// Repeats the scenario's one-iteration graph repetition.iterations times (after its memory was computed: the
+/// peaks are per iteration). Called by load_scenario; callers that build a Scenario in code call it themselves.
+void apply_iterations(Scenario& scenario);
+
 struct RunResult {
     traces::RunSummary summary;
     ReplayResult replay;
 };
 
-/// Replays a loaded scenario and computes its summary.
-RunResult run_scenario(const Scenario& scenario);
+/// Replays a loaded scenario and computes its summary; with repetition.samples > 1, also the other seeded samples
+/// (on up to `threads` threads; 0: the machine's cores) and their statistics.
+RunResult run_scenario(const Scenario& scenario, unsigned threads = 0);
 
 /// Creates `dir` if needed and checks that files can be written into it: called before simulating, so a bad
 /// output folder fails at once (InputError naming the folder), not after the run.

@@ -8,7 +8,8 @@ namespace clustersim::sim {
 traces::TrainingMetrics training_metrics(const traces::OpGraph& g, const topo::Cluster& cluster,
                                          const traces::Timeline& timeline,
                                          const std::vector<std::uint32_t>& rank_to_gpu) {
-    const engine::Time iteration = timeline.makespan;
+    // Several iterations back to back: the mean iteration (the facts are per iteration).
+    const engine::Time iteration{timeline.makespan.count() / static_cast<std::int64_t>(g.iteration_count())};
     traces::TrainingMetrics m;
     if (g.training.tokens <= 0 || iteration <= engine::Time{0} || g.rank_count == 0) return m;
     double hardware = 0;
@@ -16,6 +17,7 @@ traces::TrainingMetrics training_metrics(const traces::OpGraph& g, const topo::C
         if (op.kind == traces::OpKind::compute) hardware += op.flops;
     m.gpus = g.job_size();
     hardware *= static_cast<double>(m.gpus) / g.rank_count;  // simulated ranks stand for the others
+    hardware /= g.iteration_count();
     const double seconds = engine::to_seconds(iteration);
     m.model_flops_per_iteration = g.training.model_flops;
     m.hardware_flops_per_iteration = hardware;

@@ -161,6 +161,12 @@ OpId OpGraph::add(const Op& op, std::span<const OpId> deps) {
     return OpId::from_index(ops.size() - 1);
 }
 
+std::uint32_t OpGraph::iteration_of(OpId op) const {
+    if (iteration_starts.empty()) return 1;
+    const auto after = std::upper_bound(iteration_starts.begin(), iteration_starts.end(), op.value);
+    return static_cast<std::uint32_t>(after - iteration_starts.begin());
+}
+
 std::string OpGraph::describe(OpId id) const {
     const Op& op = ops[id.index()];
     std::string what = op_kind_name(op.kind);

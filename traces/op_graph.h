@@ -150,6 +150,15 @@ public:
     /// rank is simulated and rank r is job rank r.
     std::vector<std::uint32_t> job_ranks;
     std::uint32_t job_rank_count = 0;  // 0 when not reduced
+    /// Several iterations back to back (traces/iterations.h): the index of each iteration's first op, ascending,
+    /// the first 0. Empty: one iteration. TrainingFacts stay per iteration.
+    std::vector<std::uint32_t> iteration_starts;
+
+    [[nodiscard]] std::uint32_t iteration_count() const {
+        return iteration_starts.empty() ? 1 : static_cast<std::uint32_t>(iteration_starts.size());
+    }
+    /// The 1-based iteration op `op` belongs to.
+    [[nodiscard]] std::uint32_t iteration_of(OpId op) const;
 
     [[nodiscard]] std::uint32_t job_size() const { return job_ranks.empty() ? rank_count : job_rank_count; }
     [[nodiscard]] std::uint32_t job_rank(RankId rank) const {

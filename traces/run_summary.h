@@ -106,6 +106,24 @@ struct CollectiveCalls {
     bool operator==(const CollectiveCalls&) const = default;
 };
 
+/// A rank's presence on the critical path over several seeded samples of one run.
+struct CriticalRank {
+    std::uint32_t rank = 0;     // job rank
+    std::uint32_t samples = 0;  // samples whose critical path ran through one of its ops
+    double share = 0;           // its ops' part of the critical path's time, mean over all samples
+    bool operator==(const CriticalRank&) const = default;
+};
+
+/// The distribution of iteration time over K seeded samples (each sample's iterations all counted).
+struct SampleStats {
+    std::uint32_t samples = 0;
+    std::uint64_t first_seed = 0;               // sample k ran with seed first_seed + k
+    std::vector<engine::Time> iteration_times;  // every iteration of every sample, sorted
+    engine::Time p50{}, p90{}, p99{}, max{}, mean{};
+    std::vector<CriticalRank> critical_ranks;  // most samples first, then largest share; at most 16
+    bool operator==(const SampleStats&) const = default;
+};
+
 struct RunSummary {
     std::string scenario;
     std::string topology;
@@ -122,6 +140,9 @@ struct RunSummary {
     TrainingMetrics training;
     std::vector<RankMemory> memory;            // ranks with allocations, by rank; empty when the workload has none
     std::vector<CollectiveCalls> collectives;  // most time first (not in summary.json)
+    /// Several iterations back to back: when each ended (empty for one iteration).
+    std::vector<engine::Time> iteration_ends;
+    SampleStats samples;  // samples == 0 unless several seeded samples ran
     bool operator==(const RunSummary&) const = default;
 };
 

@@ -34,6 +34,63 @@ constexpr Field rank_fields[] = {
 double percent(Time part, Time whole) {
     return whole > Time{0} ? 100.0 * static_cast<double>(part.count()) / static_cast<double>(whole.count()) : 0.0;
 }
+
+// Several iterations and seeded samples: the "iterations" and "samples" members (empty when neither ran).
+std::string iterations_json(const RunSummary& s) {
+    std::string out;
+    if (!s.iteration_ends.empty()) {
+        std::string ends, times;
+        for (std::size_t k = 0; k < s.iteration_ends.size(); ++k) {
+            ends += fmt::format("{}{}", k ? ", " : "", microseconds_text(s.iteration_ends[k]));
+            times += fmt::format("{}{}", k ? ", " : "",
+                                 microseconds_text(s.iteration_ends[k] - (k ? s.iteration_ends[k - 1] : Time{0})));
+        }
+        out += fmt::format("  \"iterations\": {{\"count\": {}, \"ends_us\": [{}], \"times_us\": [{}]}},\n",
+                           s.iteration_ends.size(), ends, times);
+    }
+    const SampleStats& k = s.samples;
+    if (k.samples > 0) {
+        out += fmt::format(
+            "  \"samples\": {{\"count\": {}, \"first_seed\": {}, \"iteration_time_us\": {{\"p50\": {}, \"p90\": {}, "
+            "\"p99\": {}, \"max\": {}, \"mean\": {}}}, \"critical_ranks\": [",
+            k.samples, k.first_seed, microseconds_text(k.p50), microseconds_text(k.p90), microseconds_text(k.p99),
+            microseconds_text(k.max), microseconds_text(k.mean));
+        for (std::size_t r = 0; r < k.critical_ranks.size(); ++r)
+            out += fmt::format("{}{{\"rank\": {}, \"samples\": {}, \"share\": {}}}", r ? ", " : "",
+                               k.critical_ranks[r].rank, k.critical_ranks[r].samples,
+                               json_number(k.critical_ranks[r].share));
+        out += "]},\n";
+    }
+    return out;
+}
+
+std::string iterations_text(const RunSummary& s) {
+    std::string out;
+    if (!s.iteration_ends.empty()) {
+        std::string times;
+        const std::size_t shown = std::min<std::size_t>(s.iteration_ends.size(), 8);
+        for (std::size_t k = 0; k < shown; ++k)
+            times += fmt::format("{}{}", k ? ", " : "",
+                                 engine::format_time(s.iteration_ends[k] - (k ? s.iteration_ends[k - 1] : Time{0})));
+        if (shown < s.iteration_ends.size()) times += ", ...";
+        out += fmt::format(
+            "iterations {}: {} (mean {})\n", s.iteration_ends.size(), times,
+            engine::format_time(Time{s.makespan.count() / static_cast<std::int64_t>(s.iteration_ends.size())}));
+    }
+    const SampleStats& k = s.samples;
+    if (k.samples > 0) {
+        out += fmt::format("samples    {} (seeds {}..{}): iteration p50 {}, p90 {}, p99 {}, max {}, mean {}\n",
+                           k.samples, k.first_seed, k.first_seed + k.samples - 1, engine::format_time(k.p50),
+                           engine::format_time(k.p90), engine::format_time(k.p99), engine::format_time(k.max),
+                           engine::format_time(k.mean));
+        std::string ranks;
+        for (std::size_t r = 0; r < std::min<std::size_t>(k.critical_ranks.size(), 6); ++r)
+            ranks += fmt::format("{}rank {} in {}/{} ({:.0f}% of the path)", r ? ", " : "", k.critical_ranks[r].rank,
+                                 k.critical_ranks[r].samples, k.samples, 100 * k.critical_ranks[r].share);
+        if (!ranks.empty()) out += fmt::format("           critical path through {}\n", ranks);
+    }
+    return out;
+}
 }  // namespace
 
 std::string summary_json(const RunSummary& s, const OpGraph& g) {
@@ -70,6 +127,7 @@ std::string summary_json(const RunSummary& s, const OpGraph& g) {
             json_number(t.tflops_per_gpu), json_number(t.hardware_tflops_per_gpu), json_number(t.mfu),
             json_number(t.tokens_per_second), t.gpus, latency);
     }
+    out += iterations_json(s);
     if (!s.memory.empty()) {
         out += "  \"peak_memory\": [";
         for (std::size_t k = 0; k < s.memory.size(); ++k) {
@@ -135,9 +193,10 @@ std::string summary_table(const RunSummary& s, const OpGraph& g) {
     const std::string ranks = g.job_ranks.empty()
                                   ? fmt::format("{} ranks", s.ranks.size())
                                   : fmt::format("{} of {} ranks simulated", s.ranks.size(), g.job_size());
-    out += fmt::format("iteration  {}   ({}, {} ops, {} flows, {} on the network, {} events)\n",
-                       engine::format_time(s.makespan), ranks, s.ops, s.flows,
-                       engine::format_bytes(static_cast<double>(s.bytes_on_network)), s.events);
+    // Several iterations: the line gives the whole run, and the next one each iteration.
+    out += fmt::format("{}  {}   ({}, {} ops, {} flows, {} on the network, {} events)\n",
+                       s.iteration_ends.empty() ? "iteration" : "run      ", engine::format_time(s.makespan), ranks,
+                       s.ops, s.flows, engine::format_bytes(static_cast<double>(s.bytes_on_network)), s.events);
     if (s.training.gpus > 0) {
         const TrainingMetrics& t = s.training;
         out += fmt::format("throughput {:.1f} TFLOP/s per GPU (model; {:.1f} hardware), MFU {:.1f}%, {:.0f} tokens/s\n",
@@ -147,6 +206,7 @@ std::string summary_table(const RunSummary& s, const OpGraph& g) {
                                engine::format_time(engine::from_seconds(t.time_to_first_token_s)),
                                engine::format_time(engine::from_seconds(t.time_per_output_token_s)));
     }
+    out += iterations_text(s);
     if (!s.memory.empty()) {
         const RankMemory* top = &s.memory.front();
         for (const RankMemory& m : s.memory)

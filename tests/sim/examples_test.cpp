@@ -267,3 +267,24 @@ TEST_CASE("the studies' READMEs quote the runs their tables come from", "[exampl
         REQUIRE(read_text(dir + "/README.md").find(stated) != std::string::npos);
     }
 }
+
+TEST_CASE("the straggler study quotes its samples' percentiles and a straggler's iteration", "[examples]") {
+    const std::string dir = std::string(CLUSTERSIM_SOURCE_DIR) + "/docs/examples/17-data-parallel-stragglers";
+    const std::string readme = read_text(dir + "/README.md");
+    const auto ms = [](engine::Time t) { return fmt::format("{:.3f}", engine::to_seconds(t) * 1e3); };
+    // 8 GPUs, sigma 0.2: a row of the noise table.
+    const auto noisy = sim::run_scenario(
+        sim::load_scenario(dir + "/scenario.yaml", {"topology.nodes=1", "workload.dp=8", "system.jitter.sigma=0.2"}));
+    REQUIRE(noisy.summary.samples.samples == 8);
+    INFO(ms(noisy.summary.samples.p50) << " / " << ms(noisy.summary.samples.p99));
+    REQUIRE(readme.find(ms(noisy.summary.samples.p50) + " / " + ms(noisy.summary.samples.p99) + " ms") !=
+            std::string::npos);
+    // Rank 5 at 1.05x, no noise: every iteration the same, as the straggler table says.
+    const auto slow = sim::run_scenario(sim::load_scenario(
+        dir + "/scenario.yaml",
+        {"system.samples=1", "system.jitter.sigma=0", "system.stragglers=[{ranks: [5], slowdown: 1.05}]"}));
+    const auto& ends = slow.summary.iteration_ends;
+    REQUIRE(ends.size() == 4);
+    for (std::size_t k = 1; k < 4; ++k) REQUIRE(ends[k] - ends[k - 1] == ends[0]);
+    REQUIRE(readme.find("| rank 5 at 1.05x | " + ms(ends[0]) + " ms each") != std::string::npos);
+}

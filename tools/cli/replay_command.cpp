@@ -16,6 +16,7 @@
 #include "tools/cli/commands.h"
 #include "tools/cli/import_options.h"
 #include "tools/cli/terminal_progress.h"
+#include "tools/cli/variation_options.h"
 #include "topologies/topology_loader.h"
 #include "traces/analysis/trace_analysis.h"
 #include "traces/formats/trace_import.h"
@@ -42,6 +43,7 @@ struct ReplayCliOptions {
     std::uint32_t channels = 8;
     std::uint32_t chunks = 0;
     std::string out_dir;
+    VariationCliOptions variation;
 };
 
 // The busiest rank's figure for one field of the breakdown.
@@ -168,6 +170,7 @@ void run_replay(const ReplayCliOptions& o) {
         s.options.protocol = sim::parse_nccl_protocol(o.protocol);
     s.options.channels = o.channels;
     s.options.tree_chunks = o.chunks;
+    o.variation.apply(s);
     const std::string dir = o.out_dir.empty() ? "out/" + s.name : o.out_dir;
     s.outputs.report = o.report;
     sim::prepare_output_dir(dir);                        // a bad folder fails now, not after the run
@@ -206,11 +209,12 @@ void run_replay(const ReplayCliOptions& o) {
         sim::write_report(s, result, dir, beside);
     }
     if (s.graph.traced_iteration.count() >= 0) {
-        const double traced = engine::to_seconds(s.graph.traced_iteration),
-                     replayed = engine::to_seconds(result.summary.makespan);
-        std::printf("\ntraced iteration %s, replayed %s (%+.1f%%)\n",
-                    engine::format_time(s.graph.traced_iteration).c_str(),
-                    engine::format_time(result.summary.makespan).c_str(), 100 * (replayed - traced) / traced);
+        // Several iterations: against their mean.
+        const engine::Time mean{result.summary.makespan.count() / static_cast<std::int64_t>(s.graph.iteration_count())};
+        const double traced = engine::to_seconds(s.graph.traced_iteration), replayed = engine::to_seconds(mean);
+        std::printf("\ntraced iteration %s, replayed %s%s (%+.1f%%)\n",
+                    engine::format_time(s.graph.traced_iteration).c_str(), engine::format_time(mean).c_str(),
+                    s.graph.iteration_count() > 1 ? " (mean)" : "", 100 * (replayed - traced) / traced);
     }
     std::printf("\noutputs in %s/: timeline.json (open in ui.perfetto.dev), summary.json, ranks.csv%s\n", dir.c_str(),
                 o.report ? ", report.html (open in a browser)" : "");
@@ -276,6 +280,7 @@ void add_replay_command(CLI::App& app) {
                     "Pipelining chunks of trees, chains and NVLS: 0 as NCCL does, N a fixed count")
         ->capture_default_str()
         ->check(CLI::Range(0, 1024));
+    add_variation_options(*cmd, options->variation, true);
     cmd->add_option("-o,--out", options->out_dir, "Output folder (default: out/<trace name>)");
     cmd->add_flag("--report", options->report,
                   "Also write report.html: a self-contained page with plots (with a what-if, both runs side by side)");

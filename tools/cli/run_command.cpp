@@ -8,6 +8,7 @@
 #include "sim/scenario.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/terminal_progress.h"
+#include "tools/cli/variation_options.h"
 #include "traces/summary_writers.h"
 
 #include <spdlog/spdlog.h>
@@ -20,11 +21,14 @@ struct RunOptions {
     std::vector<std::string> overrides;
     std::string out_dir;
     bool report = false;
+    VariationCliOptions variation;
 };
 
 void run(const RunOptions& o) {
     auto& log = engine::layer_log("cli");
-    sim::Scenario scenario = sim::load_scenario(o.scenario, o.overrides);
+    std::vector<std::string> overrides = o.overrides;
+    for (const std::string& assignment : o.variation.overrides()) overrides.push_back(assignment);
+    sim::Scenario scenario = sim::load_scenario(o.scenario, overrides);
     if (o.report) scenario.outputs.report = true;
     log.info("scenario '{}': {} ranks, {} ops on {}", scenario.name, scenario.graph.rank_count,
              scenario.graph.ops.size(), scenario.cluster.description);
@@ -54,6 +58,7 @@ void add_run_command(CLI::App& app) {
     cmd->add_option("-o,--out", options->out_dir, "Output folder (default: out/<scenario name>)");
     cmd->add_flag("--report", options->report,
                   "Also write report.html: a self-contained page with plots (as outputs.report: true)");
+    add_variation_options(*cmd, options->variation, false);
     cmd->callback([options] { run(*options); });
 }
 

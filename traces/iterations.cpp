@@ -1,0 +1,74 @@
+// Repeating one iteration's graph, and when each iteration ended.
+#include "traces/iterations.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "engine/error.h"
+
+namespace clustersim::traces {
+
+OpGraph repeat_iterations(const OpGraph& graph, std::uint32_t iterations, const std::string& where) {
+    if (iterations <= 1) return graph;
+    if (!graph.iteration_starts.empty())
+        throw engine::InputError(engine::SourceLocation{where}, "the graph already holds several iterations");
+    const std::uint64_t n = graph.ops.size();
+    if (n * iterations > max_repeated_ops)
+        throw engine::InputError(
+            engine::SourceLocation{where},
+            fmt::format("{} iterations of {} ops are {} ops, beyond the {} a run holds; run fewer iterations",
+                        iterations, n, n * iterations, max_repeated_ops));
+    // Per stream: its first and last op in one iteration.
+    std::vector<OpId> first(graph.streams.size(), OpId::invalid()), last(graph.streams.size(), OpId::invalid());
+    for (std::size_t i = 0; i < n; ++i) {
+        const std::size_t s = graph.ops[i].stream.index();
+        if (!first[s].valid()) first[s] = OpId::from_index(i);
+        last[s] = OpId::from_index(i);
+    }
+    // Per rank: the last op of each of its streams (those with ops), in stream order.
+    std::vector<std::vector<OpId>> rank_last(graph.rank_count);
+    for (std::size_t s = 0; s < graph.streams.size(); ++s)
+        if (last[s].valid()) rank_last[graph.streams[s].rank.index()].push_back(last[s]);
+
+    OpGraph out = graph;
+    out.ops.clear();
+    out.dep_ids.clear();
+    out.dep_offsets.assign(1, 0);
+    out.ops.reserve(n * iterations);
+    out.dep_offsets.reserve(n * iterations + 1);
+    out.iteration_starts.clear();
+    std::vector<OpId> deps;
+    for (std::uint32_t k = 0; k < iterations; ++k) {
+        const auto shift = static_cast<std::uint32_t>(n * k);
+        out.iteration_starts.push_back(shift);
+        for (std::size_t i = 0; i < n; ++i) {
+            const Op& op = graph.ops[i];
+            deps.clear();
+            for (const OpId d : graph.deps(OpId::from_index(i))) deps.push_back(OpId{d.value + shift});
+            if (k > 0 && first[op.stream.index()].index() == i) {
+                for (const OpId l : rank_last[op.rank.index()])
+                    deps.push_back(OpId{l.value + shift - static_cast<std::uint32_t>(n)});
+            }
+            out.add(op, deps);
+        }
+    }
+    out.derived.push_back(
+        fmt::format("iterations: {} (each rank starts one when its streams finished the last)", iterations));
+    return out;
+}
+
+std::vector<engine::Time> iteration_ends(const OpGraph& graph, const Timeline& timeline) {
+    const std::uint32_t count = graph.iteration_count();
+    std::vector<engine::Time> ends(count, engine::Time{0});
+    for (std::uint32_t k = 0; k < count; ++k) {
+        const std::size_t begin = graph.iteration_starts.empty() ? 0 : graph.iteration_starts[k];
+        const std::size_t end = k + 1 < count ? graph.iteration_starts[k + 1] : graph.ops.size();
+        for (std::size_t i = begin; i < end && i < timeline.ops.size(); ++i)
+            ends[k] = std::max(ends[k], timeline.ops[i].end);
+        if (k > 0) ends[k] = std::max(ends[k], ends[k - 1]);
+    }
+    return ends;
+}
+
+}  // namespace clustersim::traces
