@@ -157,6 +157,7 @@ traces::RunSummary summarize_run(const traces::OpGraph& g, const traces::Timelin
     s.top_links = most_contended_links(tl, 10);
     s.critical_path = critical_path(g, tl);
     s.communication = communication_by_group(g, tl);
+    s.cluster_events = tl.markers;
     return s;
 }
 

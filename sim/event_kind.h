@@ -12,6 +12,7 @@ enum class EventKind : std::uint16_t {
     network_rate_update,  // target: unused; recompute max-min rates of the links touched at this instant
     compute_done,         // target: timer of a stream whose compute op has finished
     modelled_done,        // target: collective instance timed by a model (folded, or the cost-model mode), done
+    cluster_event,        // target: index into ReplayOptions::cluster_events
     straggler_bound,      // target: 2 x straggler + (0: its window opens, 1: it closes)
     count_
 };

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/cluster_events.h"
 #include "sim/collectives/collective_algorithm.h"
 #include "sim/collectives/nccl_tuner.h"
 #include "sim/compute_model.h"
@@ -79,6 +80,8 @@ struct ReplayOptions {
     /// cluster's bandwidths, once all members have arrived; no contention between calls).
     enum class CollectiveModel : std::uint8_t { flows, cost_model };
     CollectiveModel collective_model = CollectiveModel::flows;
+    /// Changes to the cluster during the run (links degraded, failing, restored; GPUs failing), in time order.
+    std::vector<ClusterEvent> cluster_events;
     /// Stragglers and per-kernel jitter (none by default), with the seed of the jitter.
     Variability variability;
     /// Progress reports (nothing by default; nested replays of folded calls never report).

@@ -180,6 +180,12 @@ void ReplayEngine::setup() {
     }
     comm_active_.assign(g_.rank_count, 0);
     setup_stragglers();
+    for (std::uint32_t k = 0; k < options_.cluster_events.size(); ++k)
+        sim_.schedule_at(options_.cluster_events[k].at, to_u16(EventKind::cluster_event), k);
+    net_.set_owner_names({[](const void* self, std::uint32_t owner) {
+                              return static_cast<const ReplayEngine*>(self)->describe_owner(owner);
+                          },
+                          this});
 }
 
 void ReplayEngine::setup_stragglers() {
@@ -375,6 +381,8 @@ ReplayResult ReplayEngine::run() {
             for (const FlowId flow : event.flows) event.arrived ? on_flow(flow) : on_drained(flow);
         } else if (e.kind == to_u16(EventKind::modelled_done)) {
             finish_modelled(e.target);
+        } else if (e.kind == to_u16(EventKind::cluster_event)) {
+            apply_cluster_event(e.target);
         } else if (e.kind == to_u16(EventKind::straggler_bound)) {
             straggler_bound(e.target);
         } else {

@@ -106,6 +106,9 @@ private:
     /// Jitter and the untimed stragglers of its iteration: how much longer kernel `op` takes than modelled.
     [[nodiscard]] double work_factor(traces::OpId op) const;
     void straggler_bound(std::uint32_t target);
+    void apply_cluster_event(std::uint32_t index);
+    /// What a flow owner is, for errors: the transfer, its call and ranks, or the op.
+    [[nodiscard]] std::string describe_owner(std::uint32_t owner) const;
     void retime_computes(traces::RankId rank);
     [[nodiscard]] topo::DeviceId gpu_of(traces::RankId rank) const { return rank_gpu_[rank.index()]; }
     [[nodiscard]] std::string deadlock_report() const;

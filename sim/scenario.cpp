@@ -164,6 +164,7 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
                               s.cluster.description, s.cluster.gpus().size()));
     if (auto system = doc.find("system")) {
         read_system(*system, s.options, s.repetition);
+        if (auto v = system->find("events")) s.options.cluster_events = read_cluster_events(*v, s.cluster);
         if (auto v = system->find("rank_to_gpu")) {
             const auto& map = s.options.rank_to_gpu;
             if (map.size() != s.graph.rank_count)

@@ -124,7 +124,7 @@ void read_system(const engine::YamlValue& system, ReplayOptions& options, RunRep
     system.expect_only_keys({"network", "compute_slowdown_during_comm", "collective_algorithm", "collective_protocol",
                              "communicator_algorithms", "channels", "chunks", "rank_to_gpu", "min_kernel_time",
                              "fold_model", "collective_model", "memory_check", "stragglers", "jitter", "seed",
-                             "iterations", "samples"});
+                             "iterations", "samples", "events"});
     read_variability(system, options.variability, repetition);
     if (auto v = system.find("collective_model")) {
         const std::string model = v->as_string();

@@ -27,6 +27,7 @@ void Router::compute_distances_to(DeviceId dst, std::vector<std::int64_t>& dist)
         // A device other than the destination relays traffic only if its kind forwards.
         if (v != dst.value && !forwards_traffic(cluster_.devices()[v])) continue;
         for (const LinkId l : cluster_.in_links(DeviceId{v})) {
+            if (link_down(l)) continue;
             const Link& link = cluster_.link(l);
             const std::int64_t candidate = d + link_cost(link);
             auto& du = dist[link.src.index()];
@@ -59,6 +60,7 @@ const Router::NextHops& Router::next_hops_to(DeviceId dst) {
         hops.offsets[u] = static_cast<std::uint32_t>(hops.links.size());
         if (dist[u] == unreachable || u == dst.index()) continue;
         for (const LinkId l : cluster_.out_links(DeviceId::from_index(u))) {
+            if (link_down(l)) continue;
             const Link& link = cluster_.link(l);
             const bool relays = link.dst == dst || forwards_traffic(cluster_.device(link.dst));
             if (relays && dist[link.dst.index()] != unreachable && dist[link.dst.index()] + link_cost(link) == dist[u])
@@ -67,6 +69,18 @@ const Router::NextHops& Router::next_hops_to(DeviceId dst) {
     }
     hops.offsets[n] = static_cast<std::uint32_t>(hops.links.size());
     return hops;
+}
+
+void Router::set_link_down(LinkId link, bool down) {
+    if (down_.empty()) down_.assign(cluster_.links().size(), 0);
+    if ((down_[link.index()] != 0) == down) return;
+    down_[link.index()] = down ? 1 : 0;
+    links_down_ = down ? links_down_ + 1 : links_down_ - 1;
+    for (NextHops& hops : next_hop_cache_) {
+        std::vector<std::uint32_t>().swap(hops.offsets);
+        std::vector<LinkId>().swap(hops.links);
+    }
+    tables_ = 0;
 }
 
 bool Router::route(DeviceId src, DeviceId dst, std::uint64_t flow_key, std::vector<LinkId>& out) {

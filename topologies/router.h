@@ -36,6 +36,13 @@ public:
     void compute_distances_to(DeviceId dst, std::vector<std::int64_t>& dist) const;
     /// Warms the routing table towards `dst` (benchmarks time routing apart from the tables).
     void prepare(DeviceId dst) { (void)next_hops_to(dst); }
+    /// Takes a link out of routing (failed) or puts it back; the tables are rebuilt on next use. Routes handed out
+    /// before keep their links: callers re-route what crossed a failed link.
+    void set_link_down(LinkId link, bool down);
+    [[nodiscard]] bool link_down(LinkId link) const { return !down_.empty() && down_[link.index()] != 0; }
+    /// Links out of routing now.
+    [[nodiscard]] std::size_t links_down() const { return links_down_; }
+
     /// The device of `kind` in `from`'s node with the cheapest path to `from` (ties: lowest id), searching only
     /// the node's own devices; invalid when there is none. Used to find a GPU's host CPU.
     [[nodiscard]] DeviceId nearest_in_node(DeviceId from, DeviceKind kind) const;
@@ -54,6 +61,8 @@ private:
     std::vector<NextHops> next_hop_cache_;  // by destination; empty until needed
     std::vector<std::int64_t> scratch_;     // distances while a table is built
     std::size_t tables_ = 0;                // next-hop tables built
+    std::vector<std::uint8_t> down_;        // by link, once some link failed
+    std::size_t links_down_ = 0;
 };
 
 }  // namespace clustersim::topo

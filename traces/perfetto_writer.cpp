@@ -111,6 +111,19 @@ std::string perfetto_json(const OpGraph& g, const Timeline& tl, const PerfettoOp
             out += fmt::format(",\n{{\"ph\":\"C\",\"name\":{},\"pid\":{},\"ts\":{},\"args\":{{\"GB/s\":{}}}}}",
                                json_string(series.name), network_pid, microseconds_text(at), json_number(rate / 1e9));
     }
+    // Changes to the cluster (system.events): global instant events, drawn across every track, and a process of
+    // their own so they can be listed.
+    if (!tl.markers.empty()) {
+        const std::uint32_t events_pid = g.rank_count + 2;
+        out += fmt::format(
+            ",\n{{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":{},\"args\":{{\"name\":\"cluster events\"}}}}",
+            events_pid);
+        for (const TimelineMarker& m : tl.markers)
+            out += fmt::format(
+                ",\n{{\"ph\":\"i\",\"s\":\"g\",\"name\":{},\"cat\":\"cluster_event\",\"pid\":{},"
+                "\"tid\":0,\"ts\":{}}}",
+                json_string(m.label), events_pid, microseconds_text(m.at));
+    }
     out += "\n]}\n";
     return out;
 }

@@ -8,6 +8,7 @@
 
 #include "engine/time.h"
 #include "traces/op_graph.h"
+#include "traces/timeline.h"
 
 namespace clustersim::traces {
 
@@ -142,7 +143,8 @@ struct RunSummary {
     std::vector<CollectiveCalls> collectives;  // most time first (not in summary.json)
     /// Several iterations back to back: when each ended (empty for one iteration).
     std::vector<engine::Time> iteration_ends;
-    SampleStats samples;  // samples == 0 unless several seeded samples ran
+    SampleStats samples;                         // samples == 0 unless several seeded samples ran
+    std::vector<TimelineMarker> cluster_events;  // changes to the cluster during the run (system.events), by time
     bool operator==(const RunSummary&) const = default;
 };
 

@@ -38,6 +38,13 @@ double percent(Time part, Time whole) {
 // Several iterations and seeded samples: the "iterations" and "samples" members (empty when neither ran).
 std::string iterations_json(const RunSummary& s) {
     std::string out;
+    if (!s.cluster_events.empty()) {
+        out += "  \"cluster_events\": [";
+        for (std::size_t k = 0; k < s.cluster_events.size(); ++k)
+            out += fmt::format("{}{{\"at_us\": {}, \"event\": {}}}", k ? ", " : "",
+                               microseconds_text(s.cluster_events[k].at), json_string(s.cluster_events[k].label));
+        out += "],\n";
+    }
     if (!s.iteration_ends.empty()) {
         std::string ends, times;
         for (std::size_t k = 0; k < s.iteration_ends.size(); ++k) {
@@ -66,6 +73,12 @@ std::string iterations_json(const RunSummary& s) {
 
 std::string iterations_text(const RunSummary& s) {
     std::string out;
+    if (!s.cluster_events.empty()) {
+        std::string events;
+        for (const TimelineMarker& m : s.cluster_events)
+            events += fmt::format("{}{}: {}", events.empty() ? "" : "; ", engine::format_time(m.at), m.label);
+        out += fmt::format("events     {}\n", events);
+    }
     if (!s.iteration_ends.empty()) {
         std::string times;
         const std::size_t shown = std::min<std::size_t>(s.iteration_ends.size(), 8);

@@ -48,8 +48,16 @@ struct CounterSeries {
     bool operator==(const CounterSeries&) const = default;
 };
 
+/// Something that happened to the cluster during the run (a link degraded or failed, a GPU failed).
+struct TimelineMarker {
+    engine::Time at{};
+    std::string label;
+    bool operator==(const TimelineMarker&) const = default;
+};
+
 struct Timeline {
-    std::vector<OpTiming> ops;  // by OpId
+    std::vector<OpTiming> ops;            // by OpId
+    std::vector<TimelineMarker> markers;  // in time order
     std::vector<Transfer> transfers;
     std::vector<CounterSeries> counters;
     engine::Time makespan{};

@@ -4,7 +4,10 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "engine/error.h"
+#include "engine/hash.h"
 
 namespace clustersim::sim {
 
@@ -50,15 +53,34 @@ std::uint32_t FlowNetwork::allocate_slot() {
 
 FlowId FlowNetwork::start_flow(topo::DeviceId src, topo::DeviceId dst, std::uint64_t bytes, std::uint64_t flow_key,
                                std::uint32_t owner) {
-    route_scratch_.clear();
-    router_.route(src, dst, flow_key, route_scratch_);
+    route_around_failures(src, dst, flow_key, owner);
     return start_flow_on_route(src, dst, route_scratch_, bytes, owner, 1);
+}
+
+void FlowNetwork::route_around_failures(topo::DeviceId src, topo::DeviceId dst, std::uint64_t flow_key,
+                                        std::uint32_t owner) {
+    route_scratch_.clear();
+    try {
+        router_.route(src, dst, flow_key, route_scratch_);
+    } catch (const engine::InputError&) {
+        if (router_.links_down() == 0) throw;
+        throw engine::InputError(fmt::format(
+            "at {}: with {} link(s) down, no path from '{}' to '{}' for {}", engine::format_time(sim_.now()),
+            router_.links_down(), cluster_.device(src).name, cluster_.device(dst).name, describe_owner(owner)));
+    }
 }
 
 FlowId FlowNetwork::start_flow_on_route(topo::DeviceId src, topo::DeviceId dst, std::span<const topo::LinkId> route,
                                         std::uint64_t bytes, std::uint32_t owner, std::uint32_t weight,
                                         Time extra_latency) {
     CLUSTERSIM_CHECK(weight >= 1, "flow of weight 0");
+    // A route chosen before a link failed (a collective's channel routes): taken again around it.
+    if (router_.links_down() > 0 &&
+        std::any_of(route.begin(), route.end(), [&](topo::LinkId l) { return router_.link_down(l); })) {
+        route_around_failures(src, dst, engine::hash_combine(owner, route.size()), owner);
+        const std::vector<topo::LinkId> detour = route_scratch_;
+        return start_flow_on_route(src, dst, detour, bytes, owner, weight, extra_latency);
+    }
     const std::uint32_t slot = allocate_slot();
     FlowState& f = flows_[slot];
     FlowShare& share = share_[slot];
@@ -71,18 +93,9 @@ FlowId FlowNetwork::start_flow_on_route(topo::DeviceId src, topo::DeviceId dst, 
     f.last_update = sim_.now();
     f.draining = false;
     f.group = no_class;
-    Time latency = extra_latency;
-    double bottleneck = 0;
-    for (const topo::LinkId l : f.route) {
-        latency += cluster_.link(l).latency;
-        const double bw = capacity_[l.index()];
-        bottleneck = bottleneck == 0 ? bw : std::min(bottleneck, bw);
-    }
-    f.latency = latency;
-    // One share's cap: the bottleneck split over the weight, so that the flow alone gets the bottleneck.
-    share.cap = bottleneck / weight;
+    const double bottleneck = set_cap_from_route(slot, extra_latency);
+    const Time latency = f.latency;
     f.start = sim_.now();
-    share.limiting_link = UINT32_MAX;
     ++active_;
     started_bytes_ += bytes;
     const Time ideal =

@@ -30,6 +30,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -86,6 +87,21 @@ public:
         return kind == to_u16(EventKind::flow_drained) || kind == to_u16(EventKind::flow_arrived) ||
                kind == to_u16(EventKind::network_rate_update);
     }
+
+    /// Names of flow owners for errors (a flow left without a route): a plain function and a context pointer.
+    struct OwnerNames {
+        std::string (*describe)(const void* context, std::uint32_t owner) = nullptr;
+        const void* context = nullptr;
+    };
+    void set_owner_names(OwnerNames names) { owner_names_ = names; }
+    /// Sets a link's capacity to `factor` times its bandwidth, or takes it down (factor 0) or back up (factor > 0
+    /// after 0). The flows sending on it carry on with the bytes they have left: over the new capacity, or re-routed
+    /// over the remaining equal-cost or longer paths (the router without the link, ECMP by the flow's slot), and the
+    /// rates are re-shared at this instant. Flows whose last byte is already on its way are not touched. Throws
+    /// InputError naming `what` (the event), the flow's endpoints and its owner when no path is left.
+    void set_link_state(topo::LinkId link, double factor, const std::string& what);
+    /// A link's capacity now (its bandwidth, unless degraded; 0 while down).
+    [[nodiscard]] double capacity(topo::LinkId link) const { return capacity_[link.index()]; }
 
     [[nodiscard]] std::uint32_t owner(FlowId flow) const { return flows_[flow.index()].owner; }
     /// The flow's rate now (its class's: each member has the same).
@@ -195,6 +211,13 @@ private:
     /// Makes the bottlenecks the update found the class's own.
     void adopt_limits(std::uint32_t group);
     void finish_arrival(std::uint32_t flow);
+    /// The route from src to dst into route_scratch_; with links down, an unreachable destination names the owner.
+    void route_around_failures(topo::DeviceId src, topo::DeviceId dst, std::uint64_t flow_key, std::uint32_t owner);
+    /// A new route for `flow` from its source to its destination, avoiding links that are down (link_events.cpp).
+    void reroute(std::uint32_t flow, const std::string& what);
+    /// Cap and latency of `flow` (its weight set) from its route now; returns the route's bottleneck bandwidth.
+    double set_cap_from_route(std::uint32_t flow, engine::Time extra_latency);
+    [[nodiscard]] std::string describe_owner(std::uint32_t owner) const;
 
     const topo::Cluster& cluster_;
     engine::Simulator& sim_;
@@ -247,6 +270,7 @@ private:
 
     std::vector<FlowRecord> records_;
     LinkUtilization utilization_;
+    OwnerNames owner_names_;
     std::size_t active_ = 0;
     std::uint64_t delivered_bytes_ = 0;
     std::uint64_t started_bytes_ = 0;

@@ -253,6 +253,8 @@ TEST_CASE("the studies' READMEs quote the runs their tables come from", "[exampl
         {"15-vgg16-cpu-offload", {"topology.pcie_gen=5", "workload.host_bandwidth=200 GB/s"}},
         {"15-vgg16-cpu-offload", {"workload.offload=none"}},
         {"16-llama3-70b-inference", {"workload.tp=4", "workload.batch=32"}},
+        {"18-degraded-links", {"system.events=[{at: 0 us, link: n1.nic3 <-> leaf0.rail3, down: true}]"}},
+        {"18-degraded-links", {"system.events=[{at: 10 ms, until: 20 ms, device: leaf0.rail3, down: true}]"}},
         {"11-dlrm-embedding-sharding",
          {"workload.sharding=column", "workload.dim=128", "workload.bottom_mlp=13-512-256-128"}},
     };

@@ -6,6 +6,7 @@
 
 #include "engine/error.h"
 #include "engine/yaml_reader.h"
+#include "sim/cluster_events.h"
 #include "sim/scenario.h"
 
 namespace clustersim::cli {
@@ -43,6 +44,14 @@ void VariationCliOptions::apply(sim::Scenario& scenario) const {
         read(fmt::format("stragglers: [{{ranks: [{}], slowdown: {}}}]", s.substr(0, colon), s.substr(colon + 1)),
              "--straggler " + s);
     }
+    if (!events.empty()) {
+        try {
+            scenario.options.cluster_events =
+                sim::read_cluster_events(engine::YamlValue::load_string(events, "--events"), scenario.cluster);
+        } catch (const engine::InputError& e) {
+            throw engine::InputError(engine::SourceLocation{"--events"}, e.message());
+        }
+    }
     sim::apply_iterations(scenario);
 }
 
@@ -61,6 +70,11 @@ void add_variation_options(CLI::App& cmd, VariationCliOptions& o, bool variabili
     cmd.add_option("--straggler", o.stragglers,
                    "Ranks whose kernels take FACTOR times as long, RANKS:FACTOR (e.g. 3:1.5 or 0,4:2; repeatable)")
         ->type_name("RANKS:FACTOR");
+    cmd.add_option("--events", o.events,
+                   "Changes to the cluster during the run, as system.events (formats.md), e.g. \"[{at: 5 ms, link: "
+                   "n0.nic3 <-> leaf0.rail3, down: true}]\": links or devices degraded (bandwidth: 0.5) or down, "
+                   "back at until; GPUs failing")
+        ->type_name("YAML");
     cmd.add_option("--jitter", o.jitter,
                    "Per-kernel duration noise: log-normal with mean 1 and this sigma (e.g. 0.05), drawn from --seed")
         ->check(CLI::Range(0.0, 3.0));

@@ -22,10 +22,11 @@ struct VariationCliOptions {
     std::int64_t seed = -1;
     std::vector<std::string> stragglers;  // replay: "RANKS:FACTOR", RANKS "3" or "0,4"
     double jitter = -1;                   // replay: lognormal sigma
+    std::string events;                   // replay: system.events as YAML
 
     /// `--set` assignments for a scenario file (run).
     [[nodiscard]] std::vector<std::string> overrides() const;
-    /// Applies every option to a scenario built in code (replay), iterations included.
+    /// Applies every option to a scenario built in code (replay; its cluster set), iterations included.
     void apply(sim::Scenario& scenario) const;
 };
 

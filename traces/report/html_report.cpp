@@ -54,7 +54,19 @@ std::string run_section(const RunSummary& s, const std::string& label) {
     out += row({"scenario", escape(s.scenario)});
     out += row({"topology", escape(s.topology)});
     out += row({"workload", escape(s.workload)});
-    out += row({"iteration", engine::format_time(s.makespan)});
+    out += row({s.iteration_ends.empty() ? "iteration" : "run", engine::format_time(s.makespan)});
+    if (!s.iteration_ends.empty())
+        out += row(
+            {"iterations", fmt::format("{}, mean {}", s.iteration_ends.size(),
+                                       engine::format_time(engine::Time{
+                                           s.makespan.count() / static_cast<std::int64_t>(s.iteration_ends.size())}))});
+    if (s.samples.samples > 0)
+        out += row({"iteration over samples",
+                    fmt::format("{} samples: p50 {}, p90 {}, p99 {}, max {}", s.samples.samples,
+                                engine::format_time(s.samples.p50), engine::format_time(s.samples.p90),
+                                engine::format_time(s.samples.p99), engine::format_time(s.samples.max))});
+    for (const TimelineMarker& m : s.cluster_events)
+        out += row({"event at " + engine::format_time(m.at), escape(m.label)});
     if (s.ops > 0 || s.events > 0) {  // a simulated run (a traced timeline has neither)
         out += row({"ops, events, flows", fmt::format("{}, {}, {}", s.ops, s.events, s.flows)});
         out += row({"bytes on the network", engine::format_bytes(static_cast<double>(s.bytes_on_network))});

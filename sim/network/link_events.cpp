@@ -1,0 +1,93 @@
+// Links changing under running flows: degraded, failed, restored. The flows on the link are split out of their
+// classes, re-capped or re-routed with the bytes they have left, and re-shared in this instant's update.
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "engine/error.h"
+#include "engine/hash.h"
+#include "sim/network/flow_network.h"
+
+namespace clustersim::sim {
+
+using engine::Time;
+
+std::string FlowNetwork::describe_owner(std::uint32_t owner) const {
+    return owner_names_.describe ? owner_names_.describe(owner_names_.context, owner)
+                                 : fmt::format("flow owner {}", owner);
+}
+
+double FlowNetwork::set_cap_from_route(std::uint32_t flow, Time extra_latency) {
+    FlowState& f = flows_[flow];
+    FlowShare& share = share_[flow];
+    Time latency = extra_latency;
+    double bottleneck = 0;
+    for (const topo::LinkId l : f.route) {
+        latency += cluster_.link(l).latency;
+        const double bw = capacity_[l.index()];
+        bottleneck = bottleneck == 0 ? bw : std::min(bottleneck, bw);
+    }
+    f.latency = latency;
+    // One share's cap: the bottleneck split over the weight, so that the flow alone gets the bottleneck.
+    share.cap = bottleneck / share.weight;
+    share.limiting_link = UINT32_MAX;
+    return bottleneck;
+}
+
+void FlowNetwork::reroute(std::uint32_t flow, const std::string& what) {
+    FlowState& f = flows_[flow];
+    const topo::DeviceId src = cluster_.link(f.route.front()).src, dst = cluster_.link(f.route.back()).dst;
+    route_scratch_.clear();
+    try {
+        router_.route(src, dst, engine::hash_combine(flow, f.owner), route_scratch_);
+    } catch (const engine::InputError&) {
+        throw engine::InputError(fmt::format(
+            "at {}: {}: no path left from '{}' to '{}' for {} ({} of {} bytes not sent); the run cannot go on",
+            engine::format_time(sim_.now()), what, cluster_.device(src).name, cluster_.device(dst).name,
+            describe_owner(f.owner), static_cast<std::uint64_t>(f.remaining), f.bytes));
+    }
+    f.route.assign(route_scratch_.begin(), route_scratch_.end());
+}
+
+void FlowNetwork::set_link_state(topo::LinkId link, double factor, const std::string& what) {
+    CLUSTERSIM_CHECK(factor >= 0, "link factor {}", factor);
+    const Time now = sim_.now();
+    // Classes with a member on the link: their members no longer share one fate.
+    std::vector<std::uint32_t> leaders;
+    for (const LinkEntry& e : link_flows_[link.index()])
+        if (flows_[e.flow].group != no_class) leaders.push_back(classes_[flows_[e.flow].group].members.front());
+    std::sort(leaders.begin(), leaders.end());
+    leaders.erase(std::unique(leaders.begin(), leaders.end()), leaders.end());
+    for (const std::uint32_t leader : leaders) split_class(leader);
+    capacity_[link.index()] = cluster_.link(link).bandwidth_bytes_per_s * factor;
+    router_.set_link_down(link, factor == 0);
+    const auto route_latency = [&](const FlowState& f) {
+        Time sum{0};
+        for (const topo::LinkId l : f.route) sum += cluster_.link(l).latency;
+        return sum;
+    };
+    // Flows sending on it, in slot order (a deterministic order, whatever the link's list order).
+    std::vector<std::uint32_t> on_link;
+    for (const LinkEntry& e : link_flows_[link.index()]) on_link.push_back(e.flow);
+    std::sort(on_link.begin(), on_link.end());
+    on_link.erase(std::unique(on_link.begin(), on_link.end()), on_link.end());
+    for (const std::uint32_t flow : on_link) {
+        account_progress(flow, now);
+        detach(flow);
+        const Time extra = flows_[flow].latency - route_latency(flows_[flow]);
+        if (factor == 0) reroute(flow, what);
+        set_cap_from_route(flow, extra);
+        attach(flow);
+    }
+    // Flows that start in this instant are attached by the update: their routes and caps are fixed here.
+    for (const std::uint32_t flow : starting_) {
+        FlowState& f = flows_[flow];
+        if (std::find(f.route.begin(), f.route.end(), link) == f.route.end()) continue;
+        const Time extra = f.latency - route_latency(f);
+        if (factor == 0) reroute(flow, what);
+        set_cap_from_route(flow, extra);
+    }
+    mark_dirty(link.value);
+}
+
+}  // namespace clustersim::sim
