@@ -80,6 +80,8 @@ struct ReplayOptions {
     /// cluster's bandwidths, once all members have arrived; no contention between calls).
     enum class CollectiveModel : std::uint8_t { flows, cost_model };
     CollectiveModel collective_model = CollectiveModel::flows;
+    /// When each rank starts (several jobs on one cluster, each from its start time); empty: every rank at 0.
+    std::vector<engine::Time> rank_start;
     /// Changes to the cluster during the run (links degraded, failing, restored; GPUs failing), in time order.
     std::vector<ClusterEvent> cluster_events;
     /// Stragglers and per-kernel jitter (none by default), with the seed of the jitter.

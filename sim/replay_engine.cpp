@@ -365,9 +365,24 @@ void ReplayEngine::drain_ready() {
 }
 
 ReplayResult ReplayEngine::run() {
+    const auto& starts = options_.rank_start;
+    if (!starts.empty() && starts.size() != g_.rank_count)
+        throw engine::InputError(engine::SourceLocation{g_.source},
+                                 fmt::format("rank_start lists {} times for {} ranks", starts.size(), g_.rank_count));
     for (std::size_t i = 0; i < g_.ops.size(); ++i) {
-        if (waiting_[i] == 0) ready_queue_.push_back(OpId::from_index(i));
+        if (waiting_[i] != 0) continue;
+        const std::uint32_t rank = g_.ops[i].rank.value;
+        if (!starts.empty() && starts[rank] > Time{0})
+            deferred_starts_.emplace_back(rank, OpId::from_index(i));
+        else
+            ready_queue_.push_back(OpId::from_index(i));
     }
+    std::stable_sort(deferred_starts_.begin(), deferred_starts_.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (std::size_t k = 0; k < deferred_starts_.size(); ++k)
+        if (k == 0 || deferred_starts_[k].first != deferred_starts_[k - 1].first)
+            sim_.schedule_at(starts[deferred_starts_[k].first], to_u16(EventKind::rank_start),
+                             deferred_starts_[k].first);
     drain_ready();
     const ProgressReporter progress = options_.progress;
     auto report = [&] {
@@ -381,6 +396,10 @@ ReplayResult ReplayEngine::run() {
             for (const FlowId flow : event.flows) event.arrived ? on_flow(flow) : on_drained(flow);
         } else if (e.kind == to_u16(EventKind::modelled_done)) {
             finish_modelled(e.target);
+        } else if (e.kind == to_u16(EventKind::rank_start)) {
+            auto it = std::lower_bound(deferred_starts_.begin(), deferred_starts_.end(), e.target,
+                                       [](const auto& d, std::uint32_t rank) { return d.first < rank; });
+            for (; it != deferred_starts_.end() && it->first == e.target; ++it) ready_queue_.push_back(it->second);
         } else if (e.kind == to_u16(EventKind::cluster_event)) {
             apply_cluster_event(e.target);
         } else if (e.kind == to_u16(EventKind::straggler_bound)) {

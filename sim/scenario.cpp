@@ -10,10 +10,9 @@
 #include <fmt/ranges.h>
 
 #include <spdlog/spdlog.h>
-#include "engine/atomic_file.h"
 
+#include "engine/atomic_file.h"
 #include "engine/log.h"
-#include "engine/params.h"
 #include "engine/units.h"
 #include "engine/yaml_reader.h"
 #include "sim/analysis.h"
@@ -21,116 +20,85 @@
 #include "sim/memory_model.h"
 #include "sim/samples.h"
 #include "sim/training_metrics.h"
+#include "sim/workload_reader.h"
 #include "topologies/topology_loader.h"
-#include "traces/formats/trace_import.h"
 #include "traces/iterations.h"
 #include "traces/perfetto_writer.h"
 #include "traces/report/html_report.h"
 #include "traces/summary_writers.h"
-#include "workloads/workload_registry.h"
 
 namespace clustersim::sim {
 
 namespace {
 
-std::uint32_t positive_u32(const engine::YamlValue& v) {
-    const std::int64_t x = v.as_int();
-    if (x < 1 || x > UINT32_MAX) v.fail(fmt::format("expected a positive integer, got {}", x));
-    return static_cast<std::uint32_t>(x);
-}
-
-traces::OpGraph read_workload(const engine::YamlValue& workload, const std::string& scenario_path,
-                              const topo::Cluster& cluster, std::string& description,
-                              std::vector<std::string>& defaults) {
-    const std::size_t topology_gpus = cluster.gpus().size();
-    if (auto trace = workload.find("trace")) {
-        // A trace in any format import_traces reads: one file, or a list (one Kineto or Chakra file per rank),
-        // relative to the scenario file.
-        workload.expect_only_keys({"trace", "format", "world_size", "iteration", "drop_gaps", "replicas",
-                                   "pipeline_schedule", "pipeline_chunks", "fill", "align", "comm_kernels"});
-        std::vector<std::string> files;
-        for (const engine::YamlValue& item : trace->is_sequence() ? trace->elements() : std::vector{*trace}) {
-            std::filesystem::path file = item.as_string();
-            if (file.is_relative()) file = std::filesystem::path(scenario_path).parent_path() / file;
-            if (!std::filesystem::exists(file)) item.fail(fmt::format("trace file '{}' not found", file.string()));
-            files.push_back(file.string());
+// `jobs:`: each job's workload on its GPUs (a list, or a count placed by a policy) from its start time, merged.
+void read_jobs(const engine::YamlValue& list, const engine::YamlValue& doc, const std::string& path, Scenario& s,
+               std::vector<std::string>& defaults) {
+    std::uint64_t seed = 1;
+    if (auto system = doc.find("system"))
+        if (auto v = system->find("seed")) seed = static_cast<std::uint64_t>(std::max<std::int64_t>(0, v->as_int()));
+    std::vector<Job> jobs;
+    std::vector<std::uint8_t> used(s.cluster.gpus().size(), 0);
+    const auto elements = list.elements();
+    if (elements.empty()) list.fail("expected a list of jobs, each with a name, a workload and its gpus");
+    for (std::size_t k = 0; k < elements.size(); ++k) {
+        const engine::YamlValue& e = elements[k];
+        e.expect_only_keys({"name", "workload", "gpus", "placement", "start"});
+        Job job;
+        const auto name = e.require("name");
+        job.name = name.as_string();
+        if (job.name.empty() || job.name.find_first_of("/ ") != std::string::npos)
+            name.fail("expected a name without '/' or spaces");
+        for (const Job& other : jobs)
+            if (other.name == job.name) name.fail(fmt::format("a second job named '{}'", job.name));
+        if (auto v = e.find("start")) job.start = v->as_time();
+        if (job.start < engine::Time{0}) e.require("start").fail("expected a time from 0");
+        const auto gpus = e.require("gpus");
+        if (gpus.is_sequence()) {
+            if (e.find("placement")) e.require("placement").fail("a placement policy places a GPU count, not a list");
+            for (const auto& g : gpus.elements()) {
+                const std::int64_t gpu = g.as_int();
+                if (gpu < 0 || static_cast<std::size_t>(gpu) >= used.size())
+                    g.fail(fmt::format("expected a GPU index from 0 to {}", used.size() - 1));
+                if (used[gpu]++) g.fail(fmt::format("GPU {} is already given to a job", gpu));
+                job.gpus.push_back(static_cast<std::uint32_t>(gpu));
+            }
+            if (job.gpus.empty()) gpus.fail("expected GPU indices or a count");
+        } else {
+            const std::int64_t count = gpus.as_int();
+            if (count < 1 || static_cast<std::size_t>(count) > used.size())
+                gpus.fail(fmt::format("expected a GPU count from 1 to {}", used.size()));
+            Placement placement = Placement::packed;
+            if (auto v = e.find("placement")) {
+                const std::string p = v->as_string();
+                if (p == "spread")
+                    placement = Placement::spread;
+                else if (p == "random")
+                    placement = Placement::random;
+                else if (p != "packed")
+                    v->fail(fmt::format("expected packed, spread or random, got \"{}\"", p));
+            }
+            try {
+                job.gpus = place_job(s.cluster, used, static_cast<std::uint32_t>(count), placement, seed, job.name);
+            } catch (const engine::InputError& error) {
+                gpus.fail(error.message());
+            }
         }
-        if (files.empty()) trace->fail("expected a trace file or a list of them");
-        traces::ImportOptions import;
-        if (auto v = workload.find("format")) {
-            import.format = v->as_string();
-            const auto& names = traces::trace_format_names();
-            if (std::find(names.begin(), names.end(), import.format) == names.end())
-                v->fail(fmt::format("expected a trace format ({}), got \"{}\"", fmt::join(names, ", "), import.format));
-        }
-        if (auto v = workload.find("world_size")) import.world_size = positive_u32(*v);
-        if (auto v = workload.find("iteration")) import.iteration = static_cast<int>(v->as_int());
-        if (auto v = workload.find("drop_gaps")) import.keep_gaps = !v->as_bool();
-        if (auto v = workload.find("fill")) {
-            if (v->as_string() != "spmd" && v->as_string() != "fold")
-                v->fail(fmt::format("expected spmd or fold, got \"{}\"", v->as_string()));
-            import.fold = v->as_string() == "fold";
-        }
-        if (auto v = workload.find("align")) {
-            const std::string align = v->as_string();
-            if (align != "auto" && align != "clock" && align != "step" && align != "none")
-                v->fail(fmt::format("expected auto, clock, step or none, got \"{}\"", align));
-            import.align = align;
-        }
-        if (auto v = workload.find("comm_kernels"))
-            for (const auto& e : v->elements()) import.comm_kernels.push_back(e.as_string());
-        if (auto v = workload.find("replicas")) import.replicas = positive_u32(*v);
-        if (auto v = workload.find("pipeline_schedule")) {
-            const auto schedule = traces::parse_pipeline_schedule(v->as_string());
-            if (!schedule) v->fail(fmt::format("expected 1f1b or gpipe, got \"{}\"", v->as_string()));
-            import.schedule = *schedule;
-        }
-        if (auto v = workload.find("pipeline_chunks")) import.pipeline_chunks = positive_u32(*v);
-        const std::string format = import.format == "auto" ? traces::detect_trace_format(files.front()) : import.format;
-        description = fmt::format("{} trace {}{}", format, trace->is_sequence() ? files.front() : trace->as_string(),
-                                  files.size() > 1 ? fmt::format(" (+{} files)", files.size() - 1) : "");
-        return traces::import_traces(files, import);
+        std::vector<std::string> job_defaults;
+        job.graph =
+            read_workload(e.require("workload"), path, s.cluster, job.gpus.size(), job.description, job_defaults);
+        traces::validate(job.graph);
+        if (job.graph.rank_count != job.gpus.size())
+            e.require("workload")
+                .fail(fmt::format("the workload has {} ranks but the job has {} GPUs", job.graph.rank_count,
+                                  job.gpus.size()));
+        for (const std::string& d : job_defaults) defaults.push_back(fmt::format("jobs[{}].{}", k, d));
+        jobs.push_back(std::move(job));
     }
-    const auto generator = workload.require("generator");
-    const auto& entry = workloads::find_workload_generator(generator.as_string(), generator.location());
-    engine::Params params = engine::Params::from_yaml(workload, entry.params);
-    // A generator sized by the job ("dp: auto") gets the topology's GPU count unless the scenario gives one.
-    const bool sized = std::any_of(entry.params.begin(), entry.params.end(),
-                                   [](const engine::ParamSpec& p) { return p.name == "world_size"; });
-    if (sized && params.location("world_size").file == "(default)")
-        params.set("world_size", std::to_string(topology_gpus));
-    // Defaults in effect, for resolved.yaml: the run it describes stays the same if a default changes later.
-    // Sentinels that mean "derived" (0, -1, auto) stay out: the derived values are listed after the document.
-    for (const auto& v : params.values()) {
-        const bool sentinel = v.text.empty() || v.text == "0" || v.text == "-1" || v.text == "auto";
-        if (v.spec->name != "generator" && v.where.file == "(default)" && !sentinel)
-            defaults.push_back(fmt::format("workload.{}={}", v.spec->name, v.text));
-    }
-    std::string args;
-    for (const auto& v : params.values()) {
-        if (v.spec->name != "generator" && v.where.file != "(default)")
-            args += fmt::format("{}{}={}", args.empty() ? "" : ", ", v.spec->name, v.text);
-    }
-    description = fmt::format("{} ({})", entry.name, args);
-    if (entry.ranks) {  // a plan larger than the topology is refused before it is built
-        const std::uint64_t ranks = entry.ranks(params);
-        if (ranks > topology_gpus)
-            workload.fail(fmt::format("the workload has {} ranks but the topology '{}' has {} GPUs", ranks,
-                                      cluster.description, topology_gpus));
-    }
-    traces::OpGraph graph = entry.build(params);
-    // Generated sizes stay within what inputs may give (1 PiB, as engine/units.h) and FLOPs within what the clock
-    // can time: beyond, a plan's kernels and transfers would pass the clock's range.
-    for (std::size_t i = 0; i < graph.ops.size(); ++i) {
-        const traces::Op& op = graph.ops[i];
-        if (static_cast<double>(op.bytes) > 0x1p50 || op.flops > 1e18)
-            workload.fail(
-                fmt::format("{} would move {} and compute {:.3g} FLOPs: beyond 1 PiB or 1e18 FLOPs in "
-                            "one op; make the plan smaller",
-                            graph.describe(traces::OpId::from_index(i)),
-                            engine::format_bytes(static_cast<double>(op.bytes)), op.flops));
-    }
-    return graph;
+    s.graph = merge_jobs(jobs, s.jobs, s.options.rank_to_gpu, s.options.rank_start);
+    for (const Job& job : jobs)
+        s.workload_description +=
+            fmt::format("{}{}: {}", s.workload_description.empty() ? "" : "; ", job.name, job.description);
 }
 
 }  // namespace
@@ -138,7 +106,7 @@ traces::OpGraph read_workload(const engine::YamlValue& workload, const std::stri
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
     engine::YamlValue doc = engine::YamlValue::load_file(path);
     for (const auto& o : overrides) doc.apply_override(o);
-    doc.expect_only_keys({"name", "description", "topology", "workload", "system", "outputs"});
+    doc.expect_only_keys({"name", "description", "topology", "workload", "jobs", "system", "outputs"});
     Scenario s;
     s.source = path;
     s.name = doc.find("name") ? doc.require("name").as_string() : std::filesystem::path(path).stem().string();
@@ -156,11 +124,20 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
     }
     s.cluster = topo::load_topology(doc.require("topology"));
     std::vector<std::string> workload_defaults;
-    s.graph = read_workload(doc.require("workload"), path, s.cluster, s.workload_description, workload_defaults);
+    // What the plan's errors point at: the workload, or the jobs.
+    const engine::YamlValue plan = doc.find("jobs") ? doc.require("jobs") : doc.require("workload");
+    if (auto jobs = doc.find("jobs")) {
+        if (doc.find("workload")) jobs->fail("give a workload or jobs, not both");
+        if (auto system = doc.find("system"); system && system->find("rank_to_gpu"))
+            system->require("rank_to_gpu").fail("jobs place their ranks by their gpus and placement");
+        read_jobs(*jobs, doc, path, s, workload_defaults);
+    } else {
+        s.graph = read_workload(doc.require("workload"), path, s.cluster, s.cluster.gpus().size(),
+                                s.workload_description, workload_defaults);
+    }
     traces::validate(s.graph);
     if (s.graph.job_size() > s.cluster.gpus().size())
-        doc.require("workload")
-            .fail(fmt::format("the workload has {} ranks but the topology '{}' has {} GPUs", s.graph.job_size(),
+        plan.fail(fmt::format("the workload has {} ranks but the topology '{}' has {} GPUs", s.graph.job_size(),
                               s.cluster.description, s.cluster.gpus().size()));
     if (auto system = doc.find("system")) {
         read_system(*system, s.options, s.repetition);
@@ -189,7 +166,7 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
         const std::string message =
             fmt::format("the plan does not fit in GPU memory: {} (set system.memory_check: warn to run it anyway)",
                         describe_memory(*worst));
-        if (s.memory_check == MemoryCheck::error) doc.require("workload").fail(message);
+        if (s.memory_check == MemoryCheck::error) plan.fail(message);
         engine::layer_log("sim").warn("{}: {}", path, message);
     }
     apply_iterations(s);
@@ -263,6 +240,8 @@ RunResult run_scenario(const Scenario& scenario, unsigned threads) {
         training_metrics(scenario.graph, scenario.cluster, r.replay.timeline, scenario.options.rank_to_gpu);
     r.summary.memory = scenario.memory;
     r.summary.collectives = collective_calls(scenario.graph, r.replay.collectives);
+    if (!scenario.jobs.empty())
+        job_reports(scenario.jobs, scenario.graph, r.replay.timeline, scenario.cluster, scenario.options, r.summary);
     if (scenario.graph.iteration_count() > 1)
         r.summary.iteration_ends = traces::iteration_ends(scenario.graph, r.replay.timeline);
     if (scenario.repetition.samples > 1) {

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/jobs.h"
 #include "sim/replay.h"
 #include "sim/system_options.h"
 #include "topologies/cluster.h"
@@ -35,6 +36,7 @@ struct Scenario {
     OutputOptions outputs;
     MemoryCheck memory_check = MemoryCheck::error;
     std::vector<traces::RankMemory> memory;  // peaks per rank (workloads with allocations)
+    std::vector<JobSlice> jobs;              // several jobs on the cluster (`jobs:`), merged into `graph`
     std::string resolved_yaml;               // the scenario with overrides applied
 };
 

@@ -125,6 +125,25 @@ struct SampleStats {
     bool operator==(const SampleStats&) const = default;
 };
 
+/// One job of several sharing a cluster: its time when they run together and when it runs alone on its GPUs.
+struct JobReport {
+    std::string name;
+    std::string workload;
+    std::uint32_t gpus = 0;
+    engine::Time start{};
+    engine::Time together{};  // its last op's end minus its start, with the other jobs
+    engine::Time alone{};     // the same, alone on the cluster
+    bool operator==(const JobReport&) const = default;
+};
+
+/// A link where jobs interfere: its contention delay together beyond the sum of the jobs' alone.
+struct LinkInterference {
+    std::string link;
+    double together_s = 0;
+    double alone_s = 0;  // summed over the jobs' runs alone
+    bool operator==(const LinkInterference&) const = default;
+};
+
 struct RunSummary {
     std::string scenario;
     std::string topology;
@@ -144,6 +163,8 @@ struct RunSummary {
     /// Several iterations back to back: when each ended (empty for one iteration).
     std::vector<engine::Time> iteration_ends;
     SampleStats samples;                         // samples == 0 unless several seeded samples ran
+    std::vector<JobReport> jobs;                 // several jobs on one cluster (empty otherwise)
+    std::vector<LinkInterference> interference;  // links where they interfere, most extra delay first
     std::vector<TimelineMarker> cluster_events;  // changes to the cluster during the run (system.events), by time
     bool operator==(const RunSummary&) const = default;
 };

@@ -38,6 +38,25 @@ double percent(Time part, Time whole) {
 // Several iterations and seeded samples: the "iterations" and "samples" members (empty when neither ran).
 std::string iterations_json(const RunSummary& s) {
     std::string out;
+    if (!s.jobs.empty()) {
+        out += "  \"jobs\": [";
+        for (std::size_t k = 0; k < s.jobs.size(); ++k) {
+            const JobReport& j = s.jobs[k];
+            out += fmt::format(
+                "{}\n    {{\"name\": {}, \"workload\": {}, \"gpus\": {}, \"start_us\": {}, "
+                "\"together_us\": {}, \"alone_us\": {}}}",
+                k ? "," : "", json_string(j.name), json_string(j.workload), j.gpus, microseconds_text(j.start),
+                microseconds_text(j.together), microseconds_text(j.alone));
+        }
+        out += "\n  ],\n  \"interference_links\": [";
+        for (std::size_t k = 0; k < s.interference.size(); ++k)
+            out += fmt::format(
+                "{}\n    {{\"link\": {}, \"contention_delay_together_us\": {}, "
+                "\"contention_delay_alone_us\": {}}}",
+                k ? "," : "", json_string(s.interference[k].link), json_number(s.interference[k].together_s * 1e6),
+                json_number(s.interference[k].alone_s * 1e6));
+        out += "\n  ],\n";
+    }
     if (!s.cluster_events.empty()) {
         out += "  \"cluster_events\": [";
         for (std::size_t k = 0; k < s.cluster_events.size(); ++k)
@@ -73,6 +92,24 @@ std::string iterations_json(const RunSummary& s) {
 
 std::string iterations_text(const RunSummary& s) {
     std::string out;
+    for (std::size_t k = 0; k < s.jobs.size(); ++k) {
+        const JobReport& j = s.jobs[k];
+        const double change =
+            j.alone > Time{0}
+                ? 100.0 * (static_cast<double>(j.together.count()) / static_cast<double>(j.alone.count()) - 1)
+                : 0.0;
+        out += fmt::format("{} {}: {} GPUs from {}: {} together, {} alone ({:+.1f}%)\n",
+                           k ? "          " : "jobs      ", j.name, j.gpus, engine::format_time(j.start),
+                           engine::format_time(j.together), engine::format_time(j.alone), change);
+    }
+    if (!s.interference.empty()) {
+        std::string links;
+        for (std::size_t k = 0; k < std::min<std::size_t>(s.interference.size(), 4); ++k)
+            links += fmt::format(
+                "{}{} +{}", k ? ", " : "", s.interference[k].link,
+                engine::format_time(engine::from_seconds(s.interference[k].together_s - s.interference[k].alone_s)));
+        out += fmt::format("interfere  on {} (contention delay beyond the jobs' alone)\n", links);
+    }
     if (!s.cluster_events.empty()) {
         std::string events;
         for (const TimelineMarker& m : s.cluster_events)
