@@ -114,6 +114,10 @@ struct ReplayResult {
     std::uint64_t flows_in_classes = 0;
     std::uint64_t classes_split = 0;
     std::uint64_t bytes_on_network = 0;
+    /// Traffic between sites: bytes over WAN links, and the time some WAN link carried traffic (to the link
+    /// utilization's bin width, 1/256 of the run or finer).
+    double wan_bytes = 0;
+    engine::Time wan_busy{};
     std::vector<CollectiveRecord> collectives;  // in order of creation (per communicator, in issue order)
 };
 

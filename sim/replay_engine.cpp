@@ -416,6 +416,21 @@ ReplayResult ReplayEngine::run() {
 
     ReplayResult result;
     for (const auto& t : timeline_.ops) timeline_.makespan = std::max(timeline_.makespan, t.end);
+    if (options_.network.record_link_utilization) {
+        // Cross-site traffic: WAN links' bytes, and the bins in which any of them carried some.
+        const LinkUtilization& used = net_.utilization();
+        std::vector<std::uint8_t> busy;
+        for (std::uint32_t l = 0; l < cluster_.links().size(); ++l) {
+            if (cluster_.links()[l].kind != topo::LinkKind::wan || !used.carried(l)) continue;
+            result.wan_bytes += used.bytes(l);
+            const auto bins = used.bins(l);
+            if (busy.size() < bins.size()) busy.resize(bins.size(), 0);
+            for (std::size_t b = 0; b < bins.size(); ++b) busy[b] |= bins[b] > 0;
+        }
+        std::int64_t busy_bins = 0;
+        for (const std::uint8_t b : busy) busy_bins += b;
+        result.wan_busy = std::min(timeline_.makespan, Time{busy_bins * used.bin_width().count()});
+    }
     if (options_.link_counters && options_.network.record_link_utilization) {
         const LinkUtilization& used = net_.utilization();
         for (std::uint32_t l = 0; l < cluster_.links().size(); ++l) {

@@ -18,6 +18,7 @@
 #include "sim/analysis.h"
 #include "sim/collective_calls.h"
 #include "sim/memory_model.h"
+#include "sim/pipeline_stages.h"
 #include "sim/samples.h"
 #include "sim/training_metrics.h"
 #include "sim/workload_reader.h"
@@ -240,6 +241,9 @@ RunResult run_scenario(const Scenario& scenario, unsigned threads) {
         training_metrics(scenario.graph, scenario.cluster, r.replay.timeline, scenario.options.rank_to_gpu);
     r.summary.memory = scenario.memory;
     r.summary.collectives = collective_calls(scenario.graph, r.replay.collectives);
+    r.summary.cross_site_bytes = r.replay.wan_bytes;
+    r.summary.cross_site_busy = r.replay.wan_busy;
+    r.summary.stages = stage_reports(scenario.graph, r.summary.ranks, scenario.cluster, scenario.options.rank_to_gpu);
     if (!scenario.jobs.empty())
         job_reports(scenario.jobs, scenario.graph, r.replay.timeline, scenario.cluster, scenario.options, r.summary);
     if (scenario.graph.iteration_count() > 1)

@@ -24,9 +24,13 @@ traces::TrainingMetrics training_metrics(const traces::OpGraph& g, const topo::C
     m.tflops_per_gpu = g.training.model_flops / seconds / m.gpus / 1e12;
     m.hardware_tflops_per_gpu = hardware / seconds / m.gpus / 1e12;
     m.tokens_per_second = g.training.tokens / seconds;
-    const std::uint32_t gpu = rank_to_gpu.empty() ? g.job_rank(traces::RankId{0}) : rank_to_gpu[0];
-    const topo::GpuSpec& spec = cluster.gpu_spec(cluster.gpus().at(gpu));
-    m.mfu = m.tflops_per_gpu * 1e12 / spec.peak_flops(compute_dtype(g.training.dtype));
+    // Against the mean peak of the ranks' GPUs (one type but on a heterogeneous cluster).
+    double peak = 0;
+    for (std::uint32_t r = 0; r < g.rank_count; ++r) {
+        const std::uint32_t gpu = rank_to_gpu.empty() ? g.job_rank(traces::RankId{r}) : rank_to_gpu[r];
+        peak += cluster.gpu_spec(cluster.gpus().at(gpu)).peak_flops(compute_dtype(g.training.dtype));
+    }
+    m.mfu = m.tflops_per_gpu * 1e12 / (peak / g.rank_count);
     if (g.training.first_token_op < timeline.ops.size()) {
         // Inference: the first token when its op ends; each later one, the rest of the run spread over them.
         const engine::Time first = timeline.ops[g.training.first_token_op].end;

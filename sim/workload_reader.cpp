@@ -9,6 +9,7 @@
 
 #include "engine/params.h"
 #include "engine/units.h"
+#include "sim/balanced_stages.h"
 #include "traces/formats/trace_import.h"
 #include "traces/pipeline_schedule.h"
 #include "workloads/workload_registry.h"
@@ -103,7 +104,9 @@ traces::OpGraph read_workload(const engine::YamlValue& workload, const std::stri
             workload.fail(fmt::format("the workload has {} ranks but the topology '{}' has {} GPUs", ranks,
                                       cluster.description, topology_gpus));
     }
+    const std::string balanced = resolve_balanced_stages(params, cluster, entry.build);
     traces::OpGraph graph = entry.build(params);
+    if (!balanced.empty()) graph.derived.push_back(balanced);
     // Generated sizes stay within what inputs may give (1 PiB, as engine/units.h) and FLOPs within what the clock
     // can time: beyond, a plan's kernels and transfers would pass the clock's range.
     for (std::size_t i = 0; i < graph.ops.size(); ++i) {

@@ -153,6 +153,9 @@ public:
     /// Several iterations back to back (traces/iterations.h): the index of each iteration's first op, ascending,
     /// the first 0. Empty: one iteration. TrainingFacts stay per iteration.
     std::vector<std::uint32_t> iteration_starts;
+    /// Pipeline stage of each simulated rank, when the generator has stages (the summary's stage table); empty
+    /// otherwise. Not part of the native format.
+    std::vector<std::uint32_t> rank_stage;
 
     [[nodiscard]] std::uint32_t iteration_count() const {
         return iteration_starts.empty() ? 1 : static_cast<std::uint32_t>(iteration_starts.size());

@@ -125,6 +125,15 @@ struct SampleStats {
     bool operator==(const SampleStats&) const = default;
 };
 
+/// One pipeline stage: its ranks' GPUs and the busiest rank's compute (the slowest stage sets the pace).
+struct StageReport {
+    std::uint32_t stage = 0;
+    std::uint32_t ranks = 0;  // simulated
+    std::string gpus;         // the GPU types of its ranks, "A100-80GB" or "A100-80GB, H100"
+    engine::Time compute{};   // most compute time of one of its ranks
+    bool operator==(const StageReport&) const = default;
+};
+
 /// One job of several sharing a cluster: its time when they run together and when it runs alone on its GPUs.
 struct JobReport {
     std::string name;
@@ -163,6 +172,9 @@ struct RunSummary {
     /// Several iterations back to back: when each ended (empty for one iteration).
     std::vector<engine::Time> iteration_ends;
     SampleStats samples;                         // samples == 0 unless several seeded samples ran
+    double cross_site_bytes = 0;                 // over WAN links (multi-site topologies)
+    engine::Time cross_site_busy{};              // time some WAN link carried traffic
+    std::vector<StageReport> stages;             // pipeline stages (generated pipelines), by stage
     std::vector<JobReport> jobs;                 // several jobs on one cluster (empty otherwise)
     std::vector<LinkInterference> interference;  // links where they interfere, most extra delay first
     std::vector<TimelineMarker> cluster_events;  // changes to the cluster during the run (system.events), by time

@@ -38,6 +38,17 @@ double percent(Time part, Time whole) {
 // Several iterations and seeded samples: the "iterations" and "samples" members (empty when neither ran).
 std::string iterations_json(const RunSummary& s) {
     std::string out;
+    if (s.cross_site_bytes > 0)
+        out += fmt::format("  \"cross_site\": {{\"wan_bytes\": {}, \"wan_busy_us\": {}}},\n",
+                           json_number(s.cross_site_bytes), microseconds_text(s.cross_site_busy));
+    if (!s.stages.empty()) {
+        out += "  \"pipeline_stages\": [";
+        for (std::size_t k = 0; k < s.stages.size(); ++k)
+            out += fmt::format("{}{{\"stage\": {}, \"ranks\": {}, \"gpus\": {}, \"compute_us\": {}}}", k ? ", " : "",
+                               s.stages[k].stage, s.stages[k].ranks, json_string(s.stages[k].gpus),
+                               microseconds_text(s.stages[k].compute));
+        out += "],\n";
+    }
     if (!s.jobs.empty()) {
         out += "  \"jobs\": [";
         for (std::size_t k = 0; k < s.jobs.size(); ++k) {
@@ -92,6 +103,20 @@ std::string iterations_json(const RunSummary& s) {
 
 std::string iterations_text(const RunSummary& s) {
     std::string out;
+    if (s.cross_site_bytes > 0)
+        out += fmt::format("cross-site {} over WAN links, which carried traffic for {} ({:.1f}% of the run)\n",
+                           engine::format_bytes(s.cross_site_bytes), engine::format_time(s.cross_site_busy),
+                           percent(s.cross_site_busy, s.makespan));
+    if (!s.stages.empty()) {
+        std::size_t slowest = 0;
+        for (std::size_t k = 0; k < s.stages.size(); ++k)
+            if (s.stages[k].compute > s.stages[slowest].compute) slowest = k;
+        std::string stages;
+        for (const StageReport& st : s.stages)
+            stages += fmt::format("{}{} {} ({})", stages.empty() ? "" : ", ", st.stage, engine::format_time(st.compute),
+                                  st.gpus);
+        out += fmt::format("stages     compute of the busiest rank: {}; slowest: stage {}\n", stages, slowest);
+    }
     for (std::size_t k = 0; k < s.jobs.size(); ++k) {
         const JobReport& j = s.jobs[k];
         const double change =

@@ -99,14 +99,14 @@ double TransformerBuilder::boundary_bytes() const {
 }
 
 std::uint32_t TransformerBuilder::chunk_first_layer(std::uint32_t chunk) const {
-    return (chunk * plan_.pp + stage_) * plan_.layers_per_chunk();
+    return plan_.chunk_layers(chunk, stage_).first;
 }
 
 void TransformerBuilder::choose_simulated() {
     // Ops per rank, roughly: each schedule step runs its chunk's layers at about 40 ops each (more with CP).
     const double per_layer = 40.0 + (plan_.cp > 1 ? 8.0 * plan_.cp : 0.0);
     const double per_rank =
-        double(plan_.microbatches) * plan_.virtual_stages * 2 * plan_.layers_per_chunk() * per_layer;
+        double(plan_.microbatches) * plan_.virtual_stages * 2 * plan_.most_chunk_layers() * per_layer;
     constexpr double budget = 3e6;
     Fold fold = plan_.fold;
     if (fold == Fold::automatic) {
@@ -168,7 +168,8 @@ void TransformerBuilder::build_rank(std::uint32_t rank) {
     if (mem.buffers > 0) memory(OpKind::alloc, traces::MemoryUse::buffers, mem.buffers, "parameter gather buffers");
     activation_bytes_.assign(plan_.virtual_stages, 0);
     for (std::uint32_t c = 0; c < plan_.virtual_stages; ++c)
-        for (std::uint32_t l = chunk_first_layer(c); l < chunk_first_layer(c) + plan_.layers_per_chunk(); ++l)
+        for (std::uint32_t l = chunk_first_layer(c); l < chunk_first_layer(c) + plan_.chunk_layers(c, stage_).second;
+             ++l)
             activation_bytes_[c] += costs_[l].activation_bytes;
     for (const traces::PipelineStep& step :
          traces::pipeline_schedule(plan_.schedule, plan_.pp, stage_, plan_.microbatches, plan_.virtual_stages)) {
@@ -197,7 +198,8 @@ void TransformerBuilder::forward_step(std::uint32_t mb, std::uint32_t chunk) {
         compute("embedding", embedding_cost(plan_), UINT32_MAX);
     }
     const std::uint32_t first_layer = chunk_first_layer(chunk);
-    for (std::uint32_t l = first_layer; l < first_layer + plan_.layers_per_chunk(); ++l) forward_layer(l, false);
+    for (std::uint32_t l = first_layer; l < first_layer + plan_.chunk_layers(chunk, stage_).second; ++l)
+        forward_layer(l, false);
     if (last) {
         memory(OpKind::alloc, traces::MemoryUse::logits, logits_bytes(plan_), "logits");
         if (plan_.zero_stage == 3) gather_parameters(UINT32_MAX, output_params());
@@ -229,7 +231,8 @@ void TransformerBuilder::backward_step(std::uint32_t mb, std::uint32_t chunk) {
         if (final_mb) bucket_.dense_bytes += activation_width(plan_) * output_params();
     }
     const std::uint32_t first_layer = chunk_first_layer(chunk);
-    for (std::uint32_t l = first_layer + plan_.layers_per_chunk(); l-- > first_layer;) backward_layer(l, final_mb);
+    for (std::uint32_t l = first_layer + plan_.chunk_layers(chunk, stage_).second; l-- > first_layer;)
+        backward_layer(l, final_mb);
     if (first) {
         if (plan_.zero_stage == 3) gather_parameters(UINT32_MAX, table_params());
         compute("embedding backward", backward_of(embedding_cost(plan_)), UINT32_MAX);
@@ -286,8 +289,8 @@ void TransformerBuilder::describe_derived() {
     for (std::uint32_t st = 0; st < plan_.pp; ++st) {
         std::string layers;
         for (std::uint32_t c = 0; c < plan_.virtual_stages; ++c) {
-            const std::uint32_t first = (c * plan_.pp + st) * plan_.layers_per_chunk();
-            layers += fmt::format("{}{}-{}", c ? ", " : "", first, first + plan_.layers_per_chunk() - 1);
+            const auto [first, count] = plan_.chunk_layers(c, st);
+            layers += fmt::format("{}{}-{}", c ? ", " : "", first, first + count - 1);
         }
         d.push_back(fmt::format("stage {} layers: {}{}{}", st, layers, st == 0 ? " + embedding" : "",
                                 st + 1 == plan_.pp ? " + output layer" : ""));
@@ -309,6 +312,8 @@ traces::OpGraph TransformerBuilder::build() {
     make_communicators();
     describe_derived();
     for (const std::uint32_t r : simulated_) build_rank(r);
+    if (plan_.pp > 1)
+        for (const std::uint32_t r : simulated_) g_.rank_stage.push_back(grid_.coord(r)[GridDim::pp]);
     return std::move(g_);
 }
 

@@ -148,10 +148,9 @@ StageParams layer_params_on_rank(const TransformerPlan& plan, std::uint32_t laye
 
 StageParams stage_params(const TransformerPlan& plan, std::uint32_t stage) {
     StageParams p;
-    const std::uint32_t per_chunk = plan.layers_per_chunk();
     for (std::uint32_t c = 0; c < plan.virtual_stages; ++c) {
-        const std::uint32_t first = (c * plan.pp + stage) * per_chunk;
-        for (std::uint32_t l = first; l < first + per_chunk; ++l) {
+        const auto [first, count] = plan.chunk_layers(c, stage);
+        for (std::uint32_t l = first; l < first + count; ++l) {
             const StageParams lp = layer_params_on_rank(plan, l);
             p.dense += lp.dense;
             p.expert += lp.expert;

@@ -64,6 +64,9 @@ const std::vector<engine::ParamSpec>& transformer_params() {
         {"attention", ParamType::string, "flash", "attention kernel: flash (no s x s matrix kept) or standard"},
         {"causal", ParamType::boolean, "true", "causal masking (halves the attention core's FLOPs)"},
         {"optimizer", ParamType::boolean, "true", "end with the optimizer step (Adam) and ZeRO's parameter all-gather"},
+        {"stage_layers", ParamType::string, "",
+         "layers of each pipeline stage, e.g. \"10,14,14,10\" (heterogeneous GPUs; virtual_stages 1), or balanced: "
+         "split in proportion to each stage's GPU speed (the scenario resolves it); default: even"},
         {"fold", ParamType::string, "auto",
          "symmetry reduction: none (simulate every rank), dp (one data-parallel replica), tp+dp (also one rank per "
          "TP group), or auto (the least folding that keeps the run under 3 M ops)"},
@@ -186,7 +189,16 @@ void check_parallelism(const engine::Params& p, TransformerPlan& plan) {
         p.fail("tp", fmt::format("tp {} does not divide the {} key/value heads", plan.tp, m.kv_heads));
     if (m.ffn_hidden % plan.tp != 0 || (m.experts > 0 && m.moe_ffn_hidden % plan.tp != 0))
         p.fail("tp", fmt::format("tp {} does not divide the MLP's inner size", plan.tp));
-    if (m.layers % (plan.pp * plan.virtual_stages) != 0)
+    if (!plan.stage_layers.empty()) {
+        if (plan.virtual_stages > 1) p.fail("stage_layers", "stage_layers needs virtual_stages: 1");
+        if (plan.stage_layers.size() != plan.pp)
+            p.fail("stage_layers", fmt::format("expected {} layer counts (one per pipeline stage), got {}", plan.pp,
+                                               plan.stage_layers.size()));
+        std::uint64_t sum = 0;
+        for (const std::uint32_t n : plan.stage_layers) sum += n;
+        if (sum != m.layers)
+            p.fail("stage_layers", fmt::format("the stages' layers add up to {}, not the model's {}", sum, m.layers));
+    } else if (m.layers % (plan.pp * plan.virtual_stages) != 0)
         p.fail(plan.virtual_stages > 1 ? "virtual_stages" : "pp",
                fmt::format("pp {} x virtual_stages {} does not divide the {} layers", plan.pp, plan.virtual_stages,
                            m.layers));
@@ -293,6 +305,22 @@ TransformerPlan read_transformer_plan(const engine::Params& p) {
     plan.fold = fold == "none" ? Fold::none : fold == "dp" ? Fold::dp : fold == "tp+dp" ? Fold::tp_dp : Fold::automatic;
     plan.micro_batch_size = r.positive("micro_batch_size", 1 << 16);
 
+    if (const std::string layers = p.string("stage_layers"); !layers.empty()) {
+        if (layers == "balanced")
+            p.fail("stage_layers", "balanced is resolved by the scenario from the GPUs (run it from a scenario)");
+        std::size_t at = 0;
+        while (at <= layers.size()) {
+            const std::size_t comma = std::min(layers.find(',', at), layers.size());
+            const std::string item = layers.substr(at, comma - at);
+            char* end = nullptr;
+            const long n = std::strtol(item.c_str(), &end, 10);
+            if (item.empty() || *end != '\0' || n < 1 || n > (1 << 16))
+                p.fail("stage_layers",
+                       fmt::format("expected layer counts from 1 joined by ',' (\"10,14,14,10\"), got \"{}\"", layers));
+            plan.stage_layers.push_back(static_cast<std::uint32_t>(n));
+            at = comma + 1;
+        }
+    }
     check_parallelism(p, plan);
     const auto world = p.integer("world_size");
     if (world < 0 || world > (1 << 24)) p.fail("world_size", "expected a GPU count from 1 to 2^24");

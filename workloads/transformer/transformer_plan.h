@@ -3,6 +3,7 @@
 // generator's parameters rejects impossible plans with errors located at the key at fault.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <string>
@@ -43,9 +44,25 @@ struct TransformerPlan {
     bool causal = true;
     bool optimizer = true;
     Fold fold = Fold::automatic;
+    /// Layers of each pipeline stage when they differ (heterogeneous stages; one chunk per stage); empty: the
+    /// layers split evenly over pp x virtual_stages chunks.
+    std::vector<std::uint32_t> stage_layers;
 
     [[nodiscard]] std::uint32_t world_size() const { return tp * pp * cp * dp; }
     [[nodiscard]] std::uint32_t layers_per_chunk() const { return model.layers / (pp * virtual_stages); }
+    /// The first layer and the layer count of chunk `chunk` of pipeline stage `stage`.
+    [[nodiscard]] std::pair<std::uint32_t, std::uint32_t> chunk_layers(std::uint32_t chunk, std::uint32_t stage) const {
+        if (stage_layers.empty()) return {(chunk * pp + stage) * layers_per_chunk(), layers_per_chunk()};
+        std::uint32_t first = 0;
+        for (std::uint32_t s = 0; s < stage; ++s) first += stage_layers[s];
+        return {first, stage_layers[stage]};
+    }
+    /// The most layers any chunk holds.
+    [[nodiscard]] std::uint32_t most_chunk_layers() const {
+        std::uint32_t most = layers_per_chunk();
+        for (const std::uint32_t n : stage_layers) most = std::max(most, n);
+        return most;
+    }
     /// Tokens of one micro-batch on one rank of a CP group.
     [[nodiscard]] double local_tokens() const { return double(micro_batch_size) * model.seq_len / cp; }
 };

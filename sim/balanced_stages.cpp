@@ -1,0 +1,97 @@
+// Layers per pipeline stage in proportion to the stages' GPU speeds.
+#include "sim/balanced_stages.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "sim/replay.h"
+#include "workloads/transformer/rank_grid.h"
+#include "workloads/transformer/transformer_plan.h"
+
+namespace clustersim::sim {
+
+std::vector<std::uint32_t> balance_layers(std::uint32_t layers, const std::vector<double>& layer_s,
+                                          const std::vector<double>& extra_s) {
+    const std::size_t n = layer_s.size();
+    std::vector<std::uint32_t> out(n, 1);
+    // Each next layer to the stage that would finish it soonest: optimal for min-max of linear costs.
+    for (std::uint32_t given = static_cast<std::uint32_t>(n); given < layers; ++given) {
+        std::size_t best = 0;
+        double best_time = 0;
+        for (std::size_t k = 0; k < n; ++k) {
+            const double t = extra_s[k] + (out[k] + 1) * layer_s[k];
+            if (k == 0 || t < best_time) {
+                best = k;
+                best_time = t;
+            }
+        }
+        ++out[best];
+    }
+    return out;
+}
+
+std::string resolve_balanced_stages(engine::Params& params, const topo::Cluster& cluster,
+                                    traces::OpGraph (*build)(const engine::Params&)) {
+    const auto& specs = params.values();
+    const bool has =
+        std::any_of(specs.begin(), specs.end(), [](const auto& v) { return v.spec->name == "stage_layers"; });
+    if (!has || params.string("stage_layers") != "balanced") return {};
+    // A first plan with the layers as even as they go, to time each stage's kernels on its GPUs.
+    engine::Params even = params;
+    even.set("stage_layers", "");
+    workloads::TransformerPlan plan = [&] {
+        engine::Params probe = even;
+        probe.set("virtual_stages", "1");
+        return workloads::read_transformer_plan(probe);
+    }();
+    if (plan.virtual_stages > 1 || params.integer("virtual_stages") > 1)
+        params.fail("stage_layers", "stage_layers needs virtual_stages: 1");
+    if (plan.model.layers < plan.pp)
+        params.fail("stage_layers", fmt::format("{} layers cannot fill {} stages", plan.model.layers, plan.pp));
+    std::vector<std::uint32_t> first(plan.pp, plan.model.layers / plan.pp);
+    for (std::uint32_t s = 0; s < plan.model.layers % plan.pp; ++s) ++first[s];
+    even.set("stage_layers", fmt::format("{}", fmt::join(first, ",")));
+    even.set("fold", "none");
+    const traces::OpGraph g = build(even);
+    if (g.rank_stage.size() != g.rank_count)
+        params.fail("stage_layers", "the plan has no pipeline stages to balance (pp: 1)");
+    const auto& gpus = cluster.gpus();
+    if (g.rank_count > gpus.size())
+        params.fail("stage_layers",
+                    fmt::format("the plan has {} ranks but the topology {} GPUs", g.rank_count, gpus.size()));
+    // The even plan replayed (default options) and, per stage on its first rank, the time on its compute stream of
+    // one layer (its kernels and its tensor-parallel collectives, from the last member's arrival) and of the rest
+    // (embedding, output layer, optimizer).
+    const ReplayResult even_run = replay(g, cluster, ReplayOptions{});
+    std::vector<double> layer_s(plan.pp, 0), extra_s(plan.pp, 0);
+    std::vector<std::uint32_t> timed_rank(plan.pp, UINT32_MAX);
+    for (std::uint32_t r = 0; r < g.rank_count; ++r)
+        if (timed_rank[g.rank_stage[r]] == UINT32_MAX) timed_rank[g.rank_stage[r]] = r;
+    for (std::size_t i = 0; i < g.ops.size(); ++i) {
+        const traces::Op& op = g.ops[i];
+        const std::uint32_t stage = g.rank_stage[op.rank.index()];
+        if (timed_rank[stage] != op.rank.value || g.streams[op.stream.index()].name != "compute") continue;
+        if (op.kind != traces::OpKind::compute && op.kind != traces::OpKind::collective) continue;
+        const traces::OpTiming& t = even_run.timeline.ops[i];
+        const double seconds = engine::to_seconds(t.end - t.start);
+        const std::string& name = g.names[op.name];
+        const bool per_layer = op.kind == traces::OpKind::collective ||
+                               (name.size() > 1 && name[0] == 'L' && std::isdigit(static_cast<unsigned char>(name[1])));
+        (per_layer ? layer_s : extra_s)[stage] += seconds;
+    }
+    for (std::uint32_t s = 0; s < plan.pp; ++s) layer_s[s] /= first[s];
+    const std::vector<std::uint32_t> layers = balance_layers(plan.model.layers, layer_s, extra_s);
+    params.set("stage_layers", fmt::format("{}", fmt::join(layers, ",")));
+    std::string line = "stage_layers (balanced by the stages' times in the even plan):";
+    for (std::uint32_t s = 0; s < plan.pp; ++s)
+        line += fmt::format(" stage {} {} layers of {} each + {};", s, layers[s],
+                            engine::format_time(engine::from_seconds(layer_s[s])),
+                            engine::format_time(engine::from_seconds(extra_s[s])));
+    line.pop_back();
+    return line;
+}
+
+}  // namespace clustersim::sim
