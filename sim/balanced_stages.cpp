@@ -36,31 +36,32 @@ std::vector<std::uint32_t> balance_layers(std::uint32_t layers, const std::vecto
 std::string resolve_balanced_stages(engine::Params& params, const topo::Cluster& cluster,
                                     traces::OpGraph (*build)(const engine::Params&)) {
     const auto& specs = params.values();
-    const bool has =
-        std::any_of(specs.begin(), specs.end(), [](const auto& v) { return v.spec->name == "stage_layers"; });
-    if (!has || params.string("stage_layers") != "balanced") return {};
+    const bool has = std::any_of(specs.begin(), specs.end(), [](const auto& v) { return v.spec->name == "placement"; });
+    if (!has || params.string("placement") != "balanced") return {};
+    if (!params.string("stage_layers").empty())
+        params.fail("stage_layers", "give stage_layers (an explicit split) or placement: balanced, not both");
     // A first plan with the layers as even as they go, to time each stage's kernels on its GPUs.
+    params.set("placement", "even");
     engine::Params even = params;
-    even.set("stage_layers", "");
     workloads::TransformerPlan plan = [&] {
         engine::Params probe = even;
         probe.set("virtual_stages", "1");
         return workloads::read_transformer_plan(probe);
     }();
     if (plan.virtual_stages > 1 || params.integer("virtual_stages") > 1)
-        params.fail("stage_layers", "stage_layers needs virtual_stages: 1");
+        params.fail("placement", "placement: balanced needs virtual_stages: 1");
     if (plan.model.layers < plan.pp)
-        params.fail("stage_layers", fmt::format("{} layers cannot fill {} stages", plan.model.layers, plan.pp));
+        params.fail("placement", fmt::format("{} layers cannot fill {} stages", plan.model.layers, plan.pp));
     std::vector<std::uint32_t> first(plan.pp, plan.model.layers / plan.pp);
     for (std::uint32_t s = 0; s < plan.model.layers % plan.pp; ++s) ++first[s];
     even.set("stage_layers", fmt::format("{}", fmt::join(first, ",")));
     even.set("fold", "none");
     const traces::OpGraph g = build(even);
     if (g.rank_stage.size() != g.rank_count)
-        params.fail("stage_layers", "the plan has no pipeline stages to balance (pp: 1)");
+        params.fail("placement", "the plan has no pipeline stages to balance (pp: 1)");
     const auto& gpus = cluster.gpus();
     if (g.rank_count > gpus.size())
-        params.fail("stage_layers",
+        params.fail("placement",
                     fmt::format("the plan has {} ranks but the topology {} GPUs", g.rank_count, gpus.size()));
     // The even plan replayed (default options) and, per stage on its first rank, the time on its compute stream of
     // one layer (its kernels and its tensor-parallel collectives, from the last member's arrival) and of the rest
@@ -85,7 +86,7 @@ std::string resolve_balanced_stages(engine::Params& params, const topo::Cluster&
     for (std::uint32_t s = 0; s < plan.pp; ++s) layer_s[s] /= first[s];
     const std::vector<std::uint32_t> layers = balance_layers(plan.model.layers, layer_s, extra_s);
     params.set("stage_layers", fmt::format("{}", fmt::join(layers, ",")));
-    std::string line = "stage_layers (balanced by the stages' times in the even plan):";
+    std::string line = "placement: balanced, by the stages' times in the even split:";
     for (std::uint32_t s = 0; s < plan.pp; ++s)
         line += fmt::format(" stage {} {} layers of {} each + {};", s, layers[s],
                             engine::format_time(engine::from_seconds(layer_s[s])),

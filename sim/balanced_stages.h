@@ -1,4 +1,4 @@
-// Pipeline stages on GPUs of different speeds (`stage_layers: balanced`): each stage gets as many layers as its
+// Pipeline stages on GPUs of different speeds (`placement: balanced`): each stage gets as many layers as its
 // GPUs run in the time of the others, so that the stages compute for about as long. Resolved here, where the hardware
 // is known, and handed to the transformer generator as explicit layer counts (workloads never read hardware).
 #pragma once
@@ -19,7 +19,7 @@ namespace clustersim::sim {
 std::vector<std::uint32_t> balance_layers(std::uint32_t layers, const std::vector<double>& layer_s,
                                           const std::vector<double>& extra_s);
 
-/// When the transformer generator's stage_layers is "balanced": builds the plan with the layers as even as they
+/// When the transformer generator's placement is "balanced": builds the plan with the layers as even as they
 /// go (`build`), replays it (rank r on GPU r, default options), takes each stage's time per layer and outside its
 /// layers on its first rank's compute stream (kernels and tensor-parallel collectives), replaces the value with
 /// balance_layers' counts, and returns a line for resolved.yaml ("" when there is nothing to resolve).

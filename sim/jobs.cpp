@@ -121,6 +121,11 @@ void job_reports(const std::vector<JobSlice>& slices, const traces::OpGraph& mer
         // Stragglers of the job's ranks, renumbered; the cluster's events stay (they are the fabric's).
         o.variability.stragglers.clear();
         for (Straggler st : options.variability.stragglers) {
+            // By GPU: the job's ranks on them.
+            for (const std::uint32_t gpu : st.gpus)
+                for (std::uint32_t r = 0; r < s.ranks; ++r)
+                    if (s.gpus[r] == gpu) st.ranks.push_back(s.first_rank + r);
+            st.gpus.clear();
             std::vector<std::uint32_t> ranks;
             for (const std::uint32_t r : st.ranks)
                 if (r >= s.first_rank && r < s.first_rank + s.ranks) ranks.push_back(r - s.first_rank);

@@ -197,9 +197,26 @@ void ReplayEngine::setup_stragglers() {
     std::vector<std::uint32_t> simulated(g_.job_size(), UINT32_MAX);
     for (std::uint32_t r = 0; r < g_.rank_count; ++r) simulated[g_.job_rank(RankId{r})] = r;
     std::vector<std::pair<std::uint32_t, std::uint32_t>> pairs;  // (simulated rank, straggler)
+    // Stragglers named by GPU: the job ranks on those GPUs (kept in straggler_ranks_).
+    straggler_ranks_.resize(stragglers.size());
     for (std::uint32_t k = 0; k < stragglers.size(); ++k) {
         const Straggler& st = stragglers[k];
-        for (const std::uint32_t job_rank : st.ranks) {
+        straggler_ranks_[k] = st.ranks;
+        for (const std::uint32_t gpu : st.gpus) {
+            if (gpu >= cluster_.gpus().size())
+                throw engine::InputError(st.where, fmt::format("GPU {} does not exist (the topology has {} GPUs)", gpu,
+                                                               cluster_.gpus().size()));
+            std::uint32_t found = UINT32_MAX;
+            for (std::uint32_t r = 0; r < g_.rank_count; ++r)
+                if (rank_gpu_[r] == cluster_.gpus()[gpu]) found = g_.job_rank(RankId{r});
+            if (found == UINT32_MAX)
+                throw engine::InputError(st.where, fmt::format("GPU {} runs no simulated rank", gpu));
+            straggler_ranks_[k].push_back(found);
+        }
+    }
+    for (std::uint32_t k = 0; k < stragglers.size(); ++k) {
+        const Straggler& st = stragglers[k];
+        for (const std::uint32_t job_rank : straggler_ranks_[k]) {
             if (job_rank >= simulated.size())
                 throw engine::InputError(
                     st.where, fmt::format("rank {} does not exist (the job has {} ranks)", job_rank, simulated.size()));
@@ -215,7 +232,8 @@ void ReplayEngine::setup_stragglers() {
             if (st.from > Time{0}) sim_.schedule_at(st.from, to_u16(EventKind::straggler_bound), 2 * k);
             if (st.until != engine::max_time) sim_.schedule_at(st.until, to_u16(EventKind::straggler_bound), 2 * k + 1);
             if (st.from == Time{0})
-                for (const std::uint32_t job_rank : st.ranks) rank_slowdown_[simulated[job_rank]] *= st.slowdown;
+                for (const std::uint32_t job_rank : straggler_ranks_[k])
+                    rank_slowdown_[simulated[job_rank]] *= st.slowdown;
         }
     }
     std::sort(pairs.begin(), pairs.end());
@@ -244,7 +262,7 @@ double ReplayEngine::work_factor(OpId id) const {
 void ReplayEngine::straggler_bound(std::uint32_t target) {
     // A window opens or closes: recompute the timed slowdown of each rank it names, then re-time their kernels.
     const auto& stragglers = options_.variability.stragglers;
-    for (const std::uint32_t job_rank : stragglers[target / 2].ranks) {
+    for (const std::uint32_t job_rank : straggler_ranks_[target / 2]) {
         RankId rank{job_rank};
         if (!g_.job_ranks.empty())
             rank = RankId{static_cast<std::uint32_t>(std::find(g_.job_ranks.begin(), g_.job_ranks.end(), job_rank) -

@@ -20,18 +20,22 @@ std::uint32_t count_in(const engine::YamlValue& v, std::uint32_t most, const cha
 }
 
 Straggler read_straggler(const engine::YamlValue& e) {
-    e.expect_only_keys({"ranks", "slowdown", "from", "until", "iterations"});
+    e.expect_only_keys({"ranks", "gpus", "slowdown", "from", "until", "iterations"});
     Straggler st;
     st.where = e.location();
-    const engine::YamlValue ranks = e.require("ranks");
-    for (const auto& r : ranks.is_sequence() ? ranks.elements() : std::vector{ranks}) {
-        const std::int64_t rank = r.as_int();
-        if (rank < 0 || rank > UINT32_MAX) r.fail("expected a rank from 0");
-        st.ranks.push_back(static_cast<std::uint32_t>(rank));
+    if (static_cast<bool>(e.find("ranks")) == static_cast<bool>(e.find("gpus")))
+        e.fail("expected ranks or gpus (the ranks on those GPUs), one of them");
+    const bool by_gpu = static_cast<bool>(e.find("gpus"));
+    const engine::YamlValue ids = e.require(by_gpu ? "gpus" : "ranks");
+    std::vector<std::uint32_t>& list = by_gpu ? st.gpus : st.ranks;
+    for (const auto& r : ids.is_sequence() ? ids.elements() : std::vector{ids}) {
+        const std::int64_t id = r.as_int();
+        if (id < 0 || id > UINT32_MAX) r.fail(by_gpu ? "expected a GPU index from 0" : "expected a rank from 0");
+        list.push_back(static_cast<std::uint32_t>(id));
     }
-    if (st.ranks.empty()) ranks.fail("expected a rank or a list of ranks");
-    std::sort(st.ranks.begin(), st.ranks.end());
-    st.ranks.erase(std::unique(st.ranks.begin(), st.ranks.end()), st.ranks.end());
+    if (list.empty()) ids.fail(by_gpu ? "expected a GPU or a list of GPUs" : "expected a rank or a list of ranks");
+    std::sort(list.begin(), list.end());
+    list.erase(std::unique(list.begin(), list.end()), list.end());
     const engine::YamlValue slowdown = e.require("slowdown");
     st.slowdown = slowdown.as_double();
     if (!(st.slowdown > 0 && st.slowdown <= 1000))

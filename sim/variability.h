@@ -13,11 +13,12 @@
 
 namespace clustersim::sim {
 
-/// Ranks (job ranks) whose compute kernels take `slowdown` times as long: between `from` and `until` (simulated
-/// time; a kernel running across a bound changes speed there), and within iterations `first_iteration` ..
-/// `last_iteration` (1-based, inclusive; by the iteration the kernel belongs to).
+/// Ranks (job ranks, or the ranks on the GPUs named) whose compute kernels take `slowdown` times as long: between
+/// `from` and `until` (simulated time; a kernel running across a bound changes speed there), and within iterations
+/// `first_iteration` .. `last_iteration` (1-based, inclusive; by the iteration the kernel belongs to).
 struct Straggler {
     std::vector<std::uint32_t> ranks;
+    std::vector<std::uint32_t> gpus;  // or by GPU (index into Cluster::gpus()): the ranks placed on them
     double slowdown = 1;
     engine::Time from{0};
     engine::Time until = engine::max_time;

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "engine/error.h"
+#include "engine/memory_budget.h"
 
 namespace clustersim::traces {
 
@@ -19,6 +20,10 @@ OpGraph repeat_iterations(const OpGraph& graph, std::uint32_t iterations, const 
             engine::SourceLocation{where},
             fmt::format("{} iterations of {} ops are {} ops, beyond the {} a run holds; run fewer iterations",
                         iterations, n, n * iterations, max_repeated_ops));
+    // The repeated graph and what a replay keeps per op (timings, readiness, matching: about 200 bytes in all).
+    engine::require_memory(static_cast<double>(n * iterations) *
+                               (200.0 + 4.0 * static_cast<double>(graph.dep_ids.size()) / std::max<double>(1, n)),
+                           fmt::format("{} iterations of {} ops", iterations, n), "run fewer iterations", where);
     // Per stream: its first and last op in one iteration.
     std::vector<OpId> first(graph.streams.size(), OpId::invalid()), last(graph.streams.size(), OpId::invalid());
     for (std::size_t i = 0; i < n; ++i) {

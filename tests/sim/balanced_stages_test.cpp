@@ -23,17 +23,20 @@ TEST_CASE("a balanced pipeline on A100 and H100 nodes beats the even split; bad 
     const std::string path =
         std::string(CLUSTERSIM_SOURCE_DIR) + "/docs/examples/20-heterogeneous-pipeline/scenario.yaml";
     const auto balanced = sim::run_scenario(sim::load_scenario(path, {}));
-    const auto even = sim::run_scenario(sim::load_scenario(path, {"workload.stage_layers=\"\""}));
+    const auto even = sim::run_scenario(sim::load_scenario(path, {"workload.placement=even"}));
     REQUIRE(balanced.summary.makespan < even.summary.makespan);
     REQUIRE(balanced.summary.stages.size() == 4);
     REQUIRE(balanced.summary.stages[0].gpus == "A100-80GB");
     REQUIRE(balanced.summary.stages[3].gpus == "H100");
     // The even split leaves the A100 stages the slow ones.
     REQUIRE(even.summary.stages[0].compute > 2 * even.summary.stages[2].compute);
-    REQUIRE_THROWS_WITH(sim::load_scenario(path, {"workload.stage_layers=10,10,10"}),
+    REQUIRE_THROWS_WITH(sim::load_scenario(path, {"workload.stage_layers=6,6,14,14"}),
+                        Contains("or placement: balanced, not both"));
+    REQUIRE_THROWS_WITH(sim::load_scenario(path, {"workload.placement=fast"}), Contains("expected even or balanced"));
+    REQUIRE_THROWS_WITH(sim::load_scenario(path, {"workload.placement=even", "workload.stage_layers=10,10,10"}),
                         Contains("stage_layers") && Contains("expected 4 layer counts"));
-    REQUIRE_THROWS_WITH(sim::load_scenario(path, {"workload.stage_layers=10,10,10,11"}),
+    REQUIRE_THROWS_WITH(sim::load_scenario(path, {"workload.placement=even", "workload.stage_layers=10,10,10,11"}),
                         Contains("add up to 41, not the model's 40"));
-    REQUIRE_THROWS_WITH(sim::load_scenario(path, {"workload.stage_layers=10,x,10,10"}),
+    REQUIRE_THROWS_WITH(sim::load_scenario(path, {"workload.placement=even", "workload.stage_layers=10,x,10,10"}),
                         Contains("expected layer counts"));
 }

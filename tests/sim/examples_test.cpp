@@ -254,7 +254,7 @@ TEST_CASE("the studies' READMEs quote the runs their tables come from", "[exampl
         {"15-vgg16-cpu-offload", {"workload.offload=none"}},
         {"16-llama3-70b-inference", {"workload.tp=4", "workload.batch=32"}},
         {"18-degraded-links", {"system.events=[{at: 0 us, link: n1.nic3 <-> leaf0.rail3, down: true}]"}},
-        {"20-heterogeneous-pipeline", {"workload.stage_layers=5,5,15,15"}},
+        {"20-heterogeneous-pipeline", {"workload.placement=even", "workload.stage_layers=5,5,15,15"}},
         {"21-cross-datacenter", {"workload.rank_order=tp-cp-ep-pp-dp", "topology.wan_bandwidth=100 Gb/s"}},
         {"19-two-jobs-placement",
          {"jobs[0].placement=packed", "jobs[1].placement=packed", "jobs[1].workload.model=vgg16"}},

@@ -55,6 +55,11 @@ TEST_CASE("a rank slowed by x delays every member of a ring all-reduce by its la
     // and rank 3's first sends, which need only ranks present, went before rank 2 arrived: rank 1's receives run one
     // hop's latency ahead.)
     REQUIRE(r.timeline.makespan == 276us);
+    // Named by its GPU instead (rank 2 runs on GPU 2): the same run.
+    auto by_gpu = testing::exact_options();
+    by_gpu.variability.stragglers.push_back(straggler({}, 1.5));
+    by_gpu.variability.stragglers[0].gpus = {2};
+    REQUIRE(run(g, by_gpu).timeline == r.timeline);
     std::vector<Time> ends;
     for (std::uint32_t rank = 0; rank < 4; ++rank) ends.push_back(r.timeline.ops[2 * rank + 1].end);
     REQUIRE(ends == std::vector<Time>{276us, 275us, 276us, 276us});
@@ -189,6 +194,7 @@ TEST_CASE("bad variability settings are located errors", "[sim][variability]") {
     REQUIRE(rep.iterations == 4);
     REQUIRE(rep.samples == 8);
     REQUIRE_THROWS_WITH(read("stragglers: [{ranks: 1, slowdown: 0}]"), Contains("s.yaml:1") && Contains("above 0"));
+    REQUIRE_THROWS_WITH(read("stragglers: [{ranks: 1, gpus: 1, slowdown: 2}]"), Contains("one of them"));
     REQUIRE_THROWS_WITH(read("stragglers: [{ranks: 1, slowdown: 2, from: 2 ms, iterations: 2}]"), Contains("not both"));
     REQUIRE_THROWS_WITH(read("stragglers: [{ranks: 1, slowdown: 2, from: 5 ms, until: 2 ms}]"),
                         Contains("after 'from'"));

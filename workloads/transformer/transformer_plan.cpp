@@ -64,9 +64,12 @@ const std::vector<engine::ParamSpec>& transformer_params() {
         {"attention", ParamType::string, "flash", "attention kernel: flash (no s x s matrix kept) or standard"},
         {"causal", ParamType::boolean, "true", "causal masking (halves the attention core's FLOPs)"},
         {"optimizer", ParamType::boolean, "true", "end with the optimizer step (Adam) and ZeRO's parameter all-gather"},
+        {"placement", ParamType::string, "even",
+         "layers over the pipeline stages: even, or balanced (by each stage's speed on its GPUs, measured by the "
+         "scenario on the even split: heterogeneous clusters)"},
         {"stage_layers", ParamType::string, "",
-         "layers of each pipeline stage, e.g. \"10,14,14,10\" (heterogeneous GPUs; virtual_stages 1), or balanced: "
-         "split in proportion to each stage's GPU speed (the scenario resolves it); default: even"},
+         "layers of each pipeline stage, e.g. \"10,14,14,10\" (an explicit split; virtual_stages 1); default: by "
+         "placement"},
         {"fold", ParamType::string, "auto",
          "symmetry reduction: none (simulate every rank), dp (one data-parallel replica), tp+dp (also one rank per "
          "TP group), or auto (the least folding that keeps the run under 3 M ops)"},
@@ -305,9 +308,12 @@ TransformerPlan read_transformer_plan(const engine::Params& p) {
     plan.fold = fold == "none" ? Fold::none : fold == "dp" ? Fold::dp : fold == "tp+dp" ? Fold::tp_dp : Fold::automatic;
     plan.micro_batch_size = r.positive("micro_batch_size", 1 << 16);
 
+    if (const std::string placement = p.string("placement"); placement != "even") {
+        if (placement != "balanced")
+            p.fail("placement", fmt::format("expected even or balanced, got \"{}\"", placement));
+        p.fail("placement", "balanced is resolved by the scenario from the GPUs (run it from a scenario)");
+    }
     if (const std::string layers = p.string("stage_layers"); !layers.empty()) {
-        if (layers == "balanced")
-            p.fail("stage_layers", "balanced is resolved by the scenario from the GPUs (run it from a scenario)");
         std::size_t at = 0;
         while (at <= layers.size()) {
             const std::size_t comma = std::min(layers.find(',', at), layers.size());
