@@ -167,11 +167,14 @@ std::string links_section(const RunSummary& s, const Timeline* tl, const ReportO
                 cells[k] = series.capacity > 0 && seconds > 0 ? series.bins[k] / (series.capacity * seconds) : 0;
             map.cells.push_back(std::move(cells));
         }
+        for (const TimelineMarker& m : s.cluster_events)
+            map.markers.emplace_back(static_cast<double>(m.at.count()) / scale, m.label);
         out += heatmap(map);
         out += fmt::format(
             "<p class=\"note\">The {} links that carried the most bytes; each cell the link's average utilization over "
-            "a time bin of {} {}.</p>",
-            order.size(), short_number(map.x_step), unit);
+            "a time bin of {} {}.{}</p>",
+            order.size(), short_number(map.x_step), unit,
+            s.cluster_events.empty() ? "" : " Dashed lines: the cluster's events (system.events), named on hover.");
     }
     if (!s.top_links.empty()) {
         out += "<table id=\"top-links\">" +

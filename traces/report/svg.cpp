@@ -227,6 +227,14 @@ std::string heatmap(const Heatmap& map) {
     }
     const double axis_y = 10 + plot_height + 4;
     const double span = map.x_step * static_cast<double>(columns);
+    for (const auto& [at, label] : map.markers) {
+        if (span <= 0 || at < map.x_start || at > map.x_start + span) continue;
+        const double x = label_width + (at - map.x_start) / span * cell_w * static_cast<double>(columns);
+        out += fmt::format(
+            R"(<line class="marker" x1="{:.2f}" y1="6" x2="{:.2f}" y2="{:.1f}" stroke="#1f4e9c" stroke-width="1.5" )"
+            R"(stroke-dasharray="4 3"><title>{} at {}</title></line>)",
+            x, x, axis_y, escape(label), short_number(at));
+    }
     const std::vector<double> marks = ticks(span);
     for (const double t : marks) {
         if (t > span) break;

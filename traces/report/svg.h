@@ -42,9 +42,11 @@ struct Heatmap {
     std::vector<std::string> rows;           // row labels, top to bottom
     std::vector<std::vector<double>> cells;  // [row][column], values in [0, 1] (a fraction), NaN for none
     std::string value_name;                  // e.g. "utilization"
+    std::vector<std::pair<double, std::string>> markers;  // vertical lines at x (in the axis's unit), with a label
 };
 /// A cell per (row, column) with a positive value, white to dark red by value (idle cells are left white), with a
-/// colour scale; hover shows the row, the column's range and the value.
+/// colour scale; hover shows the row, the column's range and the value. Markers are dashed vertical lines across
+/// the rows, their label on hover.
 std::string heatmap(const Heatmap& map);
 
 struct LineSeries {

@@ -47,6 +47,10 @@ void check_report(const std::string& html, const traces::RunSummary& summary, co
     std::size_t cells = 0;
     for (const auto* c : links) cells += std::count_if(c->bins.begin(), c->bins.end(), [](double b) { return b > 0; });
     REQUIRE(count_in(html, "<rect class=\"cell\"", "<svg id=\"link-heatmap\"") == cells);
+    // The cluster's events: a row of the run table each, and a dashed line on the heatmap when it is drawn.
+    for (const auto& m : summary.cluster_events) REQUIRE(html.find(m.label) != std::string::npos);
+    if (!links.empty())
+        REQUIRE(count_in(html, "<line class=\"marker\"", "<svg id=\"link-heatmap\"") == summary.cluster_events.size());
     // Self-contained: nothing loaded from elsewhere.
     for (const char* fetch : {"src=", "href=", "@import", "url(", "<link", "<script"})
         REQUIRE(html.find(fetch) == std::string::npos);
