@@ -151,39 +151,6 @@ std::string ReplayEngine::deadlock_report() const {
     return fmt::format("deadlock: {} of {} ops never ran: {}", g_.ops.size() - completed_, g_.ops.size(), report);
 }
 
-}  // namespace clustersim::sim
-
-namespace clustersim::sim {
-
-void ReplayEngine::apply_cluster_event(std::uint32_t index) {
-    const ClusterEvent& ev = options_.cluster_events[index];
-    if (completed_ == g_.ops.size()) return;  // after the job's end: nothing left to change
-    timeline_.markers.push_back({sim_.now(), ev.label});
-    if (ev.kind == ClusterEvent::Kind::links) {
-        for (const topo::LinkId l : ev.links) net_.set_link_state(l, ev.factor, ev.label);
-        return;
-    }
-    // A GPU fails: fatal if a rank on it still has work (the others would wait for it forever).
-    const topo::DeviceId gpu = cluster_.gpus()[ev.gpu];
-    for (std::uint32_t r = 0; r < g_.rank_count; ++r) {
-        if (rank_gpu_[r] != gpu) continue;
-        std::string doing;
-        for (std::uint32_t k = rank_stream_offsets_[r]; k < rank_stream_offsets_[r + 1]; ++k) {
-            const OpId current = stream_current_[rank_streams_[k].index()];
-            if (current.valid()) doing += (doing.empty() ? "" : ", ") + g_.describe(current);
-        }
-        std::uint64_t left = 0;
-        for (std::size_t i = 0; i < g_.ops.size(); ++i)
-            left += g_.ops[i].rank.value == r && timeline_.ops[i].end.count() < 0;
-        if (left == 0) return;
-        throw engine::InputError(
-            ev.where, fmt::format("at {}: {}: rank {} had {} ops left{}; synchronous training cannot go on without "
-                                  "it (the run stops here)",
-                                  engine::format_time(sim_.now()), ev.label, g_.job_rank(traces::RankId{r}), left,
-                                  doing.empty() ? "" : ", running " + doing));
-    }
-}
-
 std::string ReplayEngine::describe_owner(std::uint32_t owner) const {
     const std::uint32_t id = owner & ((1U << owner_shift) - 1);
     switch (owner >> owner_shift) {
