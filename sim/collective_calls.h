@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "sim/replay.h"
+#include "sim/replay/replay.h"
 #include "traces/op_graph.h"
 #include "traces/run_summary.h"
 

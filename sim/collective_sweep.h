@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/replay.h"
+#include "sim/replay/replay.h"
 #include "topologies/cluster.h"
 
 namespace clustersim::sim {

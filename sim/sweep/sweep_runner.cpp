@@ -13,7 +13,7 @@
 
 #include "engine/atomic_file.h"
 #include "engine/error.h"
-#include "sim/scenario.h"
+#include "sim/scenario/scenario.h"
 #include "traces/json_text.h"
 #include "traces/report/sweep_report.h"
 #include "traces/summary_writers.h"

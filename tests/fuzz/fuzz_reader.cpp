@@ -12,7 +12,7 @@
 
 #include "engine/error.h"
 #include "engine/memory_budget.h"
-#include "sim/scenario.h"
+#include "sim/scenario/scenario.h"
 #include "sim/sweep/sweep_spec.h"
 #include "topologies/topology_loader.h"
 #include "traces/formats/trace_import.h"

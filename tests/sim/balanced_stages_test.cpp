@@ -2,8 +2,8 @@
 // balanced plan on a mixed cluster faster than the even one.
 #include <catch2/catch.hpp>
 
-#include "sim/balanced_stages.h"
-#include "sim/scenario.h"
+#include "sim/scenario/balanced_stages.h"
+#include "sim/scenario/scenario.h"
 #include "tests/test_support.h"
 
 using namespace clustersim;

@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "sim/scenario.h"
+#include "sim/scenario/scenario.h"
 
 using namespace clustersim;
 using engine::Time;

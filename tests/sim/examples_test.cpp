@@ -9,7 +9,7 @@
 #include <catch2/catch.hpp>
 
 #include "engine/error.h"
-#include "sim/scenario.h"
+#include "sim/scenario/scenario.h"
 #include "tests/traces/report/report_checks.h"
 #include "traces/perfetto_writer.h"
 #include "traces/report/html_report.h"

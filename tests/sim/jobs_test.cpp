@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "engine/yaml_reader.h"
-#include "sim/jobs.h"
+#include "sim/scenario/jobs.h"
 #include "tests/sim/replay_fixture.h"
 #include "topologies/topology_loader.h"
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/replay.h"
+#include "sim/replay/replay.h"
 #include "topologies/topology_loader.h"
 #include "traces/op_graph.h"
 

@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "sim/scenario.h"
+#include "sim/scenario/scenario.h"
 #include "sim/sweep/filter_expression.h"
 #include "sim/sweep/sweep_spec.h"
 #include "tests/test_support.h"

@@ -9,8 +9,8 @@
 
 #include "engine/yaml_reader.h"
 #include "sim/analysis.h"
-#include "sim/samples.h"
-#include "sim/system_options.h"
+#include "sim/scenario/samples.h"
+#include "sim/scenario/system_options.h"
 #include "tests/sim/replay_fixture.h"
 #include "tests/test_support.h"
 #include "traces/formats/trace_import.h"

@@ -5,7 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "engine/yaml_reader.h"
-#include "sim/replay.h"
+#include "sim/replay/replay.h"
 #include "tests/sim/replay_fixture.h"
 #include "tests/test_support.h"
 #include "topologies/router.h"

@@ -5,7 +5,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "sim/replay.h"
+#include "sim/replay/replay.h"
 #include "tests/sim/replay_fixture.h"
 #include "tests/test_support.h"
 #include "traces/formats/chakra/chakra_et.pb.h"

@@ -8,7 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include "sim/analysis.h"
-#include "sim/replay.h"
+#include "sim/replay/replay.h"
 #include "tests/test_support.h"
 #include "topologies/topology_loader.h"
 #include "traces/formats/kineto_events.h"

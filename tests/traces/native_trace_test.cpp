@@ -1,7 +1,7 @@
 // The native trace format: exact round trip, and every validation error with its message.
 #include <catch2/catch.hpp>
 
-#include "sim/scenario.h"
+#include "sim/scenario/scenario.h"
 #include "tests/test_support.h"
 #include "traces/formats/trace_import.h"
 #include "traces/native_trace.h"

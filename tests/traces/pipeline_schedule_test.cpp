@@ -3,7 +3,7 @@
 // m(F + B) + (p - 1)(F + B)/v.
 #include <catch2/catch.hpp>
 
-#include "sim/replay.h"
+#include "sim/replay/replay.h"
 #include "tests/sim/replay_fixture.h"
 #include "tests/test_support.h"
 #include "traces/formats/text_workload_reader.h"

@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "engine/error.h"
-#include "sim/scenario.h"
+#include "sim/scenario/scenario.h"
 #include "tests/test_support.h"
 #include "traces/summary_compare.h"
 #include "traces/summary_reader.h"

@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "sim/compute_model.h"
-#include "sim/scenario.h"
+#include "sim/scenario/scenario.h"
 
 using namespace clustersim;
 

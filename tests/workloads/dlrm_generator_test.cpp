@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 #include <catch2/catch.hpp>
 
-#include "sim/scenario.h"
+#include "sim/scenario/scenario.h"
 #include "tests/workloads/generate.h"
 #include "workloads/workload_registry.h"
 

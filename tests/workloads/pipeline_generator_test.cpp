@@ -6,7 +6,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "sim/scenario.h"
+#include "sim/scenario/scenario.h"
 #include "workloads/workload_registry.h"
 
 using namespace clustersim;

@@ -7,7 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include "engine/yaml_reader.h"
-#include "sim/scenario.h"
+#include "sim/scenario/scenario.h"
 #include "traces/native_trace.h"
 #include "workloads/transformer/transformer_costs.h"
 #include "workloads/workload_registry.h"

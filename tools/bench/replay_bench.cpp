@@ -4,7 +4,7 @@
 #include <chrono>
 #include <cstdio>
 
-#include "sim/replay.h"
+#include "sim/replay/replay.h"
 #include "tools/bench/peak_rss.h"
 #include "tools/bench/replay_workload.h"
 #include "topologies/topology_loader.h"

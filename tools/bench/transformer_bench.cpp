@@ -8,7 +8,7 @@
 #include <string>
 
 #include "engine/yaml_reader.h"
-#include "sim/scenario.h"
+#include "sim/scenario/scenario.h"
 #include "tools/bench/peak_rss.h"
 #include "workloads/workload_registry.h"
 

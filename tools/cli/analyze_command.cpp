@@ -6,7 +6,7 @@
 
 #include "engine/atomic_file.h"
 #include "engine/units.h"
-#include "sim/scenario.h"
+#include "sim/scenario/scenario.h"
 #include "tools/cli/commands.h"
 #include "traces/analysis/analysis_writers.h"
 #include "traces/formats/trace_import.h"

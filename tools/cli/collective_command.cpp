@@ -9,7 +9,7 @@
 #include "engine/units.h"
 #include "sim/collective_sweep.h"
 #include "sim/collectives/collective_algorithm.h"
-#include "sim/scenario.h"
+#include "sim/scenario/scenario.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/terminal_progress.h"
 #include "topologies/topology_loader.h"

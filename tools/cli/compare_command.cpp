@@ -5,7 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include "engine/atomic_file.h"
-#include "sim/scenario.h"
+#include "sim/scenario/scenario.h"
 #include "tools/cli/commands.h"
 #include "traces/report/html_report.h"
 #include "traces/summary_compare.h"

@@ -12,7 +12,7 @@
 #include "sim/analysis.h"
 #include "sim/collectives/collective_algorithm.h"
 #include "sim/retarget.h"
-#include "sim/scenario.h"
+#include "sim/scenario/scenario.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/import_options.h"
 #include "tools/cli/terminal_progress.h"

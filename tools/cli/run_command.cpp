@@ -5,7 +5,7 @@
 
 #include "engine/log.h"
 #include "engine/time.h"
-#include "sim/scenario.h"
+#include "sim/scenario/scenario.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/terminal_progress.h"
 #include "tools/cli/variation_options.h"

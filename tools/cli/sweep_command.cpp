@@ -12,7 +12,7 @@
 #include <CLI/CLI.hpp>
 
 #include "engine/error.h"
-#include "sim/scenario.h"
+#include "sim/scenario/scenario.h"
 #include "sim/sweep/sweep_runner.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/sweep_mpi.h"

@@ -5,7 +5,7 @@
 #include <chrono>
 #include <string>
 
-#include "sim/replay.h"
+#include "sim/replay/replay.h"
 
 namespace clustersim::cli {
 

@@ -7,7 +7,7 @@
 #include "engine/error.h"
 #include "engine/yaml_reader.h"
 #include "sim/cluster_events.h"
-#include "sim/scenario.h"
+#include "sim/scenario/scenario.h"
 
 namespace clustersim::cli {
 

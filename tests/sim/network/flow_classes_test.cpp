@@ -7,7 +7,7 @@
 
 #include "engine/simulator.h"
 #include "sim/network/flow_network.h"
-#include "sim/replay.h"
+#include "sim/replay/replay.h"
 #include "topologies/topology_loader.h"
 
 using namespace clustersim;

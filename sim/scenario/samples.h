@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "sim/replay.h"
+#include "sim/replay/replay.h"
 #include "traces/run_summary.h"
 
 namespace clustersim::sim {

@@ -7,7 +7,7 @@
 
 #include "engine/error.h"
 #include "engine/hash.h"
-#include "sim/replay_engine.h"
+#include "sim/replay/replay_engine.h"
 
 namespace clustersim::sim {
 

@@ -1,5 +1,5 @@
 // Reading a scenario's `system:` block.
-#include "sim/system_options.h"
+#include "sim/scenario/system_options.h"
 
 #include <algorithm>
 #include <filesystem>

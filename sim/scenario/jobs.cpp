@@ -1,5 +1,5 @@
 // Placing jobs, merging their graphs, and each job's time alone and together.
-#include "sim/jobs.h"
+#include "sim/scenario/jobs.h"
 
 #include <algorithm>
 #include <map>

@@ -8,7 +8,7 @@
 #include <cmath>
 
 #include "engine/hash.h"
-#include "sim/replay_engine.h"
+#include "sim/replay/replay_engine.h"
 
 namespace clustersim::sim {
 

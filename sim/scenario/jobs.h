@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "engine/time.h"
-#include "sim/replay.h"
+#include "sim/replay/replay.h"
 #include "topologies/cluster.h"
 #include "traces/op_graph.h"
 #include "traces/run_summary.h"

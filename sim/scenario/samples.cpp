@@ -1,5 +1,5 @@
 // Seeded samples and their statistics.
-#include "sim/samples.h"
+#include "sim/scenario/samples.h"
 
 #include <algorithm>
 #include <atomic>

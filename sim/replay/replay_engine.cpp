@@ -1,5 +1,5 @@
 // Op readiness and completion, compute timing with the slowdown under communication, and the run loop.
-#include "sim/replay_engine.h"
+#include "sim/replay/replay_engine.h"
 
 #include <unordered_map>
 

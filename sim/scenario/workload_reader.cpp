@@ -1,5 +1,5 @@
 // Reading a scenario's workload: traces or a generator.
-#include "sim/workload_reader.h"
+#include "sim/scenario/workload_reader.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -9,7 +9,7 @@
 
 #include "engine/params.h"
 #include "engine/units.h"
-#include "sim/balanced_stages.h"
+#include "sim/scenario/balanced_stages.h"
 #include "traces/formats/trace_import.h"
 #include "traces/pipeline_schedule.h"
 #include "workloads/workload_registry.h"

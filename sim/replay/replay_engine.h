@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "engine/simulator.h"
-#include "sim/replay.h"
+#include "sim/replay/replay.h"
 
 namespace clustersim::sim {
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "engine/yaml_reader.h"
-#include "sim/replay.h"
+#include "sim/replay/replay.h"
 
 namespace clustersim::sim {
 

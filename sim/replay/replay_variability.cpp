@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "engine/error.h"
-#include "sim/replay_engine.h"
+#include "sim/replay/replay_engine.h"
 
 namespace clustersim::sim {
 

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "sim/jobs.h"
-#include "sim/replay.h"
-#include "sim/system_options.h"
+#include "sim/replay/replay.h"
+#include "sim/scenario/jobs.h"
+#include "sim/scenario/system_options.h"
 #include "topologies/cluster.h"
 #include "traces/op_graph.h"
 #include "traces/report/html_report.h"

@@ -1,5 +1,5 @@
 // Layers per pipeline stage in proportion to the stages' GPU speeds.
-#include "sim/balanced_stages.h"
+#include "sim/scenario/balanced_stages.h"
 
 #include <algorithm>
 #include <cctype>
@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "sim/replay.h"
+#include "sim/replay/replay.h"
 #include "workloads/transformer/rank_grid.h"
 #include "workloads/transformer/transformer_plan.h"
 

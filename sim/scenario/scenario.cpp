@@ -1,5 +1,5 @@
 // Scenario loading (every key checked and located), the run, and its output files.
-#include "sim/scenario.h"
+#include "sim/scenario/scenario.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -19,9 +19,9 @@
 #include "sim/collective_calls.h"
 #include "sim/memory_model.h"
 #include "sim/pipeline_stages.h"
-#include "sim/samples.h"
+#include "sim/scenario/samples.h"
+#include "sim/scenario/workload_reader.h"
 #include "sim/training_metrics.h"
-#include "sim/workload_reader.h"
 #include "topologies/topology_loader.h"
 #include "traces/iterations.h"
 #include "traces/perfetto_writer.h"

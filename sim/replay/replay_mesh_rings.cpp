@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <map>
 
-#include "sim/replay_engine.h"
+#include "sim/replay/replay_engine.h"
 
 namespace clustersim::sim {
 
