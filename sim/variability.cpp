@@ -17,7 +17,8 @@ double standard_normal(std::uint64_t a, std::uint64_t b) {
 }
 
 double jitter_factor(const Jitter& jitter, std::uint64_t seed, std::uint64_t kernel) {
-    const std::uint64_t a = engine::hash_combine(engine::splitmix64(seed), 2 * kernel);
+    const std::uint64_t base = engine::splitmix64(seed);
+    const std::uint64_t a = engine::hash_combine(base, 2 * kernel);
     switch (jitter.distribution) {
         case Jitter::Distribution::none:
             return 1;
@@ -27,7 +28,7 @@ double jitter_factor(const Jitter& jitter, std::uint64_t seed, std::uint64_t ker
         case Jitter::Distribution::lognormal:
             break;
     }
-    const double z = standard_normal(a, engine::hash_combine(engine::splitmix64(seed), 2 * kernel + 1));
+    const double z = standard_normal(a, engine::hash_combine(base, 2 * kernel + 1));
     if (jitter.distribution == Jitter::Distribution::normal) return std::max(0.0, 1.0 + jitter.sigma * z);
     return std::exp(jitter.sigma * z - jitter.sigma * jitter.sigma / 2);
 }

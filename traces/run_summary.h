@@ -181,4 +181,11 @@ struct RunSummary {
     bool operator==(const RunSummary&) const = default;
 };
 
+/// The mean iteration of a run of several back to back (the makespan when it ran one).
+inline engine::Time mean_iteration(const RunSummary& s) {
+    return s.iteration_ends.empty()
+               ? s.makespan
+               : engine::Time{s.makespan.count() / static_cast<std::int64_t>(s.iteration_ends.size())};
+}
+
 }  // namespace clustersim::traces

@@ -35,8 +35,9 @@ double percent(Time part, Time whole) {
     return whole > Time{0} ? 100.0 * static_cast<double>(part.count()) / static_cast<double>(whole.count()) : 0.0;
 }
 
-// Several iterations and seeded samples: the "iterations" and "samples" members (empty when neither ran).
-std::string iterations_json(const RunSummary& s) {
+// What only some runs have: cross-site traffic, pipeline stages, jobs, cluster events, several iterations, seeded
+// samples (nothing when the run has none of them).
+std::string optional_sections_json(const RunSummary& s) {
     std::string out;
     if (s.cross_site_bytes > 0)
         out += fmt::format("  \"cross_site\": {{\"wan_bytes\": {}, \"wan_busy_us\": {}}},\n",
@@ -101,7 +102,7 @@ std::string iterations_json(const RunSummary& s) {
     return out;
 }
 
-std::string iterations_text(const RunSummary& s) {
+std::string optional_sections_text(const RunSummary& s) {
     std::string out;
     if (s.cross_site_bytes > 0)
         out += fmt::format("cross-site {} over WAN links, which carried traffic for {} ({:.1f}% of the run)\n",
@@ -148,9 +149,8 @@ std::string iterations_text(const RunSummary& s) {
             times += fmt::format("{}{}", k ? ", " : "",
                                  engine::format_time(s.iteration_ends[k] - (k ? s.iteration_ends[k - 1] : Time{0})));
         if (shown < s.iteration_ends.size()) times += ", ...";
-        out += fmt::format(
-            "iterations {}: {} (mean {})\n", s.iteration_ends.size(), times,
-            engine::format_time(Time{s.makespan.count() / static_cast<std::int64_t>(s.iteration_ends.size())}));
+        out += fmt::format("iterations {}: {} (mean {})\n", s.iteration_ends.size(), times,
+                           engine::format_time(mean_iteration(s)));
     }
     const SampleStats& k = s.samples;
     if (k.samples > 0) {
@@ -202,7 +202,7 @@ std::string summary_json(const RunSummary& s, const OpGraph& g) {
             json_number(t.tflops_per_gpu), json_number(t.hardware_tflops_per_gpu), json_number(t.mfu),
             json_number(t.tokens_per_second), t.gpus, latency);
     }
-    out += iterations_json(s);
+    out += optional_sections_json(s);
     if (!s.memory.empty()) {
         out += "  \"peak_memory\": [";
         for (std::size_t k = 0; k < s.memory.size(); ++k) {
@@ -281,7 +281,7 @@ std::string summary_table(const RunSummary& s, const OpGraph& g) {
                                engine::format_time(engine::from_seconds(t.time_to_first_token_s)),
                                engine::format_time(engine::from_seconds(t.time_per_output_token_s)));
     }
-    out += iterations_text(s);
+    out += optional_sections_text(s);
     if (!s.memory.empty()) {
         const RankMemory* top = &s.memory.front();
         for (const RankMemory& m : s.memory)

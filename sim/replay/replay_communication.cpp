@@ -168,9 +168,7 @@ std::string ReplayEngine::describe_owner(std::uint32_t owner) const {
             return fmt::format("transfer {} ({} -> {}) of {}", t, member(tr.src), member(tr.dst),
                                op.valid() ? g_.describe(op) : "a collective");
         }
-        case owner_p2p:
-            return g_.describe(OpId{id});
-        default:
+        default:  // a send (point-to-point) or a copy: its op
             return g_.describe(OpId{id});
     }
 }

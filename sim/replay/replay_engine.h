@@ -144,7 +144,7 @@ private:
     std::vector<double> rank_slowdown_;             // by rank: product of the timed stragglers' slowdowns in effect
     std::vector<std::uint32_t> straggler_offsets_;  // by rank (CSR): the stragglers naming it
     std::vector<std::uint32_t> rank_stragglers_;
-    std::vector<std::vector<std::uint32_t>> straggler_ranks_;              // by straggler: the job ranks it slows
+    std::vector<std::vector<std::uint32_t>> straggler_ranks_;              // by straggler: the simulated ranks it slows
     std::vector<std::pair<std::uint32_t, traces::OpId>> deferred_starts_;  // (rank, op) ready at the rank's start
     std::vector<std::vector<topo::LinkId>> channel_routes_;                // scratch of start_transfer
     std::vector<topo::LinkId> route_scratch_;

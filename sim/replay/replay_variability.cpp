@@ -23,26 +23,11 @@ void ReplayEngine::setup_stragglers() {
     std::vector<std::uint32_t> simulated(g_.job_size(), UINT32_MAX);
     for (std::uint32_t r = 0; r < g_.rank_count; ++r) simulated[g_.job_rank(RankId{r})] = r;
     std::vector<std::pair<std::uint32_t, std::uint32_t>> pairs;  // (simulated rank, straggler)
-    // Stragglers named by GPU: the job ranks on those GPUs (kept in straggler_ranks_).
-    straggler_ranks_.resize(stragglers.size());
+    straggler_ranks_.assign(stragglers.size(), {});
     for (std::uint32_t k = 0; k < stragglers.size(); ++k) {
         const Straggler& st = stragglers[k];
-        straggler_ranks_[k] = st.ranks;
-        for (const std::uint32_t gpu : st.gpus) {
-            if (gpu >= cluster_.gpus().size())
-                throw engine::InputError(st.where, fmt::format("GPU {} does not exist (the topology has {} GPUs)", gpu,
-                                                               cluster_.gpus().size()));
-            std::uint32_t found = UINT32_MAX;
-            for (std::uint32_t r = 0; r < g_.rank_count; ++r)
-                if (rank_gpu_[r] == cluster_.gpus()[gpu]) found = g_.job_rank(RankId{r});
-            if (found == UINT32_MAX)
-                throw engine::InputError(st.where, fmt::format("GPU {} runs no simulated rank", gpu));
-            straggler_ranks_[k].push_back(found);
-        }
-    }
-    for (std::uint32_t k = 0; k < stragglers.size(); ++k) {
-        const Straggler& st = stragglers[k];
-        for (const std::uint32_t job_rank : straggler_ranks_[k]) {
+        std::vector<std::uint32_t>& ranks = straggler_ranks_[k];  // simulated ranks
+        for (const std::uint32_t job_rank : st.ranks) {
             if (job_rank >= simulated.size())
                 throw engine::InputError(
                     st.where, fmt::format("rank {} does not exist (the job has {} ranks)", job_rank, simulated.size()));
@@ -52,14 +37,24 @@ void ReplayEngine::setup_stragglers() {
                     fmt::format("rank {} is not simulated (symmetry reduction stands it in for others): a straggler "
                                 "breaks the symmetry; simulate every rank",
                                 job_rank));
-            pairs.emplace_back(simulated[job_rank], k);
+            ranks.push_back(simulated[job_rank]);
         }
+        // Named by GPU: the simulated rank on each.
+        for (const std::uint32_t gpu : st.gpus) {
+            if (gpu >= cluster_.gpus().size())
+                throw engine::InputError(st.where, fmt::format("GPU {} does not exist (the topology has {} GPUs)", gpu,
+                                                               cluster_.gpus().size()));
+            const auto on = std::find(rank_gpu_.begin(), rank_gpu_.end(), cluster_.gpus()[gpu]);
+            if (on == rank_gpu_.end())
+                throw engine::InputError(st.where, fmt::format("GPU {} runs no simulated rank", gpu));
+            ranks.push_back(static_cast<std::uint32_t>(on - rank_gpu_.begin()));
+        }
+        for (const std::uint32_t r : ranks) pairs.emplace_back(r, k);
         if (st.timed()) {
             if (st.from > Time{0}) sim_.schedule_at(st.from, to_u16(EventKind::straggler_bound), 2 * k);
             if (st.until != engine::max_time) sim_.schedule_at(st.until, to_u16(EventKind::straggler_bound), 2 * k + 1);
             if (st.from == Time{0})
-                for (const std::uint32_t job_rank : straggler_ranks_[k])
-                    rank_slowdown_[simulated[job_rank]] *= st.slowdown;
+                for (const std::uint32_t r : ranks) rank_slowdown_[r] *= st.slowdown;
         }
     }
     std::sort(pairs.begin(), pairs.end());
@@ -88,11 +83,8 @@ double ReplayEngine::work_factor(OpId id) const {
 void ReplayEngine::straggler_bound(std::uint32_t target) {
     // A window opens or closes: recompute the timed slowdown of each rank it names, then re-time their kernels.
     const auto& stragglers = options_.variability.stragglers;
-    for (const std::uint32_t job_rank : straggler_ranks_[target / 2]) {
-        RankId rank{job_rank};
-        if (!g_.job_ranks.empty())
-            rank = RankId{static_cast<std::uint32_t>(std::find(g_.job_ranks.begin(), g_.job_ranks.end(), job_rank) -
-                                                     g_.job_ranks.begin())};
+    for (const std::uint32_t r : straggler_ranks_[target / 2]) {
+        const RankId rank{r};
         double slowdown = 1;
         for (std::uint32_t k = straggler_offsets_[rank.index()]; k < straggler_offsets_[rank.index() + 1]; ++k) {
             const Straggler& st = stragglers[rank_stragglers_[k]];

@@ -43,17 +43,13 @@ std::string resolve_balanced_stages(engine::Params& params, const topo::Cluster&
     // A first plan with the layers as even as they go, to time each stage's kernels on its GPUs.
     params.set("placement", "even");
     engine::Params even = params;
-    workloads::TransformerPlan plan = [&] {
-        engine::Params probe = even;
-        probe.set("virtual_stages", "1");
-        return workloads::read_transformer_plan(probe);
-    }();
-    if (plan.virtual_stages > 1 || params.integer("virtual_stages") > 1)
-        params.fail("placement", "placement: balanced needs virtual_stages: 1");
-    if (plan.model.layers < plan.pp)
-        params.fail("placement", fmt::format("{} layers cannot fill {} stages", plan.model.layers, plan.pp));
-    std::vector<std::uint32_t> first(plan.pp, plan.model.layers / plan.pp);
-    for (std::uint32_t s = 0; s < plan.model.layers % plan.pp; ++s) ++first[s];
+    // The model's layers and the stages, read before any plan: an even split need not divide the layers.
+    if (params.integer("virtual_stages") > 1) params.fail("placement", "placement: balanced needs virtual_stages: 1");
+    const std::uint32_t layers = workloads::read_transformer_model(params).layers;
+    const auto pp = static_cast<std::uint32_t>(std::max<std::int64_t>(1, params.integer("pp")));
+    if (layers < pp) params.fail("placement", fmt::format("{} layers cannot fill {} stages", layers, pp));
+    std::vector<std::uint32_t> first(pp, layers / pp);
+    for (std::uint32_t s = 0; s < layers % pp; ++s) ++first[s];
     even.set("stage_layers", fmt::format("{}", fmt::join(first, ",")));
     even.set("fold", "none");
     const traces::OpGraph g = build(even);
@@ -67,8 +63,8 @@ std::string resolve_balanced_stages(engine::Params& params, const topo::Cluster&
     // one layer (its kernels and its tensor-parallel collectives, from the last member's arrival) and of the rest
     // (embedding, output layer, optimizer).
     const ReplayResult even_run = replay(g, cluster, ReplayOptions{});
-    std::vector<double> layer_s(plan.pp, 0), extra_s(plan.pp, 0);
-    std::vector<std::uint32_t> timed_rank(plan.pp, UINT32_MAX);
+    std::vector<double> layer_s(pp, 0), extra_s(pp, 0);
+    std::vector<std::uint32_t> timed_rank(pp, UINT32_MAX);
     for (std::uint32_t r = 0; r < g.rank_count; ++r)
         if (timed_rank[g.rank_stage[r]] == UINT32_MAX) timed_rank[g.rank_stage[r]] = r;
     for (std::size_t i = 0; i < g.ops.size(); ++i) {
@@ -83,12 +79,12 @@ std::string resolve_balanced_stages(engine::Params& params, const topo::Cluster&
                                (name.size() > 1 && name[0] == 'L' && std::isdigit(static_cast<unsigned char>(name[1])));
         (per_layer ? layer_s : extra_s)[stage] += seconds;
     }
-    for (std::uint32_t s = 0; s < plan.pp; ++s) layer_s[s] /= first[s];
-    const std::vector<std::uint32_t> layers = balance_layers(plan.model.layers, layer_s, extra_s);
-    params.set("stage_layers", fmt::format("{}", fmt::join(layers, ",")));
+    for (std::uint32_t s = 0; s < pp; ++s) layer_s[s] /= first[s];
+    const std::vector<std::uint32_t> split = balance_layers(layers, layer_s, extra_s);
+    params.set("stage_layers", fmt::format("{}", fmt::join(split, ",")));
     std::string line = "placement: balanced, by the stages' times in the even split:";
-    for (std::uint32_t s = 0; s < plan.pp; ++s)
-        line += fmt::format(" stage {} {} layers of {} each + {};", s, layers[s],
+    for (std::uint32_t s = 0; s < pp; ++s)
+        line += fmt::format(" stage {} {} layers of {} each + {};", s, split[s],
                             engine::format_time(engine::from_seconds(layer_s[s])),
                             engine::format_time(engine::from_seconds(extra_s[s])));
     line.pop_back();

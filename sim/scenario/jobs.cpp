@@ -106,11 +106,12 @@ void job_reports(const std::vector<JobSlice>& slices, const traces::OpGraph& mer
                  const topo::Cluster& cluster, const ReplayOptions& options, traces::RunSummary& summary) {
     std::map<std::string, double> alone_delay;  // by link name, summed over the jobs alone
     std::vector<Time> ends(slices.size(), Time{0});
+    std::vector<std::uint32_t> job_of(merged.rank_count, 0);  // by merged rank
+    for (std::uint32_t j = 0; j < slices.size(); ++j)
+        std::fill_n(job_of.begin() + slices[j].first_rank, slices[j].ranks, j);
     for (std::size_t i = 0; i < merged.ops.size(); ++i) {
-        const std::uint32_t rank = merged.ops[i].rank.value;
-        for (std::size_t j = 0; j < slices.size(); ++j)
-            if (rank >= slices[j].first_rank && rank < slices[j].first_rank + slices[j].ranks)
-                ends[j] = std::max(ends[j], together.ops[i].end);
+        Time& end = ends[job_of[merged.ops[i].rank.index()]];
+        end = std::max(end, together.ops[i].end);
     }
     for (std::size_t j = 0; j < slices.size(); ++j) {
         const JobSlice& s = slices[j];

@@ -30,6 +30,11 @@ TEST_CASE("a balanced pipeline on A100 and H100 nodes beats the even split; bad 
     REQUIRE(balanced.summary.stages[3].gpus == "H100");
     // The even split leaves the A100 stages the slow ones.
     REQUIRE(even.summary.stages[0].compute > 2 * even.summary.stages[2].compute);
+    // Stages that do not divide the layers (40 over 3): the even probe splits 14, 13, 13, and the result adds up.
+    const auto three = sim::load_scenario(path, {"workload.pp=3", "topology.mix=dgx-a100:1,dgx-h100:2"});
+    REQUIRE(three.resolved_yaml.find("placement: balanced, by the stages' times in the even split: stage 0") !=
+            std::string::npos);
+    REQUIRE(three.graph.rank_stage.size() == 24);
     REQUIRE_THROWS_WITH(sim::load_scenario(path, {"workload.stage_layers=6,6,14,14"}),
                         Contains("or placement: balanced, not both"));
     REQUIRE_THROWS_WITH(sim::load_scenario(path, {"workload.placement=fast"}), Contains("expected even or balanced"));

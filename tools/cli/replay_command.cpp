@@ -210,7 +210,7 @@ void run_replay(const ReplayCliOptions& o) {
     }
     if (s.graph.traced_iteration.count() >= 0) {
         // Several iterations: against their mean.
-        const engine::Time mean{result.summary.makespan.count() / static_cast<std::int64_t>(s.graph.iteration_count())};
+        const engine::Time mean = traces::mean_iteration(result.summary);
         const double traced = engine::to_seconds(s.graph.traced_iteration), replayed = engine::to_seconds(mean);
         std::printf("\ntraced iteration %s, replayed %s%s (%+.1f%%)\n",
                     engine::format_time(s.graph.traced_iteration).c_str(), engine::format_time(mean).c_str(),

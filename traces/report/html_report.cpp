@@ -56,10 +56,8 @@ std::string run_section(const RunSummary& s, const std::string& label) {
     out += row({"workload", escape(s.workload)});
     out += row({s.iteration_ends.empty() ? "iteration" : "run", engine::format_time(s.makespan)});
     if (!s.iteration_ends.empty())
-        out += row(
-            {"iterations", fmt::format("{}, mean {}", s.iteration_ends.size(),
-                                       engine::format_time(engine::Time{
-                                           s.makespan.count() / static_cast<std::int64_t>(s.iteration_ends.size())}))});
+        out += row({"iterations",
+                    fmt::format("{}, mean {}", s.iteration_ends.size(), engine::format_time(mean_iteration(s)))});
     if (s.samples.samples > 0)
         out += row({"iteration over samples",
                     fmt::format("{} samples: p50 {}, p90 {}, p99 {}, max {}", s.samples.samples,
