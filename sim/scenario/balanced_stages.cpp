@@ -33,6 +33,45 @@ std::vector<std::uint32_t> balance_layers(std::uint32_t layers, const std::vecto
     return out;
 }
 
+namespace {
+
+/// Per stage, on its first rank's compute stream: the time of its layers (kernels and tensor-parallel
+/// collectives, from the last member's arrival) and of the rest (embedding, output layer, optimizer).
+struct StageTimes {
+    std::vector<double> layer_s, extra_s;
+};
+
+/// The even plan `even` with `microbatches` per replica, replayed (rank r on GPU r, default options).
+StageTimes time_stages(engine::Params even, std::uint32_t microbatches, const workloads::TransformerPlan& full,
+                       const topo::Cluster& cluster, traces::OpGraph (*build)(const engine::Params&)) {
+    even.set("global_batch_size", fmt::format("{}", std::uint64_t{microbatches} * full.micro_batch_size * full.dp));
+    const traces::OpGraph g = build(even);
+    if (g.rank_count > cluster.gpus().size())
+        even.fail("placement",
+                  fmt::format("the plan has {} ranks but the topology {} GPUs", g.rank_count, cluster.gpus().size()));
+    StageTimes out{std::vector<double>(full.pp, 0), std::vector<double>(full.pp, 0)};
+    if (g.rank_stage.size() != g.rank_count) return out;
+    const ReplayResult run = replay(g, cluster, ReplayOptions{});
+    std::vector<std::uint32_t> timed_rank(full.pp, UINT32_MAX);
+    for (std::uint32_t r = 0; r < g.rank_count; ++r)
+        if (timed_rank[g.rank_stage[r]] == UINT32_MAX) timed_rank[g.rank_stage[r]] = r;
+    for (std::size_t i = 0; i < g.ops.size(); ++i) {
+        const traces::Op& op = g.ops[i];
+        const std::uint32_t stage = g.rank_stage[op.rank.index()];
+        if (timed_rank[stage] != op.rank.value || g.streams[op.stream.index()].name != "compute") continue;
+        if (op.kind != traces::OpKind::compute && op.kind != traces::OpKind::collective) continue;
+        const traces::OpTiming& t = run.timeline.ops[i];
+        const double seconds = engine::to_seconds(t.end - t.start);
+        const std::string& name = g.names[op.name];
+        const bool per_layer = op.kind == traces::OpKind::collective ||
+                               (name.size() > 1 && name[0] == 'L' && std::isdigit(static_cast<unsigned char>(name[1])));
+        (per_layer ? out.layer_s : out.extra_s)[stage] += seconds;
+    }
+    return out;
+}
+
+}  // namespace
+
 std::string resolve_balanced_stages(engine::Params& params, const topo::Cluster& cluster,
                                     traces::OpGraph (*build)(const engine::Params&)) {
     const auto& specs = params.values();
@@ -52,32 +91,19 @@ std::string resolve_balanced_stages(engine::Params& params, const topo::Cluster&
     for (std::uint32_t s = 0; s < layers % pp; ++s) ++first[s];
     even.set("stage_layers", fmt::format("{}", fmt::join(first, ",")));
     even.set("fold", "none");
-    const traces::OpGraph g = build(even);
-    if (g.rank_stage.size() != g.rank_count)
-        params.fail("placement", "the plan has no pipeline stages to balance (pp: 1)");
-    const auto& gpus = cluster.gpus();
-    if (g.rank_count > gpus.size())
-        params.fail("placement",
-                    fmt::format("the plan has {} ranks but the topology {} GPUs", g.rank_count, gpus.size()));
-    // The even plan replayed (default options) and, per stage on its first rank, the time on its compute stream of
-    // one layer (its kernels and its tensor-parallel collectives, from the last member's arrival) and of the rest
-    // (embedding, output layer, optimizer).
-    const ReplayResult even_run = replay(g, cluster, ReplayOptions{});
+    // The plan's micro-batches per replica, read from the plan as the generator sees it.
+    const workloads::TransformerPlan full = workloads::read_transformer_plan(even);
+    if (full.pp < 2) params.fail("placement", "the plan has no pipeline stages to balance (pp: 1)");
+    // Each stage's time is linear in the micro-batches (the same kernels for each; the optimizer once): two
+    // small plans, of one and two micro-batches per replica, give both terms, extrapolated to the plan's count.
+    // (Replaying the whole even plan would cost as much as the run itself.)
+    const StageTimes one = time_stages(even, 1, full, cluster, build);
+    const StageTimes two = time_stages(even, 2, full, cluster, build);
     std::vector<double> layer_s(pp, 0), extra_s(pp, 0);
-    std::vector<std::uint32_t> timed_rank(pp, UINT32_MAX);
-    for (std::uint32_t r = 0; r < g.rank_count; ++r)
-        if (timed_rank[g.rank_stage[r]] == UINT32_MAX) timed_rank[g.rank_stage[r]] = r;
-    for (std::size_t i = 0; i < g.ops.size(); ++i) {
-        const traces::Op& op = g.ops[i];
-        const std::uint32_t stage = g.rank_stage[op.rank.index()];
-        if (timed_rank[stage] != op.rank.value || g.streams[op.stream.index()].name != "compute") continue;
-        if (op.kind != traces::OpKind::compute && op.kind != traces::OpKind::collective) continue;
-        const traces::OpTiming& t = even_run.timeline.ops[i];
-        const double seconds = engine::to_seconds(t.end - t.start);
-        const std::string& name = g.names[op.name];
-        const bool per_layer = op.kind == traces::OpKind::collective ||
-                               (name.size() > 1 && name[0] == 'L' && std::isdigit(static_cast<unsigned char>(name[1])));
-        (per_layer ? layer_s : extra_s)[stage] += seconds;
+    const double more = static_cast<double>(full.microbatches) - 1.0;
+    for (std::uint32_t s = 0; s < pp; ++s) {
+        layer_s[s] = one.layer_s[s] + more * (two.layer_s[s] - one.layer_s[s]);
+        extra_s[s] = one.extra_s[s] + more * (two.extra_s[s] - one.extra_s[s]);
     }
     for (std::uint32_t s = 0; s < pp; ++s) layer_s[s] /= first[s];
     const std::vector<std::uint32_t> split = balance_layers(layers, layer_s, extra_s);

@@ -20,7 +20,8 @@ std::vector<std::uint32_t> balance_layers(std::uint32_t layers, const std::vecto
                                           const std::vector<double>& extra_s);
 
 /// When the transformer generator's placement is "balanced": builds the plan with the layers as even as they
-/// go (`build`), replays it (rank r on GPU r, default options), takes each stage's time per layer and outside its
+/// go (`build`) with one and with two micro-batches per replica, replays both (rank r on GPU r, default options),
+/// extrapolates linearly to the plan's micro-batches, takes each stage's time per layer and outside its
 /// layers on its first rank's compute stream (kernels and tensor-parallel collectives), replaces the value with
 /// balance_layers' counts, and returns a line for resolved.yaml ("" when there is nothing to resolve).
 std::string resolve_balanced_stages(engine::Params& params, const topo::Cluster& cluster,
