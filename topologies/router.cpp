@@ -81,25 +81,34 @@ void Router::set_link_down(LinkId link, bool down) {
         std::vector<LinkId>().swap(hops.links);
     }
     tables_ = 0;
+    // Two-level state: rebuilt on next use (the servers' entries stay; which ones are up is checked as it builds).
+    for (Walked& w : walked_) w = Walked{};
+    boundary_distances_.clear();
+    std::fill(boundary_slot_.begin(), boundary_slot_.end(), UINT32_MAX);
 }
 
 bool Router::route(DeviceId src, DeviceId dst, std::uint64_t flow_key, std::vector<LinkId>& out) {
     if (src == dst) return false;
-    const NextHops& hops = next_hops_to(dst);
-    if (hops.offsets[src.index()] == hops.offsets[src.index() + 1]) {  // no next hop: unreachable
+    // Next hops at a device: two-level where the destination's server allows it, else the destination's table.
+    Walked* w = walked_to(dst);
+    const NextHops* table = w ? nullptr : &next_hops_to(dst);
+    const auto hops_at = [&](DeviceId at) -> std::pair<std::uint32_t, std::uint32_t> {
+        if (w) return walked_hops(at, dst, *w);
+        return {table->offsets[at.index()], table->offsets[at.index() + 1] - table->offsets[at.index()]};
+    };
+    if (hops_at(src).second == 0) {  // no next hop: unreachable
         throw engine::InputError(fmt::format("no route from '{}' to '{}' in the topology", cluster_.device(src).name,
                                              cluster_.device(dst).name));
     }
     bool multipath = false;
     DeviceId at = src;
     while (at != dst) {
-        const std::uint32_t first = hops.offsets[at.index()];
-        const std::uint32_t count = hops.offsets[at.index() + 1] - first;
-        CLUSTERSIM_CHECK(count > 0, "routing table broken at '{}'", cluster_.device(at).name);
+        const auto [first, count] = hops_at(at);
+        CLUSTERSIM_CHECK(count > 0, "routing broken at '{}'", cluster_.device(at).name);
         multipath = multipath || count > 1;
         const std::uint32_t pick =
             count == 1 ? 0 : static_cast<std::uint32_t>((flow_key + engine::splitmix64(at.value)) % count);
-        const LinkId l = hops.links[first + pick];
+        const LinkId l = (w ? w->links : table->links)[first + pick];
         out.push_back(l);
         at = cluster_.link(l).dst;
     }
@@ -120,6 +129,10 @@ engine::Time Router::path_latency(DeviceId src, DeviceId dst) {
 
 std::optional<int> Router::path_hops(DeviceId src, DeviceId dst) {
     if (src == dst) return 0;
+    if (Walked* w = walked_to(dst)) {
+        if (walked_hops(src, dst, *w).second == 0) return std::nullopt;
+        return static_cast<int>(route(src, dst, 0).size());
+    }
     const NextHops& hops = next_hops_to(dst);
     if (hops.offsets[src.index()] == hops.offsets[src.index() + 1]) return std::nullopt;
     return static_cast<int>(route(src, dst, 0).size());

@@ -1,6 +1,16 @@
 // Routing: shortest paths by (latency, then hops), with ECMP among equal-cost next hops. Paths never pass
-// through a GPU (see forwards_traffic). Per-destination next-hop tables are computed once, on first use; the
-// distances they come from are not kept (a table of them per destination is 8 bytes x devices x destinations).
+// through a GPU (see forwards_traffic).
+//
+// Two ways to the same routes. Towards a GPU in a server whose links from outside all come from forwarding devices
+// (switches, NICs: every preset but the switchless ring and torus), routing is two-level (router_two_level.cpp):
+// a shortest path enters the server last through one of its entry links b -> x, so the distance from any u is
+// min over entries of dist(u, b) + cost(b -> x) + (distance from x to the GPU inside the server). The distances to
+// the boundary devices b (the leaf switches) are one Dijkstra each, shared by every GPU behind them, and those
+// inside a server are a search of its few devices; next hops are then found where a route walks, and kept per
+// destination. So routing costs devices x boundary devices, not devices x destinations, which kept 8,192 GPUs from
+// running. Elsewhere, per-destination next-hop tables are computed once, on first use; the distances they come
+// from are not kept (a table of them per destination is 8 bytes x devices x destinations). Both give the same
+// equal-cost next hops in the same (link id) order, so the same routes.
 //
 // ECMP choice: at a device with n equal-cost next hops (ordered by LinkId), a flow with key k takes
 // (k + salt(device)) mod n. Callers pass a hash of the flow (hashed ECMP, as switches do) or a running label
@@ -36,6 +46,9 @@ public:
     void compute_distances_to(DeviceId dst, std::vector<std::int64_t>& dist) const;
     /// Warms the routing table towards `dst` (benchmarks time routing apart from the tables).
     void prepare(DeviceId dst) { (void)next_hops_to(dst); }
+    /// Two-level routing on (the default) or off (tables for every destination: the reference the tests compare
+    /// it with; both give the same routes).
+    void set_two_level(bool on) { two_level_ = on; }
     /// Takes a link out of routing (failed) or puts it back; the tables are rebuilt on next use. Routes handed out
     /// before keep their links: callers re-route what crossed a failed link.
     void set_link_down(LinkId link, bool down);
@@ -57,7 +70,40 @@ private:
     };
     const NextHops& next_hops_to(DeviceId dst);
 
+    // Two-level routing (router_two_level.cpp).
+    /// A server's links from outside and its devices; usable when every entry comes from a forwarding device.
+    struct Server {
+        std::vector<LinkId> entries;
+        std::vector<DeviceId> devices;
+        bool usable = false;
+    };
+    /// Towards one destination GPU: the distance to it inside its server (by position in the server), the cost
+    /// through each entry (unreachable when that entry cannot be used), and the next hops found so far at the
+    /// devices routes walked (sorted by device, each a range of `links`).
+    struct Walked {
+        bool ready = false;
+        std::vector<std::int64_t> inside, through_entry;
+        std::vector<std::uint32_t> device, first, count;
+        std::vector<LinkId> links;
+    };
+    void index_servers();
+    /// The destination's two-level state, or nullptr when its server is not usable (then: tables).
+    Walked* walked_to(DeviceId dst);
+    /// Every device's distance to the boundary device b (one Dijkstra, kept).
+    const std::vector<std::int64_t>& distances_to_boundary(DeviceId b);
+    /// u's distance to dst by the two-level formula.
+    std::int64_t distance(DeviceId u, DeviceId dst, const Walked& w);
+    /// u's equal-cost next hops to dst: [first, first + count) in w.links (found and kept on first use).
+    std::pair<std::uint32_t, std::uint32_t> walked_hops(DeviceId u, DeviceId dst, Walked& w);
+
     const Cluster& cluster_;
+    bool two_level_ = true;
+    bool servers_indexed_ = false;
+    std::vector<Server> servers_;                    // by node
+    std::vector<std::uint32_t> position_in_server_;  // by device
+    std::vector<std::uint32_t> boundary_slot_;       // by device: its distance table in boundary_distances_
+    std::vector<std::vector<std::int64_t>> boundary_distances_;
+    std::vector<Walked> walked_;            // by destination
     std::vector<NextHops> next_hop_cache_;  // by destination; empty until needed
     std::vector<std::int64_t> scratch_;     // distances while a table is built
     std::size_t tables_ = 0;                // next-hop tables built

@@ -1,0 +1,141 @@
+// Two-level routing against the per-destination tables: the same links, hop by hop, for every pair of devices and
+// several flow keys, on every preset family, explicit fabrics with uneven latencies and after link failures.
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "engine/error.h"
+#include "tests/test_support.h"
+#include "topologies/router.h"
+#include "topologies/topology_loader.h"
+
+using namespace clustersim;
+using testing::test_data;
+
+namespace {
+
+/// A route as text ("" when there is none), so that a difference shows which pair and which links.
+std::string route_text(topo::Router& router, const topo::Cluster& c, topo::DeviceId src, topo::DeviceId dst,
+                       std::uint64_t key) {
+    std::vector<topo::LinkId> out;
+    try {
+        router.route(src, dst, key, out);
+    } catch (const engine::InputError&) {
+        return "no route";
+    }
+    std::string text = c.device(src).name;
+    for (const auto l : out) text += " -> " + c.device(c.link(l).dst).name;
+    return text;
+}
+
+/// Every ordered pair towards a device in a server (where two-level routing applies) and towards GPUs, keys 0..3.
+void check_same_routes(const topo::Cluster& c, const std::vector<topo::LinkId>& down = {}) {
+    topo::Router two_level(c), tables(c);
+    tables.set_two_level(false);
+    for (const auto l : down) {
+        two_level.set_link_down(l, true);
+        tables.set_link_down(l, true);
+    }
+    std::size_t compared = 0;
+    for (std::size_t d = 0; d < c.devices().size(); ++d) {
+        const auto dst = topo::DeviceId::from_index(d);
+        if (c.device(dst).node < 0 && c.device(dst).kind != topo::DeviceKind::gpu) continue;
+        for (std::size_t s = 0; s < c.devices().size(); ++s) {
+            const auto src = topo::DeviceId::from_index(s);
+            for (std::uint64_t key = 0; key < 4; ++key) {
+                const std::string expected = route_text(tables, c, src, dst, key);
+                INFO(c.description << ": " << c.device(src).name << " to " << c.device(dst).name << ", key " << key);
+                REQUIRE(route_text(two_level, c, src, dst, key) == expected);
+                ++compared;
+            }
+            REQUIRE(two_level.path_hops(src, dst) == tables.path_hops(src, dst));
+        }
+    }
+    CHECK(compared > 0);
+}
+
+/// A link by the names of its ends.
+topo::LinkId link_between(const topo::Cluster& c, const std::string& a, const std::string& b) {
+    for (std::size_t l = 0; l < c.links().size(); ++l) {
+        const auto& link = c.links()[l];
+        if (c.device(link.src).name == a && c.device(link.dst).name == b) return topo::LinkId::from_index(l);
+    }
+    FAIL("no link " << a << " -> " << b);
+    return {};
+}
+
+}  // namespace
+
+TEST_CASE("two-level routing gives the tables' routes on every preset family", "[topologies][routing]") {
+    const std::vector<std::pair<std::string, std::vector<std::string>>> presets = {
+        {"dgx-h100", {"nodes=6", "nodes_per_leaf=2", "spines=2"}},
+        {"dgx-h100", {"nodes=5", "fabric=leaf-spine", "nodes_per_leaf=2", "spines=3", "oversubscription=2"}},
+        {"dgx-a100", {"nodes=2", "nodes_per_leaf=2", "spines=0"}},
+        {"dgx1-v100", {"nodes=3"}},
+        {"cloud-h100", {"nodes=3", "nodes_per_leaf=2"}},
+        {"heterogeneous", {"mix=dgx-a100:2,dgx-h100:1", "nodes_per_leaf=2"}},
+        {"multi-dc", {}},
+        {"ring", {"gpus=6"}},
+        {"torus", {}},
+    };
+    for (const auto& [preset, sets] : presets) {
+        const topo::Cluster c = topo::load_topology(preset, sets);
+        check_same_routes(c);
+    }
+    check_same_routes(topo::load_topology(test_data("topologies/cabled_ring4.yaml"), {}));
+    check_same_routes(topo::load_topology(test_data("topologies/two_gpus.yaml"), {}));
+}
+
+TEST_CASE("two-level routing gives the tables' routes with failed links", "[topologies][routing]") {
+    const topo::Cluster c = topo::load_topology("dgx-h100", {"nodes=4", "nodes_per_leaf=2", "spines=2"});
+    // A leaf's uplink, a NIC's cable and a GPU's NVLink down: traffic takes the remaining spine, another rail, PCIe.
+    check_same_routes(c, {link_between(c, "leaf0.rail0", "spine0"), link_between(c, "leaf1.rail3", "n3.nic3"),
+                          link_between(c, "n1.gpu2", "n1.nvswitch")});
+}
+
+TEST_CASE("two-level routing gives the tables' routes on an uneven explicit fabric", "[topologies][routing]") {
+    // Two servers behind two switches with unequal latencies, a shortcut between the servers through a third one's
+    // switch, and a GPU of server 1 cabled to server 0 (that server then routes by tables).
+    const std::string yaml = R"(
+name: uneven
+devices:
+  - {name: a0, kind: gpu, gpu: H100, node: 0}
+  - {name: a1, kind: gpu, gpu: H100, node: 0}
+  - {name: asw, kind: nvswitch, node: 0}
+  - {name: anic, kind: nic, node: 0}
+  - {name: b0, kind: gpu, gpu: H100, node: 1}
+  - {name: b1, kind: gpu, gpu: H100, node: 1}
+  - {name: bsw, kind: nvswitch, node: 1}
+  - {name: bnic, kind: nic, node: 1}
+  - {name: bnic2, kind: nic, node: 1}
+  - {name: c0, kind: gpu, gpu: H100, node: 2}
+  - {name: csw, kind: nvswitch, node: 2}
+  - {name: cnic, kind: nic, node: 2}
+  - {name: cnic2, kind: nic, node: 2}
+  - {name: s1, kind: network_switch}
+  - {name: s2, kind: network_switch}
+links:
+  - {between: [a0, asw], bandwidth: 450 GB/s, latency: 150 ns, kind: nvlink}
+  - {between: [a1, asw], bandwidth: 450 GB/s, latency: 150 ns, kind: nvlink}
+  - {between: [asw, anic], bandwidth: 64 GB/s, latency: 250 ns, kind: pcie}
+  - {between: [b0, bsw], bandwidth: 450 GB/s, latency: 150 ns, kind: nvlink}
+  - {between: [b1, bsw], bandwidth: 450 GB/s, latency: 150 ns, kind: nvlink}
+  - {between: [bsw, bnic], bandwidth: 64 GB/s, latency: 250 ns, kind: pcie}
+  - {between: [bsw, bnic2], bandwidth: 64 GB/s, latency: 250 ns, kind: pcie}
+  - {between: [c0, csw], bandwidth: 450 GB/s, latency: 150 ns, kind: nvlink}
+  - {between: [csw, cnic], bandwidth: 64 GB/s, latency: 100 ns, kind: pcie}
+  - {between: [csw, cnic2], bandwidth: 64 GB/s, latency: 100 ns, kind: pcie}
+  - {between: [anic, s1], bandwidth: 50 GB/s, latency: 900 ns, kind: infiniband}
+  - {between: [bnic, s1], bandwidth: 50 GB/s, latency: 300 ns, kind: infiniband}
+  - {between: [bnic2, s2], bandwidth: 50 GB/s, latency: 300 ns, kind: infiniband}
+  - {between: [anic, s2], bandwidth: 50 GB/s, latency: 300 ns, kind: infiniband}
+  - {between: [cnic, s1], bandwidth: 50 GB/s, latency: 100 ns, kind: infiniband}
+  - {between: [cnic2, s2], bandwidth: 50 GB/s, latency: 100 ns, kind: infiniband}
+  - {between: [b1, a1], bandwidth: 50 GB/s, latency: 2000 ns, kind: nvlink}
+)";
+    const std::string path = testing::write_temp_file("uneven_fabric.yaml", yaml);
+    const topo::Cluster c = topo::load_topology(path, {});
+    check_same_routes(c);
+    check_same_routes(c, {link_between(c, "anic", "s2")});
+}

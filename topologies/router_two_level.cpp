@@ -1,0 +1,148 @@
+// Two-level routing towards GPUs in servers (router.h): distances through the server's entry links, from one
+// Dijkstra per boundary device and a search inside the server, and next hops found where routes walk.
+#include <algorithm>
+#include <queue>
+
+#include <fmt/format.h>
+
+#include "engine/error.h"
+#include "engine/memory_budget.h"
+#include "topologies/router.h"
+
+namespace clustersim::topo {
+
+void Router::index_servers() {
+    servers_indexed_ = true;
+    const auto& devices = cluster_.devices();
+    std::int32_t nodes = 0;
+    for (const Device& d : devices) nodes = std::max(nodes, d.node + 1);
+    servers_.assign(static_cast<std::size_t>(nodes), Server{});
+    position_in_server_.assign(devices.size(), UINT32_MAX);
+    boundary_slot_.assign(devices.size(), UINT32_MAX);
+    walked_.assign(devices.size(), Walked{});
+    for (std::size_t v = 0; v < devices.size(); ++v) {
+        if (devices[v].node < 0) continue;
+        Server& server = servers_[static_cast<std::size_t>(devices[v].node)];
+        position_in_server_[v] = static_cast<std::uint32_t>(server.devices.size());
+        server.devices.push_back(DeviceId::from_index(v));
+    }
+    for (std::size_t l = 0; l < cluster_.links().size(); ++l) {
+        const Link& link = cluster_.links()[l];
+        const std::int32_t node = cluster_.device(link.dst).node;
+        if (node >= 0 && cluster_.device(link.src).node != node)
+            servers_[static_cast<std::size_t>(node)].entries.push_back(LinkId::from_index(l));
+    }
+    // Usable when every way in comes from a device that forwards (a GPU cabled to another server's GPU does not:
+    // paths through it start there, which the formula does not cover); the few servers that are not use tables.
+    for (Server& server : servers_) {
+        server.usable = !server.entries.empty() &&
+                        std::all_of(server.entries.begin(), server.entries.end(),
+                                    [&](LinkId l) { return forwards_traffic(cluster_.device(cluster_.link(l).src)); });
+    }
+}
+
+const std::vector<std::int64_t>& Router::distances_to_boundary(DeviceId b) {
+    std::uint32_t& slot = boundary_slot_[b.index()];
+    if (slot == UINT32_MAX) {
+        // One table of 8 bytes per device for each boundary device: refused past half the memory budget.
+        const double bytes =
+            8.0 * static_cast<double>(cluster_.devices().size()) * static_cast<double>(boundary_distances_.size() + 1);
+        if (bytes > static_cast<double>(engine::memory_budget()) / 2)
+            throw engine::InputError(fmt::format(
+                "routing to {} boundary devices of {} devices needs about {} of distance tables: beyond half the "
+                "memory budget of {} (--max-memory); fewer GPUs, or a larger budget",
+                boundary_distances_.size() + 1, cluster_.devices().size(), engine::format_memory(bytes),
+                engine::format_memory(static_cast<double>(engine::memory_budget()))));
+        slot = static_cast<std::uint32_t>(boundary_distances_.size());
+        boundary_distances_.emplace_back();
+        compute_distances_to(b, boundary_distances_.back());
+    }
+    return boundary_distances_[slot];
+}
+
+Router::Walked* Router::walked_to(DeviceId dst) {
+    if (!two_level_) return nullptr;
+    if (!servers_indexed_) index_servers();
+    const std::int32_t node = cluster_.device(dst).node;
+    if (node < 0 || !servers_[static_cast<std::size_t>(node)].usable) return nullptr;
+    Walked& w = walked_[dst.index()];
+    if (w.ready) return &w;
+    const Server& server = servers_[static_cast<std::size_t>(node)];
+    // Distances to dst inside the server: Dijkstra over its own devices, relaying only through forwarding ones.
+    w.inside.assign(server.devices.size(), unreachable);
+    using Entry = std::pair<std::int64_t, std::uint32_t>;
+    std::priority_queue<Entry, std::vector<Entry>, std::greater<>> frontier;
+    w.inside[position_in_server_[dst.index()]] = 0;
+    frontier.emplace(0, dst.value);
+    while (!frontier.empty()) {
+        const auto [d, v] = frontier.top();
+        frontier.pop();
+        if (d != w.inside[position_in_server_[v]]) continue;
+        if (v != dst.value && !forwards_traffic(cluster_.devices()[v])) continue;
+        for (const LinkId l : cluster_.in_links(DeviceId{v})) {
+            const Link& link = cluster_.link(l);
+            if (link_down(l) || cluster_.device(link.src).node != node) continue;
+            const std::int64_t candidate = d + link_cost(link);
+            auto& du = w.inside[position_in_server_[link.src.index()]];
+            if (candidate < du) {
+                du = candidate;
+                frontier.emplace(candidate, link.src.value);
+            }
+        }
+    }
+    // Through each entry b -> x: its cost and x's distance inside, when x may carry traffic on to dst.
+    w.through_entry.assign(server.entries.size(), unreachable);
+    for (std::size_t e = 0; e < server.entries.size(); ++e) {
+        const Link& link = cluster_.link(server.entries[e]);
+        const std::int64_t inside = w.inside[position_in_server_[link.dst.index()]];
+        if (link_down(server.entries[e]) || inside == unreachable) continue;
+        if (link.dst != dst && !forwards_traffic(cluster_.device(link.dst))) continue;
+        w.through_entry[e] = inside + link_cost(link);
+        (void)distances_to_boundary(link.src);
+    }
+    w.ready = true;
+    return &w;
+}
+
+std::int64_t Router::distance(DeviceId u, DeviceId dst, const Walked& w) {
+    const std::int32_t node = cluster_.device(dst).node;
+    const Server& server = servers_[static_cast<std::size_t>(node)];
+    std::int64_t best = cluster_.device(u).node == node ? w.inside[position_in_server_[u.index()]] : unreachable;
+    for (std::size_t e = 0; e < server.entries.size(); ++e) {
+        if (w.through_entry[e] == unreachable) continue;
+        const DeviceId b = cluster_.link(server.entries[e]).src;
+        const std::int64_t to_b = boundary_distances_[boundary_slot_[b.index()]][u.index()];
+        if (to_b != unreachable) best = std::min(best, to_b + w.through_entry[e]);
+    }
+    return best;
+}
+
+std::pair<std::uint32_t, std::uint32_t> Router::walked_hops(DeviceId u, DeviceId dst, Walked& w) {
+    const auto it = std::lower_bound(w.device.begin(), w.device.end(), u.value);
+    const auto at = static_cast<std::size_t>(it - w.device.begin());
+    if (it != w.device.end() && *it == u.value) return {w.first[at], w.count[at]};
+    // The out-links to a device that carries traffic on (or is dst) whose distance plus the link's cost is least:
+    // the same test, in the same link order, as the tables' (router.cpp).
+    std::int64_t best = unreachable;
+    const auto first = static_cast<std::uint32_t>(w.links.size());
+    for (const LinkId l : cluster_.out_links(u)) {
+        if (link_down(l)) continue;
+        const Link& link = cluster_.link(l);
+        if (link.dst != dst && !forwards_traffic(cluster_.device(link.dst))) continue;
+        const std::int64_t d = distance(link.dst, dst, w);
+        if (d == unreachable) continue;
+        const std::int64_t via = d + link_cost(link);
+        if (via < best) {
+            best = via;
+            w.links.resize(first);
+        }
+        if (via == best) w.links.push_back(l);
+    }
+    const auto count = static_cast<std::uint32_t>(w.links.size() - first);
+    w.device.insert(w.device.begin() + static_cast<std::ptrdiff_t>(at), u.value);
+    w.first.insert(w.first.begin() + static_cast<std::ptrdiff_t>(at), first);
+    w.count.insert(w.count.begin() + static_cast<std::ptrdiff_t>(at), count);
+    return {first, count};
+}
+
+}  // namespace clustersim::topo
