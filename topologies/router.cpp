@@ -81,10 +81,9 @@ void Router::set_link_down(LinkId link, bool down) {
         std::vector<LinkId>().swap(hops.links);
     }
     tables_ = 0;
-    // Two-level state: rebuilt on next use (the servers' entries stay; which ones are up is checked as it builds).
-    for (Walked& w : walked_) w = Walked{};
+    // Two-level state, the fabric graph included: rebuilt on next use, without the links that are down.
+    servers_indexed_ = false;
     boundary_distances_.clear();
-    std::fill(boundary_slot_.begin(), boundary_slot_.end(), UINT32_MAX);
 }
 
 bool Router::route(DeviceId src, DeviceId dst, std::uint64_t flow_key, std::vector<LinkId>& out) {

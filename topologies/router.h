@@ -74,8 +74,12 @@ private:
     /// A server's links from outside and its devices; usable when every entry comes from a forwarding device.
     struct Server {
         std::vector<LinkId> entries;
+        std::vector<LinkId> exits;  // links from the server's devices to outside
         std::vector<DeviceId> devices;
         bool usable = false;
+        /// Per device (by position) and exit k: the cost of leaving through exit k, inside the server and over
+        /// the exit's link (devices x exits, row-major; built with the fabric graph).
+        std::vector<std::int64_t> to_exit;
     };
     /// Towards one destination GPU: the distance to it inside its server (by position in the server), the cost
     /// through each entry (unreachable when that entry cannot be used), and the next hops found so far at the
@@ -83,14 +87,22 @@ private:
     struct Walked {
         bool ready = false;
         std::vector<std::int64_t> inside, through_entry;
+        std::vector<std::uint32_t> entry_slot;  // per entry: its boundary device's distances
         std::vector<std::uint32_t> device, first, count;
         std::vector<LinkId> links;
     };
     void index_servers();
     /// The destination's two-level state, or nullptr when its server is not usable (then: tables).
     Walked* walked_to(DeviceId dst);
-    /// Every device's distance to the boundary device b (one Dijkstra, kept).
-    const std::vector<std::int64_t>& distances_to_boundary(DeviceId b);
+    /// The distances to the boundary device b (one Dijkstra, kept): of the fabric's devices on the fabric graph,
+    /// or of every device when the servers are cabled to one another (router_fabric.cpp). Returns its slot.
+    std::uint32_t distances_to_boundary(DeviceId b);
+    /// u's distance to the boundary device whose distances are in `slot`.
+    std::int64_t to_boundary(DeviceId u, std::uint32_t slot) const;
+    /// The fabric graph: the devices outside servers, their links, and a link per pair crossing a server.
+    void build_fabric();
+    /// The cost of leaving server `server` through each exit, from each of its devices (Server::to_exit).
+    void compute_exits(Server& server);
     /// u's distance to dst by the two-level formula.
     std::int64_t distance(DeviceId u, DeviceId dst, const Walked& w);
     /// u's equal-cost next hops to dst: [first, first + count) in w.links (found and kept on first use).
@@ -103,6 +115,13 @@ private:
     std::vector<std::uint32_t> position_in_server_;  // by device
     std::vector<std::uint32_t> boundary_slot_;       // by device: its distance table in boundary_distances_
     std::vector<std::vector<std::int64_t>> boundary_distances_;
+    /// Every link between servers has a fabric device (outside servers) at one end: distances between fabric
+    /// devices then come from the fabric graph, where a server is only the cost of crossing it.
+    bool fabric_only_ = false;
+    std::vector<std::uint32_t> fabric_index_;  // by device: its index among the fabric devices, or UINT32_MAX
+    std::vector<DeviceId> fabric_devices_;
+    std::vector<std::uint32_t> fabric_in_offsets_, fabric_in_src_;  // in-edges per fabric device (CSR)
+    std::vector<std::int64_t> fabric_in_cost_;
     std::vector<Walked> walked_;            // by destination
     std::vector<NextHops> next_hop_cache_;  // by destination; empty until needed
     std::vector<std::int64_t> scratch_;     // distances while a table is built

@@ -26,11 +26,14 @@ void Router::index_servers() {
         position_in_server_[v] = static_cast<std::uint32_t>(server.devices.size());
         server.devices.push_back(DeviceId::from_index(v));
     }
+    fabric_only_ = true;
     for (std::size_t l = 0; l < cluster_.links().size(); ++l) {
         const Link& link = cluster_.links()[l];
-        const std::int32_t node = cluster_.device(link.dst).node;
-        if (node >= 0 && cluster_.device(link.src).node != node)
-            servers_[static_cast<std::size_t>(node)].entries.push_back(LinkId::from_index(l));
+        const std::int32_t from = cluster_.device(link.src).node, to = cluster_.device(link.dst).node;
+        if (from == to) continue;
+        if (to >= 0) servers_[static_cast<std::size_t>(to)].entries.push_back(LinkId::from_index(l));
+        if (from >= 0) servers_[static_cast<std::size_t>(from)].exits.push_back(LinkId::from_index(l));
+        fabric_only_ = fabric_only_ && (from < 0 || to < 0);
     }
     // Usable when every way in comes from a device that forwards (a GPU cabled to another server's GPU does not:
     // paths through it start there, which the formula does not cover); the few servers that are not use tables.
@@ -39,25 +42,7 @@ void Router::index_servers() {
                         std::all_of(server.entries.begin(), server.entries.end(),
                                     [&](LinkId l) { return forwards_traffic(cluster_.device(cluster_.link(l).src)); });
     }
-}
-
-const std::vector<std::int64_t>& Router::distances_to_boundary(DeviceId b) {
-    std::uint32_t& slot = boundary_slot_[b.index()];
-    if (slot == UINT32_MAX) {
-        // One table of 8 bytes per device for each boundary device: refused past half the memory budget.
-        const double bytes =
-            8.0 * static_cast<double>(cluster_.devices().size()) * static_cast<double>(boundary_distances_.size() + 1);
-        if (bytes > static_cast<double>(engine::memory_budget()) / 2)
-            throw engine::InputError(fmt::format(
-                "routing to {} boundary devices of {} devices needs about {} of distance tables: beyond half the "
-                "memory budget of {} (--max-memory); fewer GPUs, or a larger budget",
-                boundary_distances_.size() + 1, cluster_.devices().size(), engine::format_memory(bytes),
-                engine::format_memory(static_cast<double>(engine::memory_budget()))));
-        slot = static_cast<std::uint32_t>(boundary_distances_.size());
-        boundary_distances_.emplace_back();
-        compute_distances_to(b, boundary_distances_.back());
-    }
-    return boundary_distances_[slot];
+    if (fabric_only_) build_fabric();
 }
 
 Router::Walked* Router::walked_to(DeviceId dst) {
@@ -92,13 +77,14 @@ Router::Walked* Router::walked_to(DeviceId dst) {
     }
     // Through each entry b -> x: its cost and x's distance inside, when x may carry traffic on to dst.
     w.through_entry.assign(server.entries.size(), unreachable);
+    w.entry_slot.assign(server.entries.size(), UINT32_MAX);
     for (std::size_t e = 0; e < server.entries.size(); ++e) {
         const Link& link = cluster_.link(server.entries[e]);
         const std::int64_t inside = w.inside[position_in_server_[link.dst.index()]];
         if (link_down(server.entries[e]) || inside == unreachable) continue;
         if (link.dst != dst && !forwards_traffic(cluster_.device(link.dst))) continue;
         w.through_entry[e] = inside + link_cost(link);
-        (void)distances_to_boundary(link.src);
+        w.entry_slot[e] = distances_to_boundary(link.src);
     }
     w.ready = true;
     return &w;
@@ -110,8 +96,7 @@ std::int64_t Router::distance(DeviceId u, DeviceId dst, const Walked& w) {
     std::int64_t best = cluster_.device(u).node == node ? w.inside[position_in_server_[u.index()]] : unreachable;
     for (std::size_t e = 0; e < server.entries.size(); ++e) {
         if (w.through_entry[e] == unreachable) continue;
-        const DeviceId b = cluster_.link(server.entries[e]).src;
-        const std::int64_t to_b = boundary_distances_[boundary_slot_[b.index()]][u.index()];
+        const std::int64_t to_b = to_boundary(u, w.entry_slot[e]);
         if (to_b != unreachable) best = std::min(best, to_b + w.through_entry[e]);
     }
     return best;

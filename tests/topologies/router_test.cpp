@@ -1,5 +1,6 @@
 // Two-level routing against the per-destination tables: the same links, hop by hop, for every pair of devices and
 // several flow keys, on every preset family, explicit fabrics with uneven latencies and after link failures.
+#include <set>
 #include <string>
 #include <vector>
 
@@ -138,4 +139,63 @@ links:
     const topo::Cluster c = topo::load_topology(path, {});
     check_same_routes(c);
     check_same_routes(c, {link_between(c, "anic", "s2")});
+    // Without the GPU cable every link between servers meets a switch (the fabric graph); without a0's second
+    // cable, s1 and s2 are joined only through servers b and c: a0 reaches b over s1 and through c or b itself.
+    std::string switched = yaml;
+    switched.erase(switched.find("  - {between: [b1, a1]"));
+    const topo::Cluster d = topo::load_topology(testing::write_temp_file("switched_fabric.yaml", switched), {});
+    check_same_routes(d);
+    check_same_routes(d, {link_between(d, "anic", "s2")});
+    check_same_routes(d, {link_between(d, "anic", "s2"), link_between(d, "bnic", "s1")});
+}
+
+TEST_CASE("two-level routing ties a crossing of a server with a path of switches, as the tables do",
+          "[topologies][routing]") {
+    // From a's NIC to b, over s1 and through server c, or over s3 and three switches: the same latency and hops, so
+    // ECMP takes both; the fabric graph prices the crossing of c exactly or breaks the tie.
+    const std::string yaml = R"(
+name: crossing
+devices:
+  - {name: a0, kind: gpu, gpu: H100, node: 0}
+  - {name: asw, kind: nvswitch, node: 0}
+  - {name: anic, kind: nic, node: 0}
+  - {name: b0, kind: gpu, gpu: H100, node: 1}
+  - {name: bsw, kind: nvswitch, node: 1}
+  - {name: bnic, kind: nic, node: 1}
+  - {name: c0, kind: gpu, gpu: H100, node: 2}
+  - {name: csw, kind: nvswitch, node: 2}
+  - {name: cnic, kind: nic, node: 2}
+  - {name: cnic2, kind: nic, node: 2}
+  - {name: s1, kind: network_switch}
+  - {name: s2, kind: network_switch}
+  - {name: s3, kind: network_switch}
+  - {name: x1, kind: network_switch}
+  - {name: x2, kind: network_switch}
+  - {name: x3, kind: network_switch}
+links:
+  - {between: [a0, asw], bandwidth: 450 GB/s, latency: 150 ns, kind: nvlink}
+  - {between: [asw, anic], bandwidth: 64 GB/s, latency: 250 ns, kind: pcie}
+  - {between: [anic, s1], bandwidth: 50 GB/s, latency: 300 ns, kind: infiniband}
+  - {between: [anic, s3], bandwidth: 50 GB/s, latency: 300 ns, kind: infiniband}
+  - {between: [b0, bsw], bandwidth: 450 GB/s, latency: 150 ns, kind: nvlink}
+  - {between: [bsw, bnic], bandwidth: 64 GB/s, latency: 250 ns, kind: pcie}
+  - {between: [bnic, s2], bandwidth: 50 GB/s, latency: 300 ns, kind: infiniband}
+  - {between: [c0, csw], bandwidth: 450 GB/s, latency: 150 ns, kind: nvlink}
+  - {between: [csw, cnic], bandwidth: 64 GB/s, latency: 100 ns, kind: pcie}
+  - {between: [csw, cnic2], bandwidth: 64 GB/s, latency: 100 ns, kind: pcie}
+  - {between: [cnic, s1], bandwidth: 50 GB/s, latency: 100 ns, kind: infiniband}
+  - {between: [cnic2, s2], bandwidth: 50 GB/s, latency: 100 ns, kind: infiniband}
+  - {between: [s3, x1], bandwidth: 50 GB/s, latency: 100 ns, kind: infiniband}
+  - {between: [x1, x2], bandwidth: 50 GB/s, latency: 100 ns, kind: infiniband}
+  - {between: [x2, x3], bandwidth: 50 GB/s, latency: 100 ns, kind: infiniband}
+  - {between: [x3, s2], bandwidth: 50 GB/s, latency: 100 ns, kind: infiniband}
+)";
+    const topo::Cluster c = topo::load_topology(testing::write_temp_file("crossing_fabric.yaml", yaml), {});
+    check_same_routes(c);
+    // Both ways are taken: a route over s1 and one over s3, by flow key.
+    topo::Router router(c);
+    std::set<std::string> first_switch;
+    for (std::uint64_t key = 0; key < 8; ++key)
+        first_switch.insert(c.device(c.link(router.route(c.gpus()[0], c.gpus()[1], key)[2]).dst).name);
+    CHECK(first_switch == std::set<std::string>{"s1", "s3"});
 }
