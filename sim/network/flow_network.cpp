@@ -15,6 +15,7 @@ using engine::Time;
 
 FlowNetwork::FlowNetwork(const topo::Cluster& cluster, engine::Simulator& sim, NetworkOptions options)
     : cluster_(cluster), sim_(sim), options_(options), router_(cluster) {
+    router_.set_two_level(options.two_level_routing);
     const std::size_t links = cluster.links().size();
     capacity_.reserve(links);
     for (const topo::Link& l : cluster.links()) capacity_.push_back(l.bandwidth_bytes_per_s);

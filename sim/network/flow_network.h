@@ -57,6 +57,9 @@ struct NetworkOptions {
     bool incremental = true;
     /// Solve flows that start together with identical parameters as one class (exact; see above).
     bool flow_classes = true;
+    /// Two-level routing (topologies/router.h); off: a next-hop table per destination, the same routes (the
+    /// reference the scaling benchmark compares with).
+    bool two_level_routing = true;
 };
 
 class FlowNetwork {
