@@ -58,7 +58,13 @@ std::vector<engine::ParamSpec> layers_params() {
          "allreduce (DDP, or local SGD's periodic average) or gossip (each rank exchanges parameters with its "
          "peers on gossip_graph every local_steps steps)"},
         {"gossip_graph", ParamType::string, "ring",
-         "ring, torus, exponential (i +- 2^k), one_peer_exponential (one 2^k hop per round), random_matching"},
+         "ring, torus, exponential (i +- 2^k), one_peer_exponential (one 2^k hop per round), random_matching; or a "
+         "time-varying schedule of them separated by commas, round r on the (r mod count)-th "
+         "(\"ring,random_matching\")"},
+        {"averaging_group", ParamType::integer, "0",
+         "hierarchical local SGD: average within groups of this many consecutive ranks (e.g. a node's 8), over all "
+         "ranks every global_every-th round (0: always over all)"},
+        {"global_every", ParamType::integer, "1", "hierarchical local SGD: every this many averaging rounds is global"},
         {"seed", ParamType::integer, "1", "seed of the random matchings"},
         {"servers", ParamType::integer, "1",
          "parameter servers (averaging: parameter_server): ranks dp .. dp + servers - 1, each 1/servers of the model"},

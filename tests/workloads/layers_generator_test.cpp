@@ -1,8 +1,10 @@
 // The layers generator against closed forms: the presets' parameter and FLOP counts (torchvision's), DDP's buckets
 // (sizes, order, bytes per step), the averaging period of local SGD, compressed message sizes, the YAML layer list
 // with repeats, and located errors for impossible plans.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include <catch2/catch.hpp>
 
@@ -160,6 +162,51 @@ TEST_CASE("gossip graphs: partners per round, symmetric where undirected, one me
     REQUIRE(collectives == 0);
     REQUIRE_THROWS_WITH(generate("{generator: layers, averaging: gossip, gossip_graph: star}"),
                         Catch::Matchers::Contains("unknown graph 'star'"));
+}
+
+TEST_CASE("a time-varying gossip schedule: round r on the (r mod count)-th graph of the list",
+          "[workloads][layers][gossip]") {
+    // 16 ranks, 4 rounds on "ring, exponential": rounds 0 and 2 a ring (2 partners), 1 and 3 the exponential graph
+    // (4 partners, i + 1, 2, 4, 8).
+    const auto g = generate(
+        "{generator: layers, model: resnet50, dp: 16, steps: 8, local_steps: 2, averaging: gossip, "
+        "gossip_graph: \"ring, exponential\"}");
+    std::vector<std::uint64_t> sends_of_rank0;  // partner ranks of rank 0's sends, in order
+    std::uint64_t sends = 0;
+    for (const auto& op : g.ops) {
+        if (op.kind != OpKind::send) continue;
+        ++sends;
+        if (op.rank.value == 0) sends_of_rank0.push_back(op.peer.value);
+    }
+    REQUIRE(sends == 16 * (2 + 4 + 2 + 4));
+    std::vector<std::uint64_t> sorted = sends_of_rank0;
+    std::sort(sorted.begin(), sorted.end());
+    REQUIRE(sorted == std::vector<std::uint64_t>{1, 1, 1, 1, 2, 2, 4, 4, 8, 8, 15, 15});
+    REQUIRE_THROWS_WITH(generate("{generator: layers, averaging: gossip, gossip_graph: \"ring,, torus\"}"),
+                        Catch::Matchers::Contains("unknown graph '' in \"ring,, torus\""));
+}
+
+TEST_CASE("hierarchical local SGD: averages in groups, over all ranks every global_every-th round",
+          "[workloads][layers]") {
+    // 8 ranks, H = 2, 8 steps: 4 averaging rounds; groups of 4, global every 2nd: rounds 1 and 3 in the group,
+    // rounds 2 and 4 over all.
+    const auto g = generate(
+        "{generator: layers, model: resnet50, dp: 8, steps: 8, local_steps: 2, averaging_group: 4, "
+        "global_every: 2}");
+    std::map<std::string, std::uint64_t> calls;  // by communicator
+    for (const auto& op : g.ops) {
+        if (op.kind != OpKind::collective) continue;
+        REQUIRE(op.bytes == 4 * 25'557'032ULL);  // the fp32 parameters
+        ++calls[g.comms[op.comm.index()].name];
+    }
+    REQUIRE(calls == std::map<std::string, std::uint64_t>{{"dp", 8 * 2}, {"dp group 0", 4 * 2}, {"dp group 1", 4 * 2}});
+    REQUIRE(g.comms[1].ranks.size() == 4);
+    REQUIRE_THROWS_WITH(generate("{generator: layers, dp: 8, local_steps: 2, averaging_group: 3, global_every: 2}"),
+                        Catch::Matchers::Contains("groups of 3 do not split dp = 8 ranks"));
+    REQUIRE_THROWS_WITH(generate("{generator: layers, dp: 8, averaging_group: 4, global_every: 2}"),
+                        Catch::Matchers::Contains("applies to local SGD"));
+    REQUIRE_THROWS_WITH(generate("{generator: layers, dp: 8, local_steps: 2, global_every: 2}"),
+                        Catch::Matchers::Contains("needs averaging_group"));
 }
 
 TEST_CASE("parameter servers: pushes and pulls of each shard, one update per step (sync) or per push (async)",

@@ -105,11 +105,40 @@ LayerPlan read_plan(const engine::Params& p) {
         p.fail("sparse_fraction", fmt::format("expected a fraction above 0 and up to 1, got {}", plan.sparse_fraction));
     if (plan.parameter_server() && plan.local_steps > 1)
         p.fail("local_steps", "parameter servers exchange every step (local_steps must be 1)");
-    const auto graph = parse_gossip_graph(p.string("gossip_graph"));
-    if (!graph)
-        p.fail("gossip_graph",
-               fmt::format("unknown graph '{}' (known: {})", p.string("gossip_graph"), gossip_graph_names()));
-    plan.graph = *graph;
+    // One graph, or a schedule of them separated by commas (round r on the (r mod count)-th).
+    plan.graphs.clear();
+    const std::string& schedule = p.string("gossip_graph");
+    for (std::size_t begin = 0; begin <= schedule.size();) {
+        std::size_t end = schedule.find(',', begin);
+        if (end == std::string::npos) end = schedule.size();
+        std::string name = schedule.substr(begin, end - begin);
+        name.erase(0, name.find_first_not_of(' '));
+        name.erase(name.find_last_not_of(' ') + 1);
+        const auto graph = parse_gossip_graph(name);
+        if (!graph)
+            p.fail("gossip_graph", fmt::format("unknown graph '{}' in \"{}\" (known: {}; a schedule: names separated "
+                                               "by commas)",
+                                               name, schedule, gossip_graph_names()));
+        plan.graphs.push_back(*graph);
+        begin = end + 1;
+    }
+    plan.averaging_group = static_cast<std::uint32_t>(integer_in(p, "averaging_group", 0, 1 << 20));
+    plan.global_every = static_cast<std::uint32_t>(integer_in(p, "global_every", 1, 10'000));
+    if (plan.averaging_group > 0) {
+        if (plan.averaging != Averaging::allreduce || plan.local_steps < 2)
+            p.fail("averaging_group",
+                   "hierarchical averaging applies to local SGD: averaging: allreduce and "
+                   "local_steps of 2 or more");
+        if (plan.dp % plan.averaging_group != 0)
+            p.fail("averaging_group",
+                   fmt::format("groups of {} do not split dp = {} ranks", plan.averaging_group, plan.dp));
+        if (plan.global_every < 2)
+            p.fail("global_every",
+                   "expected 2 or more with averaging_group (1: every round over all ranks, as "
+                   "without groups)");
+    } else if (plan.global_every > 1) {
+        p.fail("global_every", "global_every needs averaging_group (the groups that average in between)");
+    }
     plan.seed = static_cast<std::uint64_t>(p.integer("seed"));
     if (plan.codec != Codec::none && plan.local_steps > 1 && !plan.gossip())
         p.fail("compression",
@@ -134,12 +163,13 @@ OpId LayerBuilder::compute(const std::string& name, traces::KernelClass cls, dou
     return g_.add(op, deps);
 }
 
-OpId LayerBuilder::collective(CollectiveKind kind, double bytes, const std::string& name, std::vector<OpId> deps) {
+OpId LayerBuilder::collective(CollectiveKind kind, double bytes, const std::string& name, std::vector<OpId> deps,
+                              traces::CommId comm) {
     traces::Op op{rank_,           dp_, g_.intern(name), OpKind::collective, traces::KernelClass::communication,
                   plan_.grad_dtype};
     op.collective = kind;
     op.bytes = engine::saturated_bytes(bytes);
-    op.comm = world_;
+    op.comm = comm.valid() ? comm : world_;
     return g_.add(op, deps);
 }
 
@@ -234,8 +264,13 @@ void LayerBuilder::build_rank() {
             if (plan_.gossip()) {
                 step_done = gossip_round(step, (step + 1) / plan_.local_steps - 1, step_done);
             } else {
-                step_done = collective(CollectiveKind::all_reduce, 4 * params,
-                                       fmt::format("step{} average parameters", step), {step_done});
+                // Hierarchical: within the rank's group, and over all ranks every global_every-th round.
+                const std::uint32_t round = (step + 1) / plan_.local_steps;
+                const bool in_group = plan_.averaging_group > 0 && round % plan_.global_every != 0;
+                step_done =
+                    collective(CollectiveKind::all_reduce, 4 * params,
+                               fmt::format("step{} average parameters{}", step, in_group ? " in group" : ""),
+                               {step_done}, in_group ? groups_[rank_.value / plan_.averaging_group] : traces::CommId{});
             }
         }
         next = {step_done};
@@ -247,7 +282,12 @@ OpGraph LayerBuilder::build() {
     g_.rank_count = plan_.ranks();
     g_.source =
         fmt::format("layers generator ({}, dp={}, batch {} per GPU{}{}{})", plan_.model.name, plan_.dp, plan_.batch,
-                    plan_.local_steps > 1 ? fmt::format(", local SGD H={}", plan_.local_steps) : "",
+                    plan_.local_steps > 1
+                        ? fmt::format(", local SGD H={}{}", plan_.local_steps,
+                                      plan_.averaging_group > 0 ? fmt::format(" in groups of {}, global every {}",
+                                                                              plan_.averaging_group, plan_.global_every)
+                                                                : "")
+                        : "",
                     plan_.codec != Codec::none ? fmt::format(", compressed to {}", plan_.ratio) : "",
                     plan_.gossip()             ? ", gossip"
                     : plan_.parameter_server() ? fmt::format(", {} parameter servers", plan_.servers)
@@ -263,6 +303,11 @@ OpGraph LayerBuilder::build() {
     std::vector<RankId> all;
     for (std::uint32_t r = 0; r < plan_.dp; ++r) all.push_back(RankId{r});
     if (plan_.dp > 1 && plan_.averaging == Averaging::allreduce) world_ = g_.communicator("dp", all);
+    for (std::uint32_t k = 0; plan_.averaging_group > 0 && k < plan_.dp / plan_.averaging_group; ++k) {
+        const auto first = all.begin() + static_cast<std::ptrdiff_t>(k * plan_.averaging_group);
+        groups_.push_back(
+            g_.communicator(fmt::format("dp group {}", k), std::vector<RankId>(first, first + plan_.averaging_group)));
+    }
     if (plan_.parameter_server()) {
         std::vector<RankId> everyone;
         for (std::uint32_t r = 0; r < plan_.ranks(); ++r) everyone.push_back(RankId{r});
@@ -272,7 +317,7 @@ OpGraph LayerBuilder::build() {
     if (plan_.dp > 1 && plan_.gossip()) {
         p2p_comm_ = g_.communicator("gossip", all);
         for (std::uint32_t r = 0; r < plan_.steps / plan_.local_steps; ++r) {
-            sends_.push_back(gossip_peers(plan_.graph, plan_.dp, r, plan_.seed));
+            sends_.push_back(gossip_peers(plan_.graphs[r % plan_.graphs.size()], plan_.dp, r, plan_.seed));
             sources_.push_back(gossip_sources(sends_.back()));
         }
     }

@@ -29,7 +29,10 @@ struct LayerPlan {
     bool error_feedback = false;
     bool adam = false;
     Averaging averaging = Averaging::allreduce;
-    GossipGraph graph = GossipGraph::ring;
+    std::vector<GossipGraph> graphs = {GossipGraph::ring};  // round r gossips on graphs[r mod size]
+    /// Hierarchical local SGD: averages within groups of this many consecutive ranks (0: all ranks), and over all
+    /// ranks every global_every-th averaging round.
+    std::uint32_t averaging_group = 0, global_every = 1;
     std::uint64_t seed = 1;
     // Parameter servers: ranks dp .. dp + servers - 1, each holding 1/servers of the parameters.
     std::uint32_t servers = 1;
@@ -57,7 +60,8 @@ private:
     using OpId = traces::OpId;
     OpId compute(const std::string& name, traces::KernelClass cls, double flops, double bytes, std::uint32_t shape,
                  std::vector<OpId> deps);
-    OpId collective(traces::CollectiveKind kind, double bytes, const std::string& name, std::vector<OpId> deps);
+    OpId collective(traces::CollectiveKind kind, double bytes, const std::string& name, std::vector<OpId> deps,
+                    traces::CommId comm = {});
     OpId p2p(traces::OpKind kind, const std::string& stream, std::uint32_t peer, double bytes, const std::string& name,
              std::vector<OpId> deps);
     void memory(traces::OpKind kind, traces::MemoryUse use, double bytes, const std::string& name);
@@ -78,6 +82,7 @@ private:
     traces::RankId rank_;
     traces::StreamId compute_, dp_;
     traces::CommId world_, p2p_comm_;
+    std::vector<traces::CommId> groups_;                                    // hierarchical averaging: by group
     std::vector<std::vector<std::vector<std::uint32_t>>> sends_, sources_;  // gossip: round -> rank -> peers
     std::vector<std::uint32_t> shapes_;     // by layer: GEMM shape index of the batch, or no_shape
     std::vector<OpId> reductions_;          // this step's bucket reductions (the optimizer waits for them)
