@@ -248,6 +248,8 @@ TEST_CASE("the studies' READMEs quote the runs their tables come from", "[exampl
         {"11-dlrm-embedding-sharding", {"workload.sharding=row"}},
         {"12-resnet50-local-sgd", {"workload.local_steps=1"}},
         {"12-resnet50-local-sgd", {"topology.nic_bandwidth=25 Gb/s", "workload.local_steps=16"}},
+        {"12-resnet50-local-sgd",
+         {"workload.local_steps=2", "workload.averaging_group=8", "workload.global_every=4"}},
         {"13-resnet50-gossip", {"workload.gossip_graph=one_peer_exponential"}},
         {"14-resnet50-parameter-servers", {"workload.servers=8", "workload.ps_mode=async"}},
         {"15-vgg16-cpu-offload", {"topology.pcie_gen=5", "workload.host_bandwidth=200 GB/s"}},
