@@ -328,12 +328,9 @@ void ReplayEngine::start_transfer(std::uint32_t index, std::uint32_t t) {
     channel_routes_.resize(channels);
     channel_routes_[0].clear();
     const bool multipath = net_.router().route(src, dst, key, channel_routes_[0]);
-    for (std::uint32_t c = 1; c < channels; ++c) {
-        // Without a choice of paths every channel takes the first one's.
-        if (!multipath) {
-            channel_routes_[c] = channel_routes_[0];
-            continue;
-        }
+    // Without a choice of paths every channel takes the first one's: one flow of all the channels' shares.
+    const std::uint32_t routed = multipath ? channels : 1;
+    for (std::uint32_t c = 1; c < routed; ++c) {
         channel_routes_[c].clear();
         net_.router().route(src, dst, key + c, channel_routes_[c]);
     }
@@ -348,14 +345,14 @@ void ReplayEngine::start_transfer(std::uint32_t index, std::uint32_t t) {
         CLUSTERSIM_CHECK(slot < (1U << owner_shift), "too many transfers in flight");
     }
     Time ideal{0};
-    for (std::uint32_t c = 0; c < channels; ++c) {
+    for (std::uint32_t c = 0; c < routed; ++c) {
         bool merged_before = false;
         for (std::uint32_t e = 0; e < c && !merged_before; ++e)
             merged_before = channel_routes_[e] == channel_routes_[c];
         if (merged_before) continue;
-        std::uint64_t bytes = 0;
-        std::uint32_t weight = 0;
-        for (std::uint32_t e = c; e < channels; ++e) {
+        std::uint64_t bytes = multipath ? 0 : x.bytes;
+        std::uint32_t weight = multipath ? 0 : channels;
+        for (std::uint32_t e = c; e < routed && multipath; ++e) {
             if (channel_routes_[e] != channel_routes_[c]) continue;
             bytes += share_of(x.bytes, channels, e);
             ++weight;
