@@ -13,8 +13,10 @@ void FlowNetwork::form_classes() {
     // Flows alike in bytes, latency, weight and cap end together if nothing tells them apart: order the flows
     // that start now by those (then by start order, so that the result does not depend on slot reuse) and make
     // a class of each run of equal ones.
-    std::stable_sort(starting_.begin(), starting_.end(),
-                     [this](std::uint32_t a, std::uint32_t b) { return class_key(a) < class_key(b); });
+    // (Often already in order: a ring step's transfers are all alike.)
+    const auto by_key = [this](std::uint32_t a, std::uint32_t b) { return class_key(a) < class_key(b); };
+    if (!std::is_sorted(starting_.begin(), starting_.end(), by_key))
+        std::stable_sort(starting_.begin(), starting_.end(), by_key);
     for (std::size_t i = 0; i < starting_.size();) {
         std::size_t j = i + 1;
         while (j < starting_.size() && class_key(starting_[i]) == class_key(starting_[j])) ++j;
