@@ -65,7 +65,11 @@ std::vector<engine::ParamSpec> layers_params() {
          "hierarchical local SGD: average within groups of this many consecutive ranks (e.g. a node's 8), over all "
          "ranks every global_every-th round (0: always over all)"},
         {"global_every", ParamType::integer, "1", "hierarchical local SGD: every this many averaging rounds is global"},
-        {"seed", ParamType::integer, "1", "seed of the random matchings"},
+        {"clients_per_round", ParamType::integer, "0",
+         "federated rounds: each round (local_steps steps) is run by this many ranks sampled from dp (seeded by "
+         "seed), which then average their parameters; a rank sampled after sitting out first receives the model "
+         "from one of the last round's clients (0: every rank, every round)"},
+        {"seed", ParamType::integer, "1", "seed of the random matchings and of the federated rounds' clients"},
         {"servers", ParamType::integer, "1",
          "parameter servers (averaging: parameter_server): ranks dp .. dp + servers - 1, each 1/servers of the model"},
         {"ps_mode", ParamType::string, "sync",

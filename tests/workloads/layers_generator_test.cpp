@@ -209,6 +209,55 @@ TEST_CASE("hierarchical local SGD: averages in groups, over all ranks every glob
                         Catch::Matchers::Contains("needs averaging_group"));
 }
 
+TEST_CASE("federated rounds: sampled clients train, average among themselves, newcomers receive the model",
+          "[workloads][layers]") {
+    // 8 ranks, 3 clients per round, 2 local steps, 6 steps: 3 rounds.
+    const std::string plan =
+        "{generator: layers, model: resnet50, dp: 8, steps: 6, local_steps: 2, clients_per_round: 3, seed: 7}";
+    const auto g = generate(plan);
+    std::vector<std::vector<std::uint32_t>> clients;  // by round, from the communicators "round q"
+    for (const auto& c : g.comms) {
+        if (c.name.rfind("round ", 0) != 0) continue;
+        std::vector<std::uint32_t> ranks;
+        for (const auto r : c.ranks) ranks.push_back(r.value);
+        REQUIRE(ranks.size() == 3);
+        clients.push_back(ranks);
+    }
+    REQUIRE(clients.size() == 3);
+    std::map<std::uint32_t, std::uint64_t> backward_ops;  // by rank: "backward" kernels, 2 steps x 53 layers a round
+    std::uint64_t averages = 0, sends = 0, recvs = 0, expected_newcomers = 0;
+    for (const auto& op : g.ops) {
+        if (op.kind == OpKind::compute && g.names[op.name].find(" backward ") != std::string::npos &&
+            g.names[op.name].find(" norm") == std::string::npos)
+            ++backward_ops[op.rank.value];
+        if (op.kind == OpKind::collective) {
+            ++averages;
+            REQUIRE(op.bytes == 4 * 25'557'032ULL);
+            REQUIRE(g.comms[op.comm.index()].name.rfind("round ", 0) == 0);
+        }
+        sends += op.kind == OpKind::send;
+        recvs += op.kind == OpKind::recv;
+    }
+    for (std::size_t q = 1; q < clients.size(); ++q)
+        for (const std::uint32_t r : clients[q])
+            expected_newcomers += std::find(clients[q - 1].begin(), clients[q - 1].end(), r) == clients[q - 1].end();
+    for (std::uint32_t r = 0; r < 8; ++r) {
+        std::uint64_t rounds = 0;
+        for (const auto& c : clients) rounds += std::find(c.begin(), c.end(), r) != c.end();
+        const auto it = backward_ops.find(r);
+        REQUIRE((it == backward_ops.end() ? 0 : it->second) == rounds * 2 * 54);  // 54 layers with weights
+    }
+    REQUIRE(averages == 3 * 3);
+    REQUIRE(sends == expected_newcomers);
+    REQUIRE(recvs == expected_newcomers);
+    REQUIRE(expected_newcomers > 0);
+    REQUIRE(generate(plan).ops.size() == g.ops.size());  // seeded: the same rounds
+    REQUIRE_THROWS_WITH(generate("{generator: layers, dp: 4, clients_per_round: 5}"),
+                        Catch::Matchers::Contains("5 clients per round, but dp is 4"));
+    REQUIRE_THROWS_WITH(generate("{generator: layers, dp: 4, steps: 3, local_steps: 2, clients_per_round: 2}"),
+                        Catch::Matchers::Contains("not a multiple of local_steps"));
+}
+
 TEST_CASE("parameter servers: pushes and pulls of each shard, one update per step (sync) or per push (async)",
           "[workloads][layers][ps]") {
     const std::uint64_t params = 25'557'032;

@@ -26,6 +26,7 @@
 
 #include <fmt/format.h>
 
+#include "engine/hash.h"
 #include "engine/memory_budget.h"
 #include "engine/units.h"
 #include "workloads/layers/layer_builder.h"
@@ -136,6 +137,23 @@ LayerPlan read_plan(const engine::Params& p) {
             p.fail("global_every",
                    "expected 2 or more with averaging_group (1: every round over all ranks, as "
                    "without groups)");
+    }
+    plan.clients_per_round = static_cast<std::uint32_t>(integer_in(p, "clients_per_round", 0, 1 << 20));
+    if (plan.sampling()) {
+        if (plan.clients_per_round > plan.dp)
+            p.fail("clients_per_round",
+                   fmt::format("{} clients per round, but dp is {}", plan.clients_per_round, plan.dp));
+        if (plan.averaging != Averaging::allreduce || plan.offload || plan.averaging_group > 0 ||
+            plan.codec != Codec::none)
+            p.fail("clients_per_round",
+                   "federated rounds average with one all-reduce of the round's clients: "
+                   "averaging: allreduce, without offload, averaging_group or compression");
+        if (plan.steps % plan.local_steps != 0)
+            p.fail("steps", fmt::format("federated rounds need whole rounds: {} steps are not a multiple of "
+                                        "local_steps = {}",
+                                        plan.steps, plan.local_steps));
+    }
+    if (plan.averaging_group > 0) {
     } else if (plan.global_every > 1) {
         p.fail("global_every", "global_every needs averaging_group (the groups that average in between)");
     }
@@ -197,8 +215,17 @@ void LayerBuilder::build_rank() {
         memory(OpKind::alloc, traces::MemoryUse::optimizer_state, (plan_.adam ? 8 : 4) * params, "optimizer state");
     if (plan_.error_feedback && plan_.codec != Codec::none)
         memory(OpKind::alloc, traces::MemoryUse::buffers, grad_width * params, "error-feedback residual");
-    std::vector<OpId> next;  // what the next step's first forward waits for
+    std::vector<OpId> next;                 // what the next step's first forward waits for
+    const double model_bytes = 4 * params;  // fp32 parameters, as averaged
     for (std::uint32_t step = 0; step < plan_.steps; ++step) {
+        const std::uint32_t round = step / plan_.local_steps;
+        if (plan_.sampling() && !is_client(round, rank_.value)) continue;  // sits this round out
+        if (plan_.sampling() && step % plan_.local_steps == 0) {
+            const std::uint32_t from = model_sender(round, rank_.value);
+            if (from != UINT32_MAX)
+                next = {p2p(OpKind::recv, "model", from, model_bytes,
+                            fmt::format("round{} model from rank {}", round, from), next)};
+        }
         std::vector<OpId> deps = next;
         for (std::size_t l = 0; l < layers.size(); ++l) {
             const LayerSpec& layer = layers[l];
@@ -213,7 +240,7 @@ void LayerBuilder::build_rank() {
                                 traces::KernelClass::elementwise, 0, 4 * width * batch * layer.activations,
                                 traces::no_shape, deps)};
         }
-        const bool reduce = plan_.local_steps == 1 && plan_.averaging == Averaging::allreduce;
+        const bool reduce = plan_.local_steps == 1 && plan_.averaging == Averaging::allreduce && !plan_.sampling();
         double bucket = 0;
         bucket_index_ = 0;
         reductions_.clear();
@@ -260,13 +287,21 @@ void LayerBuilder::build_rank() {
         const double optimizer_bytes = params * (plan_.adam ? 28.0 : 20.0);
         OpId step_done = compute(fmt::format("step{} optimizer", step), traces::KernelClass::optimizer, 0,
                                  optimizer_bytes, traces::no_shape, before_optimizer);
-        if (!reduce && plan_.dp > 1 && (step + 1) % plan_.local_steps == 0) {
+        if (plan_.sampling() && (step + 1) % plan_.local_steps == 0) {
+            // The round's clients average; each then sends the model to the next round's newcomers it serves.
+            step_done = collective(CollectiveKind::all_reduce, model_bytes, fmt::format("round{} average", round),
+                                   {step_done}, round_comms_[round]);
+            for (std::uint32_t r = 0; round + 1 < clients_.size() && r < plan_.dp; ++r)
+                if (model_sender(round + 1, r) == rank_.value)
+                    (void)p2p(OpKind::send, "model", r, model_bytes,
+                              fmt::format("round{} model to rank {}", round + 1, r), {step_done});
+        } else if (!reduce && plan_.dp > 1 && (step + 1) % plan_.local_steps == 0) {
             if (plan_.gossip()) {
-                step_done = gossip_round(step, (step + 1) / plan_.local_steps - 1, step_done);
+                step_done = gossip_round(step, round, step_done);
             } else {
                 // Hierarchical: within the rank's group, and over all ranks every global_every-th round.
-                const std::uint32_t round = (step + 1) / plan_.local_steps;
-                const bool in_group = plan_.averaging_group > 0 && round % plan_.global_every != 0;
+                // (round + 1: the rounds done with this one, every global_every-th of them global.)
+                const bool in_group = plan_.averaging_group > 0 && (round + 1) % plan_.global_every != 0;
                 step_done =
                     collective(CollectiveKind::all_reduce, 4 * params,
                                fmt::format("step{} average parameters{}", step, in_group ? " in group" : ""),
@@ -314,6 +349,22 @@ OpGraph LayerBuilder::build() {
         p2p_comm_ = g_.communicator("ps", everyone);
         pulls_.assign(plan_.steps, {});
     }
+    if (plan_.sampling()) {
+        // Each round's clients: the first clients_per_round of a seeded shuffle of the ranks, in rank order.
+        p2p_comm_ = g_.communicator("fedavg", all);
+        for (std::uint32_t q = 0; q < plan_.steps / plan_.local_steps; ++q) {
+            std::vector<std::uint32_t> order(plan_.dp);
+            for (std::uint32_t i = 0; i < plan_.dp; ++i) order[i] = i;
+            for (std::uint32_t i = plan_.dp; i > 1; --i)
+                std::swap(order[i - 1], order[engine::hash_combine(engine::hash_combine(plan_.seed, q), i) % i]);
+            order.resize(plan_.clients_per_round);
+            std::sort(order.begin(), order.end());
+            std::vector<RankId> members;
+            for (const std::uint32_t r : order) members.push_back(RankId{r});
+            round_comms_.push_back(g_.communicator(fmt::format("round {}", q), members));
+            clients_.push_back(std::move(order));
+        }
+    }
     if (plan_.dp > 1 && plan_.gossip()) {
         p2p_comm_ = g_.communicator("gossip", all);
         for (std::uint32_t r = 0; r < plan_.steps / plan_.local_steps; ++r) {
@@ -333,10 +384,24 @@ OpGraph LayerBuilder::build() {
         compute_ = g_.stream(rank_, "compute");
         build_server();
     }
-    g_.training.model_flops =
-        3 * plan_.model.forward_flops() * static_cast<double>(plan_.batch) * plan_.dp * plan_.steps;
+    g_.training.model_flops = 3 * plan_.model.forward_flops() * static_cast<double>(plan_.batch) *
+                              (plan_.sampling() ? plan_.clients_per_round : plan_.dp) * plan_.steps;
     g_.training.dtype = plan_.dtype;
     return std::move(g_);
+}
+
+bool LayerBuilder::is_client(std::uint32_t round, std::uint32_t rank) const {
+    return std::binary_search(clients_[round].begin(), clients_[round].end(), rank);
+}
+
+std::uint32_t LayerBuilder::model_sender(std::uint32_t round, std::uint32_t rank) const {
+    // A newcomer (a client of this round, not of the last) gets the model from the last round's clients in turn.
+    if (round == 0 || !is_client(round, rank) || is_client(round - 1, rank)) return UINT32_MAX;
+    std::uint32_t k = 0;  // the newcomer's index among this round's newcomers
+    for (const std::uint32_t r : clients_[round])
+        if (r < rank && !is_client(round - 1, r)) ++k;
+    const auto& last = clients_[round - 1];
+    return last[k % last.size()];
 }
 
 std::uint64_t layer_data_parallel_ranks(const engine::Params& params) {

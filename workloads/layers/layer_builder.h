@@ -33,6 +33,10 @@ struct LayerPlan {
     /// Hierarchical local SGD: averages within groups of this many consecutive ranks (0: all ranks), and over all
     /// ranks every global_every-th averaging round.
     std::uint32_t averaging_group = 0, global_every = 1;
+    /// Federated rounds: each round of local_steps steps is run by this many ranks sampled from dp (seeded), which
+    /// then average; a rank sampled after sitting out receives the model first (0: every rank, every round).
+    std::uint32_t clients_per_round = 0;
+    [[nodiscard]] bool sampling() const { return clients_per_round > 0; }
     std::uint64_t seed = 1;
     // Parameter servers: ranks dp .. dp + servers - 1, each holding 1/servers of the parameters.
     std::uint32_t servers = 1;
@@ -82,7 +86,12 @@ private:
     traces::RankId rank_;
     traces::StreamId compute_, dp_;
     traces::CommId world_, p2p_comm_;
-    std::vector<traces::CommId> groups_;                                    // hierarchical averaging: by group
+    std::vector<traces::CommId> groups_;               // hierarchical averaging: by group
+    std::vector<std::vector<std::uint32_t>> clients_;  // federated: each round's ranks
+    std::vector<traces::CommId> round_comms_;          // federated: each round's clients
+    /// Federated: the round's client that sends rank r its model at the start of round q (UINT32_MAX: none).
+    [[nodiscard]] std::uint32_t model_sender(std::uint32_t round, std::uint32_t rank) const;
+    [[nodiscard]] bool is_client(std::uint32_t round, std::uint32_t rank) const;
     std::vector<std::vector<std::vector<std::uint32_t>>> sends_, sources_;  // gossip: round -> rank -> peers
     std::vector<std::uint32_t> shapes_;     // by layer: GEMM shape index of the batch, or no_shape
     std::vector<OpId> reductions_;          // this step's bucket reductions (the optimizer waits for them)
