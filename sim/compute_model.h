@@ -23,6 +23,9 @@ struct ComputeModel {
     engine::Time min_kernel_time{1'000'000};
     /// While a communication kernel runs on the same GPU, compute progresses this much slower (0.15: 15%).
     double slowdown_during_comm = 0.15;
+    /// Every kernel's time times this (`system.compute_scale`): 0.5 is GPUs twice as fast, 0 computation free (the
+    /// run then times its communication alone). Host delays are not scaled.
+    double scale = 1;
 };
 
 /// How a GEMM of `shape` runs on `gpu`: the tile chosen and the fraction of peak FLOP/s reached.

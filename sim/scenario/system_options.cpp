@@ -127,8 +127,8 @@ void read_variability(const engine::YamlValue& system, Variability& variability,
 void read_system(const engine::YamlValue& system, ReplayOptions& options, RunRepetition& repetition) {
     system.expect_only_keys({"network", "compute_slowdown_during_comm", "collective_algorithm", "collective_protocol",
                              "communicator_algorithms", "channels", "chunks", "rank_to_gpu", "min_kernel_time",
-                             "fold_model", "collective_model", "memory_check", "stragglers", "jitter", "seed",
-                             "iterations", "samples", "events"});
+                             "compute_scale", "fold_model", "collective_model", "memory_check", "stragglers", "jitter",
+                             "seed", "iterations", "samples", "events"});
     read_variability(system, options.variability, repetition);
     if (auto v = system.find("collective_model")) {
         const std::string model = v->as_string();
@@ -199,6 +199,11 @@ void read_system(const engine::YamlValue& system, ReplayOptions& options, RunRep
         options.algorithm = *algo;
     }
     if (auto v = system.find("min_kernel_time")) options.compute.min_kernel_time = v->as_time();
+    if (auto v = system.find("compute_scale")) {
+        options.compute.scale = v->as_double();
+        if (!(options.compute.scale >= 0) || options.compute.scale > 1e6)
+            v->fail("expected a factor from 0 to 1e6 on every kernel's time (0: computation free)");
+    }
     if (auto v = system.find("rank_to_gpu")) {
         for (const auto& e : v->elements()) {
             const auto gpu = e.as_int();
