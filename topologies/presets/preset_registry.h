@@ -28,6 +28,7 @@ const PresetEntry& find_topology_preset(std::string_view name, const engine::Sou
 Cluster build_server_cluster(const engine::Params& params);  // dgx-a100, dgx-h100, dgx-h200, dgx1-v100, pcie-box
 Cluster build_heterogeneous(const engine::Params& params);
 Cluster build_multi_dc(const engine::Params& params);
+Cluster build_edge(const engine::Params& params);
 Cluster build_ring(const engine::Params& params);
 Cluster build_torus(const engine::Params& params);
 
