@@ -77,6 +77,7 @@ TEST_CASE("two-level routing gives the tables' routes on every preset family", "
         {"cloud-h100", {"nodes=3", "nodes_per_leaf=2"}},
         {"heterogeneous", {"mix=dgx-a100:2,dgx-h100:1", "nodes_per_leaf=2"}},
         {"multi-dc", {}},
+        {"edge", {"devices=3"}},
         {"ring", {"gpus=6"}},
         {"torus", {}},
     };

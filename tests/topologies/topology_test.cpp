@@ -232,3 +232,16 @@ TEST_CASE("explicit GPUs with forwards: true carry their neighbours' traffic, as
     options.algorithm = sim::find_collective_algorithm("ring");
     REQUIRE(sim::replay(b.g, cabled, options).timeline.makespan == sim::replay(b.g, preset, options).timeline.makespan);
 }
+
+TEST_CASE("the edge preset puts each module on one switch port at the given rate", "[topologies][presets]") {
+    const auto c = topo::load_topology("edge", {"devices=3", "bandwidth=100 Mb/s", "latency=2 ms"});
+    REQUIRE(c.gpus().size() == 3);
+    REQUIRE(c.gpu_spec(c.gpus()[0]).name == "AGX-Orin");
+    topo::Router router(c);
+    const auto route = router.route(c.gpus()[0], c.gpus()[2]);
+    REQUIRE(route_names(c, route) ==
+            std::vector<std::string>{"dev0.gpu", "dev0.cpu", "dev0.nic", "switch", "dev2.nic", "dev2.cpu", "dev2.gpu"});
+    REQUIRE(router.path_latency(c.gpus()[0], c.gpus()[2]) == engine::Time{4'000'000'000 + 4 * 250'000});
+    REQUIRE(c.link(route[2]).bandwidth_bytes_per_s == 12.5e6);
+    REQUIRE_THROWS_WITH(topo::load_topology("edge", {"devices=0"}), Catch::Matchers::Contains("from 1 to 65536"));
+}
