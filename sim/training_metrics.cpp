@@ -11,7 +11,10 @@ traces::TrainingMetrics training_metrics(const traces::OpGraph& g, const topo::C
     // Several iterations back to back: the mean iteration (the facts are per iteration).
     const engine::Time iteration{timeline.makespan.count() / static_cast<std::int64_t>(g.iteration_count())};
     traces::TrainingMetrics m;
-    if (g.training.tokens <= 0 || iteration <= engine::Time{0} || g.rank_count == 0) return m;
+    // A plan that states its work (FLOPs; tokens for language models) gets throughput and MFU; CNNs, DLRM and the
+    // other layer lists state FLOPs without tokens.
+    if ((g.training.tokens <= 0 && g.training.model_flops <= 0) || iteration <= engine::Time{0} || g.rank_count == 0)
+        return m;
     double hardware = 0;
     for (const traces::Op& op : g.ops)
         if (op.kind == traces::OpKind::compute) hardware += op.flops;
@@ -23,7 +26,7 @@ traces::TrainingMetrics training_metrics(const traces::OpGraph& g, const topo::C
     m.hardware_flops_per_iteration = hardware;
     m.tflops_per_gpu = g.training.model_flops / seconds / m.gpus / 1e12;
     m.hardware_tflops_per_gpu = hardware / seconds / m.gpus / 1e12;
-    m.tokens_per_second = g.training.tokens / seconds;
+    m.tokens_per_second = g.training.tokens > 0 ? g.training.tokens / seconds : 0;
     // Against the mean peak of the ranks' GPUs (one type but on a heterogeneous cluster).
     double peak = 0;
     for (std::uint32_t r = 0; r < g.rank_count; ++r) {

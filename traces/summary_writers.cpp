@@ -274,8 +274,9 @@ std::string summary_table(const RunSummary& s, const OpGraph& g) {
                        s.ops, s.flows, engine::format_bytes(static_cast<double>(s.bytes_on_network)), s.events);
     if (s.training.gpus > 0) {
         const TrainingMetrics& t = s.training;
-        out += fmt::format("throughput {:.1f} TFLOP/s per GPU (model; {:.1f} hardware), MFU {:.1f}%, {:.0f} tokens/s\n",
-                           t.tflops_per_gpu, t.hardware_tflops_per_gpu, 100 * t.mfu, t.tokens_per_second);
+        out += fmt::format("throughput {:.1f} TFLOP/s per GPU (model; {:.1f} hardware), MFU {:.1f}%{}\n",
+                           t.tflops_per_gpu, t.hardware_tflops_per_gpu, 100 * t.mfu,
+                           t.tokens_per_second > 0 ? fmt::format(", {:.0f} tokens/s", t.tokens_per_second) : "");
         if (t.time_to_first_token_s > 0)
             out += fmt::format("latency    first token {}, then {} per output token\n",
                                engine::format_time(engine::from_seconds(t.time_to_first_token_s)),
