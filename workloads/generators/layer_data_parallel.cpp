@@ -153,10 +153,8 @@ LayerPlan read_plan(const engine::Params& p) {
                                         "local_steps = {}",
                                         plan.steps, plan.local_steps));
     }
-    if (plan.averaging_group > 0) {
-    } else if (plan.global_every > 1) {
+    if (plan.averaging_group == 0 && plan.global_every > 1)
         p.fail("global_every", "global_every needs averaging_group (the groups that average in between)");
-    }
     plan.seed = static_cast<std::uint64_t>(p.integer("seed"));
     if (plan.codec != Codec::none && plan.local_steps > 1 && !plan.gossip())
         p.fail("compression",
