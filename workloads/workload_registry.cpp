@@ -15,9 +15,13 @@ std::vector<engine::ParamSpec> dlrm_params() {
     // Defaults: facebookresearch/dlrm's Criteo Kaggle configuration.
     return {
         {"generator", ParamType::string, "dlrm", "this generator's name"},
+        {"model", ParamType::string, "kaggle",
+         "kaggle (Criteo Kaggle: 26 tables up to 10.1 M rows, dim 16) or terabyte (Criteo Terabyte hashed to 40 M "
+         "rows, dim 128, MLPs 13-512-256-128 and 1024-1024-512-256-1): facebookresearch/dlrm's configurations; "
+         "table_rows, dim, bottom_mlp and top_mlp given override them"},
         {"table_rows", ParamType::string, dlrm_default_table_rows(),
-         "rows of each embedding table, joined by '-' (default: the 26 Criteo Kaggle tables)"},
-        {"dim", ParamType::integer, "16", "embedding dimension (the bottom MLP's output)"},
+         "rows of each embedding table, joined by '-' (default: the model's; kaggle: the 26 Criteo Kaggle tables)"},
+        {"dim", ParamType::integer, "16", "embedding dimension (the bottom MLP's output; default: the model's)"},
         {"pooling", ParamType::number, "1", "lookups per table and sample (1: one-hot features)"},
         {"bottom_mlp", ParamType::string, "13-512-256-64-16", "dense features, then the bottom MLP's layer sizes"},
         {"top_mlp", ParamType::string, "512-256-1",

@@ -246,6 +246,7 @@ TEST_CASE("the studies' READMEs quote the runs their tables come from", "[exampl
         {"10-vgg16-gradient-compression",
          {"topology.nic_bandwidth=10 Gb/s", "workload.compression=lowrank", "workload.compression_ratio=0.05"}},
         {"11-dlrm-embedding-sharding", {"workload.sharding=row"}},
+        {"11-dlrm-embedding-sharding", {"workload.model=terabyte", "workload.sharding=column"}},
         {"12-resnet50-local-sgd", {"workload.local_steps=1"}},
         {"12-resnet50-local-sgd", {"topology.nic_bandwidth=25 Gb/s", "workload.local_steps=16"}},
         {"12-resnet50-local-sgd", {"workload.local_steps=2", "workload.averaging_group=8", "workload.global_every=4"}},

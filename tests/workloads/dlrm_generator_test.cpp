@@ -59,6 +59,39 @@ TEST_CASE("dlrm exchanges the pooled embeddings each sharding needs", "[workload
     }
 }
 
+TEST_CASE("dlrm's terabyte model: the Criteo Terabyte tables at dim 128, its MLPs; given keys override it",
+          "[workloads][dlrm]") {
+    const double local = 512, n = 8, dim = 128, width = 4;
+    const double rows = 39884406.0 + 39043 + 17289 + 7420 + 20263 + 3 + 7120 + 1543 + 63 + 38532951 + 2953546 + 403346 +
+                        10 + 2208 + 11938 + 155 + 4 + 976 + 14 + 39979771 + 25641295 + 39664984 + 585935 + 12972 + 108 +
+                        36;
+    const auto g = generate("{generator: dlrm, model: terabyte, ranks: 8, batch_per_gpu: 512}");
+    double sent = 0, held = 0, grads = 0;
+    for (const auto& op : g.ops) {
+        if (op.kind == OpKind::alloc && op.memory == traces::MemoryUse::parameters) held += double(op.bytes);
+        if (op.kind != OpKind::collective) continue;
+        if (op.collective == CollectiveKind::all_reduce) {
+            grads += double(op.bytes);
+        } else if (g.names[op.name].find("gradient") == std::string::npos) {
+            sent += double(op.bytes);
+        }
+    }
+    REQUIRE(sent == 26 * local * (n - 1) * dim * width);  // table-wise: every pooled vector to the other ranks
+    // Bottom 13-512-256-128; top from the interaction's 27 x 26 / 2 + 128 = 479: 479-1024-1024-512-256-1.
+    const double bottom = 13 * 512 + 512 + 512 * 256 + 256 + 256 * 128 + 128;
+    const double top = 479 * 1024 + 1024 + 1024 * 1024 + 1024 + 1024 * 512 + 512 + 512 * 256 + 256 + 256 + 1;
+    REQUIRE(std::abs(held - (rows * dim * width + n * 4 * (bottom + top))) < 64);
+    REQUIRE(grads == n * 4 * (bottom + top));
+    // Keys given override the model's.
+    const auto smaller = generate("{generator: dlrm, model: terabyte, dim: 64, bottom_mlp: 13-512-256-64}");
+    double smaller_held = 0;
+    for (const auto& op : smaller.ops)
+        if (op.kind == OpKind::alloc && op.memory == traces::MemoryUse::parameters) smaller_held += double(op.bytes);
+    REQUIRE(smaller_held < held / 1.9);
+    REQUIRE_THROWS_WITH(generate("{generator: dlrm, model: criteo}"),
+                        Catch::Matchers::Contains("unknown DLRM model 'criteo' (known: kaggle, terabyte)"));
+}
+
 TEST_CASE("dlrm refuses impossible plans with located errors", "[workloads][dlrm]") {
     REQUIRE_THROWS_WITH(generate("{generator: dlrm, ranks: 3, sharding: column}"),
                         Catch::Matchers::Contains("splits dim 16 over 3 ranks"));

@@ -38,6 +38,26 @@ constexpr const char* kaggle_rows =
     "1460-583-10131227-2202608-305-24-12517-633-3-93145-5683-8351593-3194-27-14992-5461306-10-5652-2173-4-7046547-"
     "18-15-286181-105-142572";
 
+// facebookresearch/dlrm's Criteo Terabyte configuration (dlrm_s_pytorch.py with --max-ind-range=40000000, as
+// bench/run_and_time.sh runs it: --arch-sparse-feature-size 128, --arch-mlp-bot 13-512-256-128, --arch-mlp-top
+// 1024-1024-512-256-1): the 26 tables hashed to at most 40 M rows.
+constexpr const char* terabyte_rows =
+    "39884406-39043-17289-7420-20263-3-7120-1543-63-38532951-2953546-403346-10-2208-11938-155-4-976-14-39979771-"
+    "25641295-39664984-585935-12972-108-36";
+
+/// A model preset: the values of table_rows, dim, bottom_mlp and top_mlp that the plan does not give.
+struct DlrmModel {
+    const char* name;
+    const char* rows;
+    const char* dim;
+    const char* bottom;
+    const char* top;
+};
+constexpr DlrmModel dlrm_models[] = {
+    {"kaggle", kaggle_rows, "16", "13-512-256-64-16", "512-256-1"},
+    {"terabyte", terabyte_rows, "128", "13-512-256-128", "1024-1024-512-256-1"},
+};
+
 enum class Sharding : std::uint8_t { table, row, column };
 constexpr engine::NameTable<Sharding, 3> sharding_names{
     {{Sharding::table, "table"}, {Sharding::row, "row"}, {Sharding::column, "column"}}};
@@ -72,7 +92,17 @@ std::vector<std::uint64_t> dashed(const engine::Params& p, const char* key, std:
     return out;
 }
 
-DlrmPlan read_plan(const engine::Params& p) {
+DlrmPlan read_plan(const engine::Params& given) {
+    // The model preset fills what the plan leaves at its default.
+    engine::Params p = given;
+    const DlrmModel* model = nullptr;
+    for (const DlrmModel& m : dlrm_models)
+        if (p.string("model") == m.name) model = &m;
+    if (!model) p.fail("model", fmt::format("unknown DLRM model '{}' (known: kaggle, terabyte)", p.string("model")));
+    const std::pair<const char*, const char*> fills[] = {
+        {"table_rows", model->rows}, {"dim", model->dim}, {"bottom_mlp", model->bottom}, {"top_mlp", model->top}};
+    for (const auto& [key, value] : fills)
+        if (p.location(key).file == "(default)") p.set(key, value);
     DlrmPlan plan;
     plan.rows = dashed(p, "table_rows", std::uint64_t{1} << 40);
     plan.bottom.clear();
