@@ -69,7 +69,8 @@ void Router::build_fabric() {
     std::vector<Edge> edges;
     for (std::size_t l = 0; l < cluster_.links().size(); ++l) {
         const Link& link = cluster_.links()[l];
-        if (devices[link.src.index()].node < 0 && devices[link.dst.index()].node < 0 && !link_down(LinkId::from_index(l)))
+        if (devices[link.src.index()].node < 0 && devices[link.dst.index()].node < 0 &&
+            !link_down(LinkId::from_index(l)))
             edges.push_back({fabric_index_[link.src.index()], fabric_index_[link.dst.index()], link_cost(link)});
     }
     for (Server& server : servers_) {
@@ -84,8 +85,8 @@ void Router::build_fabric() {
                 const std::int64_t through = server.to_exit[x * exits + k];
                 if (through == unreachable) continue;
                 const DeviceId far = cluster_.link(server.exits[k]).dst;
-                edges.push_back({fabric_index_[entry.src.index()], fabric_index_[far.index()],
-                                 link_cost(entry) + through});
+                edges.push_back(
+                    {fabric_index_[entry.src.index()], fabric_index_[far.index()], link_cost(entry) + through});
             }
         }
     }
