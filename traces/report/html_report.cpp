@@ -73,7 +73,7 @@ std::string run_section(const RunSummary& s, const std::string& label) {
     if (t.model_flops_per_iteration > 0) {
         out += row({"model TFLOP/s per GPU", fmt::format("{:.1f}", t.tflops_per_gpu)});
         out += row({"MFU", fmt::format("{:.1f}%", 100 * t.mfu)});
-        out += row({"tokens/s", fmt::format("{:.0f}", t.tokens_per_second)});
+        if (t.tokens_per_second > 0) out += row({"tokens/s", fmt::format("{:.0f}", t.tokens_per_second)});
     }
     if (!s.memory.empty()) {
         const auto top = std::max_element(s.memory.begin(), s.memory.end(),

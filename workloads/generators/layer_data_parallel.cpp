@@ -26,7 +26,6 @@
 
 #include <fmt/format.h>
 
-#include "engine/hash.h"
 #include "engine/memory_budget.h"
 #include "engine/units.h"
 #include "workloads/layers/layer_builder.h"
@@ -219,10 +218,12 @@ void LayerBuilder::build_rank() {
         const std::uint32_t round = step / plan_.local_steps;
         if (plan_.sampling() && !is_client(round, rank_.value)) continue;  // sits this round out
         if (plan_.sampling() && step % plan_.local_steps == 0) {
-            const std::uint32_t from = model_sender(round, rank_.value);
-            if (from != UINT32_MAX)
-                next = {p2p(OpKind::recv, "model", from, model_bytes,
-                            fmt::format("round{} model from rank {}", round, from), next)};
+            const auto& moves = moves_by_receiver_[round];
+            const auto in = std::lower_bound(moves.begin(), moves.end(), rank_.value,
+                                             [](const ModelMove& m, std::uint32_t r) { return m.to < r; });
+            if (in != moves.end() && in->to == rank_.value)
+                next = {p2p(OpKind::recv, "model", in->from, model_bytes,
+                            fmt::format("round{} model from rank {}", round, in->from), next)};
         }
         std::vector<OpId> deps = next;
         for (std::size_t l = 0; l < layers.size(); ++l) {
@@ -289,10 +290,14 @@ void LayerBuilder::build_rank() {
             // The round's clients average; each then sends the model to the next round's newcomers it serves.
             step_done = collective(CollectiveKind::all_reduce, model_bytes, fmt::format("round{} average", round),
                                    {step_done}, round_comms_[round]);
-            for (std::uint32_t r = 0; round + 1 < clients_.size() && r < plan_.dp; ++r)
-                if (model_sender(round + 1, r) == rank_.value)
-                    (void)p2p(OpKind::send, "model", r, model_bytes,
-                              fmt::format("round{} model to rank {}", round + 1, r), {step_done});
+            if (round + 1 < clients_.size()) {
+                const auto& moves = moves_by_sender_[round + 1];
+                auto out = std::lower_bound(moves.begin(), moves.end(), rank_.value,
+                                            [](const ModelMove& m, std::uint32_t r) { return m.from < r; });
+                for (; out != moves.end() && out->from == rank_.value; ++out)
+                    (void)p2p(OpKind::send, "model", out->to, model_bytes,
+                              fmt::format("round{} model to rank {}", round + 1, out->to), {step_done});
+            }
         } else if (!reduce && plan_.dp > 1 && (step + 1) % plan_.local_steps == 0) {
             if (plan_.gossip()) {
                 step_done = gossip_round(step, round, step_done);
@@ -301,7 +306,7 @@ void LayerBuilder::build_rank() {
                 // (round + 1: the rounds done with this one, every global_every-th of them global.)
                 const bool in_group = plan_.averaging_group > 0 && (round + 1) % plan_.global_every != 0;
                 step_done =
-                    collective(CollectiveKind::all_reduce, 4 * params,
+                    collective(CollectiveKind::all_reduce, model_bytes,
                                fmt::format("step{} average parameters{}", step, in_group ? " in group" : ""),
                                {step_done}, in_group ? groups_[rank_.value / plan_.averaging_group] : traces::CommId{});
             }
@@ -351,10 +356,7 @@ OpGraph LayerBuilder::build() {
         // Each round's clients: the first clients_per_round of a seeded shuffle of the ranks, in rank order.
         p2p_comm_ = g_.communicator("fedavg", all);
         for (std::uint32_t q = 0; q < plan_.steps / plan_.local_steps; ++q) {
-            std::vector<std::uint32_t> order(plan_.dp);
-            for (std::uint32_t i = 0; i < plan_.dp; ++i) order[i] = i;
-            for (std::uint32_t i = plan_.dp; i > 1; --i)
-                std::swap(order[i - 1], order[engine::hash_combine(engine::hash_combine(plan_.seed, q), i) % i]);
+            std::vector<std::uint32_t> order = seeded_permutation(plan_.dp, plan_.seed, q);
             order.resize(plan_.clients_per_round);
             std::sort(order.begin(), order.end());
             std::vector<RankId> members;
@@ -362,6 +364,7 @@ OpGraph LayerBuilder::build() {
             round_comms_.push_back(g_.communicator(fmt::format("round {}", q), members));
             clients_.push_back(std::move(order));
         }
+        plan_model_moves();
     }
     if (plan_.dp > 1 && plan_.gossip()) {
         p2p_comm_ = g_.communicator("gossip", all);
@@ -392,14 +395,20 @@ bool LayerBuilder::is_client(std::uint32_t round, std::uint32_t rank) const {
     return std::binary_search(clients_[round].begin(), clients_[round].end(), rank);
 }
 
-std::uint32_t LayerBuilder::model_sender(std::uint32_t round, std::uint32_t rank) const {
-    // A newcomer (a client of this round, not of the last) gets the model from the last round's clients in turn.
-    if (round == 0 || !is_client(round, rank) || is_client(round - 1, rank)) return UINT32_MAX;
-    std::uint32_t k = 0;  // the newcomer's index among this round's newcomers
-    for (const std::uint32_t r : clients_[round])
-        if (r < rank && !is_client(round - 1, r)) ++k;
-    const auto& last = clients_[round - 1];
-    return last[k % last.size()];
+void LayerBuilder::plan_model_moves() {
+    // Round q's newcomers, in rank order, receive from round q - 1's clients in turn.
+    moves_by_receiver_.assign(clients_.size(), {});
+    moves_by_sender_.assign(clients_.size(), {});
+    for (std::uint32_t q = 1; q < clients_.size(); ++q) {
+        const auto& last = clients_[q - 1];
+        auto& moves = moves_by_receiver_[q];
+        for (const std::uint32_t r : clients_[q])
+            if (!is_client(q - 1, r)) moves.push_back({r, last[moves.size() % last.size()]});
+        moves_by_sender_[q] = moves;
+        std::sort(moves_by_sender_[q].begin(), moves_by_sender_[q].end(), [](const ModelMove& a, const ModelMove& b) {
+            return a.from != b.from ? a.from < b.from : a.to < b.to;
+        });
+    }
 }
 
 std::uint64_t layer_data_parallel_ranks(const engine::Params& params) {

@@ -70,13 +70,7 @@ std::vector<std::vector<std::uint32_t>> gossip_peers(GossipGraph graph, std::uin
             break;
         }
         case GossipGraph::random_matching: {
-            std::vector<std::uint32_t> order(n);
-            std::iota(order.begin(), order.end(), 0U);
-            // Fisher-Yates with a counter-based generator: the same on every machine.
-            for (std::uint32_t i = n; i > 1; --i) {
-                const std::uint64_t r = engine::hash_combine(engine::hash_combine(seed, round), i);
-                std::swap(order[i - 1], order[r % i]);
-            }
+            const std::vector<std::uint32_t> order = seeded_permutation(n, seed, round);
             for (std::uint32_t i = 0; i + 1 < n; i += 2) link(peers, order[i], order[i + 1]);
             break;
         }
@@ -86,6 +80,14 @@ std::vector<std::vector<std::uint32_t>> gossip_peers(GossipGraph graph, std::uin
         p.erase(std::unique(p.begin(), p.end()), p.end());
     }
     return peers;
+}
+
+std::vector<std::uint32_t> seeded_permutation(std::uint32_t n, std::uint64_t seed, std::uint32_t round) {
+    std::vector<std::uint32_t> order(n);
+    std::iota(order.begin(), order.end(), 0U);
+    for (std::uint32_t i = n; i > 1; --i)
+        std::swap(order[i - 1], order[engine::hash_combine(engine::hash_combine(seed, round), i) % i]);
+    return order;
 }
 
 std::vector<std::vector<std::uint32_t>> gossip_sources(const std::vector<std::vector<std::uint32_t>>& sends) {

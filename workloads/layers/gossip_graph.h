@@ -23,6 +23,9 @@ const char* gossip_graph_names();  // for messages: "ring, torus, ..."
 /// shuffle seeded by (seed, round), one rank left out when the count is odd.
 std::vector<std::vector<std::uint32_t>> gossip_peers(GossipGraph graph, std::uint32_t ranks, std::uint32_t round,
                                                      std::uint64_t seed);
+/// 0 .. n-1 shuffled by Fisher-Yates with a counter-based generator keyed by (seed, round): the same on every
+/// machine (random matchings pair its neighbours; federated rounds take its first clients).
+std::vector<std::uint32_t> seeded_permutation(std::uint32_t n, std::uint64_t seed, std::uint32_t round);
 /// The ranks each rank receives from: `sends` transposed (sorted).
 std::vector<std::vector<std::uint32_t>> gossip_sources(const std::vector<std::vector<std::uint32_t>>& sends);
 

@@ -89,8 +89,13 @@ private:
     std::vector<traces::CommId> groups_;               // hierarchical averaging: by group
     std::vector<std::vector<std::uint32_t>> clients_;  // federated: each round's ranks
     std::vector<traces::CommId> round_comms_;          // federated: each round's clients
-    /// Federated: the round's client that sends rank r its model at the start of round q (UINT32_MAX: none).
-    [[nodiscard]] std::uint32_t model_sender(std::uint32_t round, std::uint32_t rank) const;
+    /// Federated: round q's newcomers (clients of q, not of q - 1), each receiving the model from q - 1's clients in
+    /// turn; by receiver and by sender (then receiver), so that each rank finds its own in a binary search.
+    struct ModelMove {
+        std::uint32_t to, from;
+    };
+    std::vector<std::vector<ModelMove>> moves_by_receiver_, moves_by_sender_;  // by round
+    void plan_model_moves();
     [[nodiscard]] bool is_client(std::uint32_t round, std::uint32_t rank) const;
     std::vector<std::vector<std::vector<std::uint32_t>>> sends_, sources_;  // gossip: round -> rank -> peers
     std::vector<std::uint32_t> shapes_;     // by layer: GEMM shape index of the batch, or no_shape
