@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "workloads/compression.h"
 #include "workloads/transformer/transformer_plan.h"
 
 namespace clustersim::workloads {
@@ -91,7 +92,7 @@ std::vector<engine::ParamSpec> layers_params() {
 }
 
 std::vector<engine::ParamSpec> pipeline_params() {
-    return {
+    std::vector<engine::ParamSpec> specs = {
         {"generator", ParamType::string, "pipeline", "this generator's name"},
         {"pp", ParamType::integer, "4", "pipeline stages"},
         {"dp", ParamType::integer, "1", "data-parallel replicas of the pipeline"},
@@ -111,6 +112,8 @@ std::vector<engine::ParamSpec> pipeline_params() {
          "fixed time of one micro-batch's backward on a stage (default: 2x forward FLOPs)"},
         {"optimizer", ParamType::boolean, "true", "end with an optimizer step after the gradient all-reduce"},
     };
+    add_stage_compression_params(specs);
+    return specs;
 }
 }  // namespace
 

@@ -41,8 +41,6 @@ using traces::RankId;
 
 namespace {
 
-constexpr engine::NameTable<Codec, 4> codec_names{
-    {{Codec::none, "none"}, {Codec::topk, "topk"}, {Codec::quantize, "quantize"}, {Codec::lowrank, "lowrank"}}};
 constexpr engine::NameTable<Averaging, 3> averaging_names{{{Averaging::allreduce, "allreduce"},
                                                            {Averaging::gossip, "gossip"},
                                                            {Averaging::parameter_server, "parameter_server"}}};
@@ -84,10 +82,7 @@ LayerPlan read_plan(const engine::Params& p) {
     };
     plan.bucket_bytes = megabytes("bucket_mb");
     plan.first_bucket_bytes = megabytes("first_bucket_mb");
-    plan.codec = engine::choose(p, "compression", codec_names, "compression");
-    plan.ratio = p.number("compression_ratio");
-    if (!(plan.ratio > 0) || plan.ratio > 1)
-        p.fail("compression_ratio", fmt::format("expected a fraction above 0 and up to 1, got {}", plan.ratio));
+    plan.compression = read_compression(p, "compression", "compression_ratio");
     plan.averaging = engine::choose(p, "averaging", averaging_names, "averaging");
     plan.servers = static_cast<std::uint32_t>(integer_in(p, "servers", 1, 1 << 16));
     plan.ps_mode = engine::choose(p, "ps_mode", ps_mode_names, "mode");
@@ -142,8 +137,7 @@ LayerPlan read_plan(const engine::Params& p) {
         if (plan.clients_per_round > plan.dp)
             p.fail("clients_per_round",
                    fmt::format("{} clients per round, but dp is {}", plan.clients_per_round, plan.dp));
-        if (plan.averaging != Averaging::allreduce || plan.offload || plan.averaging_group > 0 ||
-            plan.codec != Codec::none)
+        if (plan.averaging != Averaging::allreduce || plan.offload || plan.averaging_group > 0 || plan.compression.on())
             p.fail("clients_per_round",
                    "federated rounds average with one all-reduce of the round's clients: "
                    "averaging: allreduce, without offload, averaging_group or compression");
@@ -155,11 +149,11 @@ LayerPlan read_plan(const engine::Params& p) {
     if (plan.averaging_group == 0 && plan.global_every > 1)
         p.fail("global_every", "global_every needs averaging_group (the groups that average in between)");
     plan.seed = static_cast<std::uint64_t>(p.integer("seed"));
-    if (plan.codec != Codec::none && plan.local_steps > 1 && !plan.gossip())
+    if (plan.compression.on() && plan.local_steps > 1 && !plan.gossip())
         p.fail("compression",
                "compression applies to the gradient buckets, which local SGD (local_steps > 1) does "
                "not send");
-    plan.error_feedback = p.boolean("error_feedback");
+    plan.compression.error_feedback = p.boolean("error_feedback");
     const std::string& optimizer = p.string("optimizer");
     if (optimizer != "sgd" && optimizer != "adam")
         p.fail("optimizer", fmt::format("unknown optimizer '{}' (known: sgd, adam)", optimizer));
@@ -210,7 +204,7 @@ void LayerBuilder::build_rank() {
     memory(OpKind::alloc, traces::MemoryUse::gradients, grad_width * params, "gradients");
     if (!plan_.parameter_server() && !plan_.offload)  // the servers or the host hold it
         memory(OpKind::alloc, traces::MemoryUse::optimizer_state, (plan_.adam ? 8 : 4) * params, "optimizer state");
-    if (plan_.error_feedback && plan_.codec != Codec::none)
+    if (plan_.compression.error_feedback && plan_.compression.on())
         memory(OpKind::alloc, traces::MemoryUse::buffers, grad_width * params, "error-feedback residual");
     std::vector<OpId> next;                 // what the next step's first forward waits for
     const double model_bytes = 4 * params;  // fp32 parameters, as averaged
@@ -326,7 +320,7 @@ OpGraph LayerBuilder::build() {
                                                                               plan_.averaging_group, plan_.global_every)
                                                                 : "")
                         : "",
-                    plan_.codec != Codec::none ? fmt::format(", compressed to {}", plan_.ratio) : "",
+                    plan_.compression.on() ? fmt::format(", compressed to {}", plan_.compression.ratio) : "",
                     plan_.gossip()             ? ", gossip"
                     : plan_.parameter_server() ? fmt::format(", {} parameter servers", plan_.servers)
                                                : std::string{});

@@ -17,6 +17,7 @@
 #include "engine/units.h"
 
 #include "traces/pipeline_schedule.h"
+#include "workloads/compression.h"
 #include "workloads/workload_registry.h"
 
 namespace clustersim::workloads {
@@ -35,6 +36,7 @@ struct Shape {
     traces::DataType dtype = traces::DataType::bf16;
     engine::Time forward_time{-1}, backward_time{-1};
     bool optimizer = true;
+    StageCompression compression;  // of the messages between stages
 };
 
 std::uint32_t positive(const engine::Params& p, const char* name, std::int64_t max) {
@@ -71,6 +73,7 @@ Shape read_shape(const engine::Params& p) {
     if (!p.string("backward_time").empty())
         s.backward_time = engine::parse_time(p.string("backward_time"), p.location("backward_time"));
     s.optimizer = p.boolean("optimizer");
+    s.compression = read_stage_compression(p, s.pp);
     return s;
 }
 
@@ -144,14 +147,35 @@ OpGraph build_pipeline_data_parallel(const engine::Params& params) {
                 last_compute = g.add(op, deps);
                 return last_compute;
             };
+            // A message between stages: compressed (encoded on the sender's compute stream before the send, decoded
+            // on the receiver's after the receive) when its direction is.
             auto p2p = [&](OpKind kind, traces::StreamId stream, const std::string& name, std::uint32_t peer_stage,
-                           traces::CommId comm, std::vector<OpId> deps) {
+                           traces::CommId comm, std::vector<OpId> deps, bool compressed) {
+                const double bytes = static_cast<double>(activation_bytes);
+                const double sent = compressed ? s.compression.codec.sent_bytes(bytes, width) : bytes;
+                auto codec_kernel = [&](const std::string& what, double traffic, OpId after) {
+                    traces::Op op{rank,
+                                  compute,
+                                  g.intern(what + name.substr(4)),
+                                  OpKind::compute,
+                                  traces::KernelClass::elementwise,
+                                  s.dtype};
+                    op.bytes = engine::saturated_bytes(traffic);
+                    last_compute = g.add(op, std::vector<OpId>{after});
+                    return last_compute;
+                };
+                if (compressed && kind == OpKind::send)
+                    deps = {codec_kernel("encode", s.compression.codec.encode_traffic(bytes, sent), deps.front())};
                 traces::Op op{rank, stream, g.intern(name), kind, traces::KernelClass::communication, s.dtype};
-                op.bytes = activation_bytes;
+                op.bytes = engine::saturated_bytes(sent);
                 op.comm = comm;
                 op.peer = rank_of(d, peer_stage);
-                return g.add(op, deps);
+                const OpId message = g.add(op, deps);
+                if (compressed && kind == OpKind::recv)
+                    return codec_kernel("decode", Compression::decode_traffic(sent, bytes), message);
+                return message;
             };
+            const bool zip_act = s.compression.on(false), zip_grad = s.compression.on(true);
             const engine::Time fwd_time = s.forward_time;
             const engine::Time bwd_time = s.backward_time.count() >= 0  ? s.backward_time
                                           : s.forward_time.count() >= 0 ? engine::Time{2 * s.forward_time.count()}
@@ -183,15 +207,17 @@ OpGraph build_pipeline_data_parallel(const engine::Params& params) {
                 if (step.forward) {
                     std::vector<OpId> deps;
                     if (const Peer from = before(step.chunk); from.comm.valid())
-                        deps.push_back(p2p(OpKind::recv, recv, "recv act " + tag, from.stage, from.comm, posted()));
+                        deps.push_back(
+                            p2p(OpKind::recv, recv, "recv act " + tag, from.stage, from.comm, posted(), zip_act));
                     const OpId fwd = compute_op("forward " + tag, fwd_flops, chunk_time(fwd_time), deps);
                     if (const Peer to = after(step.chunk); to.comm.valid())
-                        p2p(OpKind::send, send, "send act " + tag, to.stage, to.comm, {fwd});
+                        p2p(OpKind::send, send, "send act " + tag, to.stage, to.comm, {fwd}, zip_act);
                     continue;
                 }
                 std::vector<OpId> deps;
                 if (const Peer from = after(step.chunk); from.comm.valid())
-                    deps.push_back(p2p(OpKind::recv, recv_grad, "recv grad " + tag, from.stage, from.comm, posted()));
+                    deps.push_back(
+                        p2p(OpKind::recv, recv_grad, "recv grad " + tag, from.stage, from.comm, posted(), zip_grad));
                 const bool final_mb = step.micro_batch + 1 == s.microbatches;
                 if (!final_mb || s.dp == 1) {
                     last_backward = compute_op("backward " + tag, 2 * fwd_flops, chunk_time(bwd_time), deps);
@@ -217,7 +243,7 @@ OpGraph build_pipeline_data_parallel(const engine::Params& params) {
                     }
                 }
                 if (const Peer to = before(step.chunk); to.comm.valid())
-                    p2p(OpKind::send, send_grad, "send grad " + tag, to.stage, to.comm, {last_backward});
+                    p2p(OpKind::send, send_grad, "send grad " + tag, to.stage, to.comm, {last_backward}, zip_grad);
             }
             if (s.optimizer) {
                 // The optimizer step waits for every gradient all-reduce of this rank (the tail of the dp stream).

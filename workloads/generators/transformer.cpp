@@ -98,6 +98,24 @@ double TransformerBuilder::boundary_bytes() const {
            (plan_.sequence_parallel ? plan_.tp : 1);
 }
 
+double TransformerBuilder::boundary_message(bool backward) const {
+    const double bytes = boundary_bytes();
+    return plan_.pp_compression.on(backward) ? plan_.pp_compression.codec.sent_bytes(bytes, activation_width(plan_))
+                                             : bytes;
+}
+
+void TransformerBuilder::encode_boundary(bool backward, const std::string& tag) {
+    if (!plan_.pp_compression.on(backward)) return;
+    const KernelCost encode{0, plan_.pp_compression.codec.encode_traffic(boundary_bytes(), boundary_message(backward))};
+    compute(fmt::format("encode {} {}", backward ? "grad" : "act", tag).c_str(), encode, UINT32_MAX);
+}
+
+void TransformerBuilder::decode_boundary(bool backward, const std::string& tag) {
+    if (!plan_.pp_compression.on(backward)) return;
+    const KernelCost decode{0, Compression::decode_traffic(boundary_message(backward), boundary_bytes())};
+    compute(fmt::format("decode {} {}", backward ? "grad" : "act", tag).c_str(), decode, UINT32_MAX);
+}
+
 std::uint32_t TransformerBuilder::chunk_first_layer(std::uint32_t chunk) const {
     return plan_.chunk_layers(chunk, stage_).first;
 }
@@ -166,6 +184,13 @@ void TransformerBuilder::build_rank(std::uint32_t rank) {
     memory(OpKind::alloc, traces::MemoryUse::gradients, mem.gradients, "gradients");
     memory(OpKind::alloc, traces::MemoryUse::optimizer_state, mem.optimizer_state, "optimizer state");
     if (mem.buffers > 0) memory(OpKind::alloc, traces::MemoryUse::buffers, mem.buffers, "parameter gather buffers");
+    if (plan_.pp > 1 && plan_.pp_compression.codec.error_feedback) {
+        // Error feedback keeps each compressed direction's residual, per model chunk.
+        const double residuals = double(plan_.pp_compression.on(false)) + double(plan_.pp_compression.on(true));
+        if (residuals > 0)
+            memory(OpKind::alloc, traces::MemoryUse::buffers, residuals * plan_.virtual_stages * boundary_bytes(),
+                   "compression residuals");
+    }
     activation_bytes_.assign(plan_.virtual_stages, 0);
     for (std::uint32_t c = 0; c < plan_.virtual_stages; ++c)
         for (std::uint32_t l = chunk_first_layer(c); l < chunk_first_layer(c) + plan_.chunk_layers(c, stage_).second;
@@ -189,8 +214,9 @@ void TransformerBuilder::forward_step(std::uint32_t mb, std::uint32_t chunk) {
         // Posted when the rank reaches this step: after the kernel before it.
         std::vector<OpId> deps;
         if (last_compute_.valid()) deps.push_back(last_compute_);
-        pending_.push_back(p2p(OpKind::recv, s_.recv_act, comms_[rank_].pp_prev, pp_peer_prev_[rank_], boundary_bytes(),
-                               "recv act " + tag, deps));
+        pending_.push_back(p2p(OpKind::recv, s_.recv_act, comms_[rank_].pp_prev, pp_peer_prev_[rank_],
+                               boundary_message(false), "recv act " + tag, deps));
+        decode_boundary(false, tag);
     }
     memory(OpKind::alloc, traces::MemoryUse::activations, activation_bytes_[chunk], "activations");
     if (first) {
@@ -206,9 +232,10 @@ void TransformerBuilder::forward_step(std::uint32_t mb, std::uint32_t chunk) {
         compute("logits", logits_cost(plan_), UINT32_MAX);
         compute("loss", loss_cost(plan_), UINT32_MAX);
     } else {
+        encode_boundary(false, tag);
         const OpId deps[] = {last_compute_};
-        p2p(OpKind::send, s_.send_act, comms_[rank_].pp_next, pp_peer_next_[rank_], boundary_bytes(), "send act " + tag,
-            deps);
+        p2p(OpKind::send, s_.send_act, comms_[rank_].pp_next, pp_peer_next_[rank_], boundary_message(false),
+            "send act " + tag, deps);
     }
 }
 
@@ -217,12 +244,13 @@ void TransformerBuilder::backward_step(std::uint32_t mb, std::uint32_t chunk) {
     const bool first = vstage == 0, last = vstage + 1 == plan_.pp * plan_.virtual_stages;
     const bool final_mb = mb + 1 == plan_.microbatches;
     const std::string tag = plan_.virtual_stages > 1 ? fmt::format("mb{} chunk{}", mb, chunk) : fmt::format("mb{}", mb);
-    const double boundary = boundary_bytes();
+    const double boundary = boundary_message(true);
     if (!last) {
         std::vector<OpId> deps;
         if (last_compute_.valid()) deps.push_back(last_compute_);
         pending_.push_back(p2p(OpKind::recv, s_.recv_grad, comms_[rank_].pp_next, pp_peer_next_[rank_], boundary,
                                "recv grad " + tag, deps));
+        decode_boundary(true, tag);
     } else {
         if (plan_.zero_stage == 3) gather_parameters(UINT32_MAX, output_params());
         compute("loss backward", loss_cost(plan_), UINT32_MAX);
@@ -241,6 +269,7 @@ void TransformerBuilder::backward_step(std::uint32_t mb, std::uint32_t chunk) {
     memory(OpKind::free, traces::MemoryUse::activations, activation_bytes_[chunk], "activations");
     if (final_mb && plan_.zero_stage < 3) reduce_bucket();
     if (!first) {
+        encode_boundary(true, tag);
         const OpId deps[] = {last_compute_};
         p2p(OpKind::send, s_.send_grad, comms_[rank_].pp_prev, pp_peer_prev_[rank_], boundary, "send grad " + tag,
             deps);

@@ -9,12 +9,12 @@
 #include <vector>
 
 #include "traces/op_graph.h"
+#include "workloads/compression.h"
 #include "workloads/layers/gossip_graph.h"
 #include "workloads/layers/layer_list.h"
 
 namespace clustersim::workloads {
 
-enum class Codec : std::uint8_t { none, topk, quantize, lowrank };
 enum class Averaging : std::uint8_t { allreduce, gossip, parameter_server };
 enum class PsMode : std::uint8_t { sync, ssp, async };
 
@@ -24,9 +24,7 @@ struct LayerPlan {
     std::uint64_t batch = 1;  // per GPU
     traces::DataType dtype = traces::DataType::fp16, grad_dtype = traces::DataType::fp32;
     double bucket_bytes = 0, first_bucket_bytes = 0;
-    Codec codec = Codec::none;
-    double ratio = 1;  // compressed bytes / gradient bytes
-    bool error_feedback = false;
+    Compression compression;  // of the gradient buckets or gossip messages
     bool adam = false;
     Averaging averaging = Averaging::allreduce;
     std::vector<GossipGraph> graphs = {GossipGraph::ring};  // round r gossips on graphs[r mod size]
@@ -51,8 +49,7 @@ struct LayerPlan {
     [[nodiscard]] std::uint32_t ranks() const { return dp + (parameter_server() ? servers : 0); }
 };
 
-/// The bytes a compressed message of `bytes` sends: top-k a value and a 4-byte index per kept element;
-/// quantization and low-rank factors `ratio` of the bytes.
+/// The bytes a compressed message of `bytes` (in the gradient datatype) sends (Compression::sent_bytes).
 double compressed_bytes(const LayerPlan& plan, double bytes);
 
 class LayerBuilder {

@@ -13,33 +13,23 @@ using traces::OpKind;
 using traces::RankId;
 
 double compressed_bytes(const LayerPlan& plan, double bytes) {
-    const double width = traces::data_type_size(plan.grad_dtype);
-    switch (plan.codec) {
-        case Codec::none:
-            return bytes;
-        case Codec::topk:
-            return bytes * plan.ratio * (width + 4) / width;
-        case Codec::quantize:
-        case Codec::lowrank:
-            return bytes * plan.ratio;
-    }
-    return bytes;
+    return plan.compression.sent_bytes(bytes, traces::data_type_size(plan.grad_dtype));
 }
 
 void LayerBuilder::reduce_bucket(std::uint32_t step, double bytes, OpId after) {
     const std::string name = fmt::format("step{} bucket{}", step, bucket_index_++);
     if (plan_.dp == 1) return;
-    if (plan_.codec == Codec::none) {
+    if (!plan_.compression.on()) {
         reductions_.push_back(collective(CollectiveKind::all_reduce, bytes, "all-reduce " + name, {after}));
         return;
     }
     // Encode (read the gradients and, with error feedback, the residual; write the message and the residual),
     // send, decode (read what arrived, write the gradients).
     const double sent = compressed_bytes(plan_, bytes);
-    const double encode_bytes = bytes + sent + (plan_.error_feedback ? 2 * bytes : 0);
+    const double encode_bytes = plan_.compression.encode_traffic(bytes, sent);
     const OpId encode =
         compute("encode " + name, traces::KernelClass::elementwise, 0, encode_bytes, traces::no_shape, {after});
-    const bool gathered = plan_.codec != Codec::lowrank;
+    const bool gathered = plan_.compression.codec != Codec::lowrank;
     const OpId sent_op = collective(gathered ? CollectiveKind::all_gather : CollectiveKind::all_reduce, sent,
                                     (gathered ? "all-gather " : "all-reduce ") + name, {encode});
     const double received = gathered ? sent * plan_.dp : sent;
@@ -53,9 +43,9 @@ OpId LayerBuilder::gossip_round(std::uint32_t step, std::uint32_t round, OpId af
     const double params = static_cast<double>(plan_.model.params());
     const double message = compressed_bytes(plan_, 4 * params);  // fp32 parameters
     OpId ready = after;
-    if (plan_.codec != Codec::none)
+    if (plan_.compression.on())
         ready = compute(fmt::format("step{} encode parameters", step), traces::KernelClass::elementwise, 0,
-                        4 * params + message + (plan_.error_feedback ? 8 * params : 0), traces::no_shape, {after});
+                        plan_.compression.encode_traffic(4 * params, message), traces::no_shape, {after});
     std::vector<OpId> exchanged{ready};
     for (const OpKind kind : {OpKind::send, OpKind::recv}) {
         const bool send = kind == OpKind::send;

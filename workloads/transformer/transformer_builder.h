@@ -44,6 +44,11 @@ private:
     [[nodiscard]] double table_params() const;
     [[nodiscard]] double output_params() const;
     [[nodiscard]] double boundary_bytes() const;
+    /// What a message between stages carries: boundary_bytes(), compressed when its direction is.
+    [[nodiscard]] double boundary_message(bool backward) const;
+    /// With compression, the encode kernel before a boundary send and the decode after its receive.
+    void encode_boundary(bool backward, const std::string& tag);
+    void decode_boundary(bool backward, const std::string& tag);
     void reduce_bucket();
     void finish_rank();
 

@@ -16,64 +16,71 @@ const char* recompute_name(Recompute r) {
 }
 
 const std::vector<engine::ParamSpec>& transformer_params() {
-    static const std::vector<engine::ParamSpec> specs = {
-        {"generator", ParamType::string, "transformer", "this generator's name"},
-        {"model", ParamType::string, "", "a model preset (clustersim models); the dimension keys override it"},
-        {"layers", ParamType::integer, "0", "transformer layers (0: from the preset)"},
-        {"hidden", ParamType::integer, "0", "hidden size h (0: from the preset)"},
-        {"heads", ParamType::integer, "0", "attention heads (0: from the preset)"},
-        {"kv_heads", ParamType::integer, "0",
-         "key/value heads, fewer than heads for grouped-query attention (0: heads)"},
-        {"ffn_hidden", ParamType::integer, "0", "MLP inner size (0: from the preset, else 4 h)"},
-        {"ffn", ParamType::string, "", "MLP kind: gelu or swiglu (default: the preset's, else gelu)"},
-        {"vocab", ParamType::integer, "0", "vocabulary size (0: from the preset)"},
-        {"seq_len", ParamType::integer, "0", "sequence length in tokens (0: from the preset)"},
-        {"tie_embeddings", ParamType::string, "",
-         "true: the output layer shares the input embedding (default: the preset's, else false)"},
-        {"micro_batch_size", ParamType::integer, "1", "sequences per micro-batch"},
-        {"global_batch_size", ParamType::integer, "0",
-         "sequences per iteration (0: one micro-batch per replica and pipeline stage)"},
-        {"dtype", ParamType::string, "bf16", "datatype of weights, activations and gradients: fp16, bf16 or fp8"},
-        {"tp", ParamType::integer, "1", "tensor-parallel size (Megatron column/row split)"},
-        {"sequence_parallel", ParamType::boolean, "false",
-         "sequence parallelism: reduce-scatter + all-gather instead of all-reduce"},
-        {"pp", ParamType::integer, "1", "pipeline stages"},
-        {"virtual_stages", ParamType::integer, "1", "model chunks per stage (> 1: Megatron's interleaved 1F1B)"},
-        {"schedule", ParamType::string, "1f1b", "pipeline schedule: gpipe or 1f1b"},
-        {"cp", ParamType::integer, "1", "context-parallel size (ring attention)"},
-        {"dp", ParamType::string, "auto", "data-parallel size, or auto: world size / (tp x pp x cp)"},
-        {"world_size", ParamType::integer, "0", "GPUs of the job (0: every GPU of the topology)"},
-        {"zero_stage", ParamType::integer, "0", "ZeRO stage: 0, 1, 2 or 3 (3: parameters sharded, FSDP-style)"},
-        {"experts", ParamType::integer, "0", "routed experts per MoE layer (0: dense; default: the preset's)"},
-        {"top_k", ParamType::integer, "0", "experts per token (0: the preset's, else 1)"},
-        {"ep", ParamType::integer, "1", "expert-parallel size (divides experts and cp x dp)"},
-        {"capacity_factor", ParamType::number, "1",
-         "expert capacity over the balanced load (tokens beyond it are dropped)"},
-        {"moe_imbalance", ParamType::number, "1", "tokens of the busiest expert rank over the balanced share (>= 1)"},
-        {"moe_ffn_hidden", ParamType::integer, "0", "inner size of each expert (0: the preset's, else ffn_hidden)"},
-        {"moe_every", ParamType::integer, "0", "every n-th layer is MoE (0: the preset's, else 1)"},
-        {"shared_experts", ParamType::integer, "-1",
-         "experts every token uses besides the routed ones (-1: the preset's, else 0)"},
-        {"dense_layers", ParamType::integer, "-1",
-         "leading dense layers before the first MoE layer (-1: the preset's, else 0)"},
-        {"recompute", ParamType::string, "none", "activation recomputation: none, selective (attention core) or full"},
-        {"grad_bucket", ParamType::bytes, "25 MiB",
-         "data-parallel gradient bucket, reduced as the backward pass fills it"},
-        {"rank_order", ParamType::string, "tp-cp-ep-dp-pp",
-         "placement of the grid, fastest dimension first (Megatron's order)"},
-        {"attention", ParamType::string, "flash", "attention kernel: flash (no s x s matrix kept) or standard"},
-        {"causal", ParamType::boolean, "true", "causal masking (halves the attention core's FLOPs)"},
-        {"optimizer", ParamType::boolean, "true", "end with the optimizer step (Adam) and ZeRO's parameter all-gather"},
-        {"placement", ParamType::string, "even",
-         "layers over the pipeline stages: even, or balanced (by each stage's speed on its GPUs, measured by the "
-         "scenario on the even split: heterogeneous clusters)"},
-        {"stage_layers", ParamType::string, "",
-         "layers of each pipeline stage, e.g. \"10,14,14,10\" (an explicit split; virtual_stages 1); default: by "
-         "placement"},
-        {"fold", ParamType::string, "auto",
-         "symmetry reduction: none (simulate every rank), dp (one data-parallel replica), tp+dp (also one rank per "
-         "TP group), or auto (the least folding that keeps the run under 3 M ops)"},
-    };
+    static const std::vector<engine::ParamSpec> specs = [] {
+        std::vector<engine::ParamSpec> table = {
+            {"generator", ParamType::string, "transformer", "this generator's name"},
+            {"model", ParamType::string, "", "a model preset (clustersim models); the dimension keys override it"},
+            {"layers", ParamType::integer, "0", "transformer layers (0: from the preset)"},
+            {"hidden", ParamType::integer, "0", "hidden size h (0: from the preset)"},
+            {"heads", ParamType::integer, "0", "attention heads (0: from the preset)"},
+            {"kv_heads", ParamType::integer, "0",
+             "key/value heads, fewer than heads for grouped-query attention (0: heads)"},
+            {"ffn_hidden", ParamType::integer, "0", "MLP inner size (0: from the preset, else 4 h)"},
+            {"ffn", ParamType::string, "", "MLP kind: gelu or swiglu (default: the preset's, else gelu)"},
+            {"vocab", ParamType::integer, "0", "vocabulary size (0: from the preset)"},
+            {"seq_len", ParamType::integer, "0", "sequence length in tokens (0: from the preset)"},
+            {"tie_embeddings", ParamType::string, "",
+             "true: the output layer shares the input embedding (default: the preset's, else false)"},
+            {"micro_batch_size", ParamType::integer, "1", "sequences per micro-batch"},
+            {"global_batch_size", ParamType::integer, "0",
+             "sequences per iteration (0: one micro-batch per replica and pipeline stage)"},
+            {"dtype", ParamType::string, "bf16", "datatype of weights, activations and gradients: fp16, bf16 or fp8"},
+            {"tp", ParamType::integer, "1", "tensor-parallel size (Megatron column/row split)"},
+            {"sequence_parallel", ParamType::boolean, "false",
+             "sequence parallelism: reduce-scatter + all-gather instead of all-reduce"},
+            {"pp", ParamType::integer, "1", "pipeline stages"},
+            {"virtual_stages", ParamType::integer, "1", "model chunks per stage (> 1: Megatron's interleaved 1F1B)"},
+            {"schedule", ParamType::string, "1f1b", "pipeline schedule: gpipe or 1f1b"},
+            {"cp", ParamType::integer, "1", "context-parallel size (ring attention)"},
+            {"dp", ParamType::string, "auto", "data-parallel size, or auto: world size / (tp x pp x cp)"},
+            {"world_size", ParamType::integer, "0", "GPUs of the job (0: every GPU of the topology)"},
+            {"zero_stage", ParamType::integer, "0", "ZeRO stage: 0, 1, 2 or 3 (3: parameters sharded, FSDP-style)"},
+            {"experts", ParamType::integer, "0", "routed experts per MoE layer (0: dense; default: the preset's)"},
+            {"top_k", ParamType::integer, "0", "experts per token (0: the preset's, else 1)"},
+            {"ep", ParamType::integer, "1", "expert-parallel size (divides experts and cp x dp)"},
+            {"capacity_factor", ParamType::number, "1",
+             "expert capacity over the balanced load (tokens beyond it are dropped)"},
+            {"moe_imbalance", ParamType::number, "1",
+             "tokens of the busiest expert rank over the balanced share (>= 1)"},
+            {"moe_ffn_hidden", ParamType::integer, "0", "inner size of each expert (0: the preset's, else ffn_hidden)"},
+            {"moe_every", ParamType::integer, "0", "every n-th layer is MoE (0: the preset's, else 1)"},
+            {"shared_experts", ParamType::integer, "-1",
+             "experts every token uses besides the routed ones (-1: the preset's, else 0)"},
+            {"dense_layers", ParamType::integer, "-1",
+             "leading dense layers before the first MoE layer (-1: the preset's, else 0)"},
+            {"recompute", ParamType::string, "none",
+             "activation recomputation: none, selective (attention core) or full"},
+            {"grad_bucket", ParamType::bytes, "25 MiB",
+             "data-parallel gradient bucket, reduced as the backward pass fills it"},
+            {"rank_order", ParamType::string, "tp-cp-ep-dp-pp",
+             "placement of the grid, fastest dimension first (Megatron's order)"},
+            {"attention", ParamType::string, "flash", "attention kernel: flash (no s x s matrix kept) or standard"},
+            {"causal", ParamType::boolean, "true", "causal masking (halves the attention core's FLOPs)"},
+            {"optimizer", ParamType::boolean, "true",
+             "end with the optimizer step (Adam) and ZeRO's parameter all-gather"},
+            {"placement", ParamType::string, "even",
+             "layers over the pipeline stages: even, or balanced (by each stage's speed on its GPUs, measured by the "
+             "scenario on the even split: heterogeneous clusters)"},
+            {"stage_layers", ParamType::string, "",
+             "layers of each pipeline stage, e.g. \"10,14,14,10\" (an explicit split; virtual_stages 1); default: by "
+             "placement"},
+            {"fold", ParamType::string, "auto",
+             "symmetry reduction: none (simulate every rank), dp (one data-parallel replica), tp+dp (also one rank per "
+             "TP group), or auto (the least folding that keeps the run under 3 M ops)"},
+        };
+        add_stage_compression_params(table);
+        return table;
+    }();
     return specs;
 }
 
@@ -302,6 +309,7 @@ TransformerPlan read_transformer_plan(const engine::Params& p) {
     plan.flash_attention = attention == "flash";
     plan.causal = p.boolean("causal");
     plan.optimizer = p.boolean("optimizer");
+    plan.pp_compression = read_stage_compression(p, plan.pp);
     const std::string& fold = p.string("fold");
     if (fold != "auto" && fold != "none" && fold != "dp" && fold != "tp+dp")
         p.fail("fold", fmt::format("expected auto, none, dp or tp+dp, got \"{}\"", fold));

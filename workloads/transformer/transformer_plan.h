@@ -12,6 +12,7 @@
 #include "engine/params.h"
 #include "traces/op_graph.h"
 #include "traces/pipeline_schedule.h"
+#include "workloads/compression.h"
 #include "workloads/transformer/transformer_model.h"
 
 namespace clustersim::workloads {
@@ -44,6 +45,7 @@ struct TransformerPlan {
     bool causal = true;
     bool optimizer = true;
     Fold fold = Fold::automatic;
+    StageCompression pp_compression;  // of the activations and gradients passed between stages
     /// Layers of each pipeline stage when they differ (heterogeneous stages; one chunk per stage); empty: the
     /// layers split evenly over pp x virtual_stages chunks.
     std::vector<std::uint32_t> stage_layers;
