@@ -33,6 +33,9 @@ double tile_size_factor(std::uint64_t area, std::uint64_t largest) {
     return std::sqrt(static_cast<double>(area) / static_cast<double>(largest));
 }
 std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
+// The least K one split-K block takes (four 64-deep main-loop iterations: below it the partial sums' reduction
+// outweighs the gain; an assumption).
+constexpr std::uint64_t min_split_k = 256;
 }  // namespace
 
 GemmTiming gemm_timing(const traces::GemmShape& shape, double flops, const topo::GpuSpec& gpu, double peak_flops) {
@@ -48,7 +51,12 @@ GemmTiming gemm_timing(const traces::GemmShape& shape, double flops, const topo:
         t.tile_efficiency =
             static_cast<double>(shape.m) * shape.n / (static_cast<double>(tiles_m * tm) * (tiles_n * tn));
         const std::uint64_t sms = static_cast<std::uint64_t>(gpu.sms);
-        t.wave_efficiency = static_cast<double>(tiles) / static_cast<double>(ceil_div(tiles, sms) * sms);
+        // Split-K: fewer tiles than SMs split K over as many thread blocks as fill the SMs (each at least
+        // min_split_k deep), as cuBLAS and CUTLASS do for small M x N with a large K.
+        t.splits = static_cast<std::uint32_t>(std::clamp<std::uint64_t>(
+            sms / std::max<std::uint64_t>(1, tiles), 1, std::max<std::uint64_t>(1, shape.k / min_split_k)));
+        const std::uint64_t blocks = tiles * t.splits;
+        t.wave_efficiency = static_cast<double>(blocks) / static_cast<double>(ceil_div(blocks, sms) * sms);
         t.efficiency = gpu.gemm_efficiency * t.tile_efficiency * t.wave_efficiency *
                        tile_size_factor(std::uint64_t{tm} * tn, largest);
         t.seconds = flops / (peak_flops * t.efficiency);

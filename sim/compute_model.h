@@ -32,7 +32,8 @@ struct ComputeModel {
 struct GemmTiming {
     std::uint32_t tile_m = 0, tile_n = 0;
     double tile_efficiency = 1;  // useful share of the padded tiles
-    double wave_efficiency = 1;  // useful share of the last wave of tiles over the SMs
+    std::uint32_t splits = 1;    // split-K: thread blocks per output tile, each over a share of K
+    double wave_efficiency = 1;  // useful share of the last wave of thread blocks over the SMs
     double efficiency = 0;       // gemm_efficiency x tile x wave x tile-size factor
     double seconds = 0;          // compute-bound time at that efficiency (no overhead, no memory bound)
 };

@@ -124,8 +124,9 @@ const std::vector<GeneratorEntry>& workload_generators() {
          "table-, row- or column-wise with an exchange of pooled embeddings forward and of their gradients backward",
          dlrm_params(), &build_dlrm, &dlrm_ranks},
         {"inference",
-         "a dense transformer serving a batch of requests with TP and PP: the prefill of every prompt, then one "
-         "decode step per output token reading the weights and the KV cache; time to first token and per token",
+         "a transformer (dense or MoE) serving a batch of requests with TP, PP and EP: the prefill of every "
+         "prompt, then one decode step per output token reading the weights and the KV cache; time to first token "
+         "and per token",
          inference_params(), &build_inference, &inference_ranks},
         {"layers",
          "a model as a list of layers (ResNet-50, VGG-16 or a YAML file) trained data parallel as PyTorch DDP does: "

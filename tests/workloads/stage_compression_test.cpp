@@ -7,8 +7,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "engine/yaml_reader.h"
 #include "sim/scenario/scenario.h"
+#include "tests/workloads/generate.h"
 #include "workloads/transformer/transformer_plan.h"
 #include "workloads/workload_registry.h"
 
@@ -17,18 +17,7 @@ using traces::OpKind;
 
 namespace {
 
-const workloads::GeneratorEntry& generator(const std::string& name) {
-    for (const auto& g : workloads::workload_generators())
-        if (g.name == name) return g;
-    FAIL("no generator " << name);
-    throw;
-}
-
-traces::OpGraph build(const std::string& name, const std::string& yaml) {
-    const auto& g = generator(name);
-    const auto doc = engine::YamlValue::load_string(yaml, "test.yaml");
-    return g.build(engine::Params::from_yaml(doc, g.params));
-}
+traces::OpGraph build(const std::string& name, const std::string& yaml) { return testing::generate(name, yaml); }
 
 // The ops whose name starts with `prefix`.
 std::vector<traces::OpId> named(const traces::OpGraph& g, const std::string& prefix) {
