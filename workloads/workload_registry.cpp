@@ -32,6 +32,10 @@ std::vector<engine::ParamSpec> dlrm_params() {
         {"sharding", ParamType::string, "table",
          "embedding sharding: table (whole tables, largest onto the least loaded rank), row, or column"},
         {"steps", ParamType::integer, "1", "training steps in the run"},
+        {"pipeline_lookups", ParamType::boolean, "false",
+         "issue the next step's embedding lookups and their exchange before this step's sparse update "
+         "(semi-synchronous, as TorchRec's TrainPipelineSemiSync: they read rows one update old), so that the exchange "
+         "overlaps the rest of the backward; needs steps >= 2"},
         {"dtype", ParamType::string, "fp32", "datatype of embeddings, activations and kernels"},
     };
 }

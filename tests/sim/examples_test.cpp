@@ -275,6 +275,8 @@ TEST_CASE("the studies' READMEs quote the runs their tables come from", "[exampl
         {"18-degraded-links", {"system.events=[{at: 10 ms, until: 20 ms, device: leaf0.rail3, down: true}]"}},
         {"11-dlrm-embedding-sharding",
          {"workload.sharding=column", "workload.dim=128", "workload.bottom_mlp=13-512-256-128"}},
+        {"11-dlrm-embedding-sharding",
+         {"workload.model=terabyte", "workload.sharding=row", "workload.steps=4", "workload.pipeline_lookups=true"}},
         {"23-mixtral-inference-ep", {"workload.tp=8", "workload.ep=1", "workload.batch=64"}},
         {"23-mixtral-inference-ep", {"workload.tp=1", "workload.ep=8", "workload.batch=8"}},
     };

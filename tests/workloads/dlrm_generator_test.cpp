@@ -112,3 +112,50 @@ TEST_CASE("a generated op beyond 1 PiB is a located error, not a clock overflow"
                             Catch::Matchers::Contains("'step0 embedding lookup'") &&
                             Catch::Matchers::Contains("beyond 1 PiB"));
 }
+
+TEST_CASE("dlrm's pipelined lookups: the next step's lookup and exchange run before this step's update",
+          "[workloads][dlrm]") {
+    const auto plain = generate("{generator: dlrm, ranks: 4, batch_per_gpu: 512, steps: 3}");
+    const auto piped = generate("{generator: dlrm, ranks: 4, batch_per_gpu: 512, steps: 3, pipeline_lookups: true}");
+    // The same ops (names, sizes) on every rank, in another order on the compute stream.
+    REQUIRE(plain.ops.size() == piped.ops.size());
+    auto index_of = [](const traces::OpGraph& g, std::uint32_t rank, const std::string& name) {
+        for (std::uint32_t i = 0; i < g.ops.size(); ++i)
+            if (g.ops[i].rank.value == rank && g.names[g.ops[i].name] == name) return i;
+        FAIL("no op " << name);
+        return 0U;
+    };
+    for (std::uint32_t s = 1; s < 3; ++s) {
+        const std::string now = fmt::format("step{} ", s - 1), next = fmt::format("step{} ", s);
+        const auto lookup = index_of(piped, 0, next + "embedding lookup");
+        // Without pipelining the lookup waits for the previous step's dense optimizer; with it, for the previous
+        // step's interaction backward, and comes before that step's bottom MLP backward and sparse update.
+        const auto deps = piped.deps(traces::OpId{lookup});
+        REQUIRE(deps.size() == 1);
+        REQUIRE(piped.names[piped.ops[deps[0].index()].name] == now + "interaction backward");
+        REQUIRE(lookup < index_of(piped, 0, now + "bottom MLP backward"));
+        REQUIRE(lookup < index_of(piped, 0, now + "embedding update"));
+        const auto plain_deps = plain.deps(traces::OpId{index_of(plain, 0, next + "embedding lookup")});
+        REQUIRE(plain.names[plain.ops[plain_deps[0].index()].name] == now + "dense optimizer");
+        // Its exchange follows the previous step's gradient exchange on the exchange stream.
+        REQUIRE(index_of(piped, 0, next + "embedding exchange") >
+                index_of(piped, 0, now + "embedding gradient exchange"));
+    }
+    // On one GPU (no exchange) the kernels only change order on one stream: the same time to the picosecond.
+    const std::string path =
+        std::string(CLUSTERSIM_SOURCE_DIR) + "/docs/examples/11-dlrm-embedding-sharding/scenario.yaml";
+    auto run = [&](std::vector<std::string> sets) {
+        return sim::run_scenario(sim::load_scenario(path, sets)).replay.timeline.makespan;
+    };
+    const std::vector<std::string> one = {"workload.ranks=1", "workload.steps=3"};
+    auto with = [](std::vector<std::string> v, const char* s) {
+        v.emplace_back(s);
+        return v;
+    };
+    REQUIRE(run(with(one, "workload.pipeline_lookups=true")) == run(one));
+    // On 16 GPUs the exchange of steps 1 and 2 hides behind the backward of the step before: faster.
+    const std::vector<std::string> sixteen = {"workload.steps=3"};
+    REQUIRE(run(with(sixteen, "workload.pipeline_lookups=true")) < run(sixteen));
+    REQUIRE_THROWS_WITH(generate("{generator: dlrm, pipeline_lookups: true}"),
+                        Catch::Matchers::Contains("pipeline_lookups") && Catch::Matchers::Contains("steps >= 2"));
+}

@@ -70,6 +70,7 @@ struct DlrmPlan {
     std::uint64_t batch = 2048;  // per GPU
     Sharding sharding = Sharding::table;
     traces::DataType dtype = traces::DataType::fp32;
+    bool pipeline_lookups = false;  // the next step's lookups and exchange before this step's backward ends
 };
 
 std::vector<std::uint64_t> dashed(const engine::Params& p, const char* key, std::uint64_t max) {
@@ -127,6 +128,9 @@ DlrmPlan read_plan(const engine::Params& given) {
     const auto dtype = traces::parse_data_type(p.string("dtype"));
     if (!dtype) p.fail("dtype", fmt::format("unknown datatype '{}'", p.string("dtype")));
     plan.dtype = *dtype;
+    plan.pipeline_lookups = p.boolean("pipeline_lookups");
+    if (plan.pipeline_lookups && plan.steps < 2)
+        p.fail("pipeline_lookups", "overlaps the next step's embedding lookups with this step: it needs steps >= 2");
     return plan;
 }
 
@@ -251,19 +255,26 @@ OpGraph build_dlrm(const engine::Params& params) {
         memory(traces::MemoryUse::parameters, rows_held * width + 4 * dense_params, "embedding shard and MLPs");
         memory(traces::MemoryUse::gradients, 4 * dense_params, "MLP gradients");
         memory(traces::MemoryUse::optimizer_state, 4 * dense_params, "MLP momentum");
+        // Lookups read every looked-up vector and write the pooled (or partial) outputs.
+        const double pooled_out = (plan.sharding == Sharding::table ? owned_tables : tables) * global * dim * width /
+                                  (plan.sharding == Sharding::column ? n : 1);
+        // A step's lookups and the forward exchange of what they pooled; returns the lookup and the exchange.
+        auto look_up = [&](std::uint32_t s, std::vector<OpId> deps) {
+            const std::string tag = fmt::format("step{} ", s);
+            const OpId lookup = kernel(tag + "embedding lookup", traces::KernelClass::embedding, 0,
+                                       looked_up * width + pooled_out, std::move(deps));
+            const OpId sent =
+                n > 1 ? collective(exchange, tag + "embedding exchange", forward_kind, exchanged, {lookup}) : lookup;
+            return std::pair{lookup, sent};
+        };
         OpId step_done;
+        std::pair<OpId, OpId> next;  // with pipelining: the next step's lookup and exchange, issued early
         for (std::uint32_t s = 0; s < plan.steps; ++s) {
             const std::string tag = fmt::format("step{} ", s);
             std::vector<OpId> start;
             if (step_done.valid()) start.push_back(step_done);
-            // Lookups read every looked-up vector and write the pooled (or partial) outputs.
-            const double pooled_out = (plan.sharding == Sharding::table ? owned_tables : tables) * global * dim *
-                                      width / (plan.sharding == Sharding::column ? n : 1);
-            const OpId lookup = kernel(tag + "embedding lookup", traces::KernelClass::embedding, 0,
-                                       looked_up * width + pooled_out, start);
-            OpId exchanged_fwd = lookup;
-            if (n > 1)
-                exchanged_fwd = collective(exchange, tag + "embedding exchange", forward_kind, exchanged, {lookup});
+            const auto [lookup, exchanged_fwd] = next.first.valid() ? next : look_up(s, start);
+            next = {};
             const OpId bottom = kernel(tag + "bottom MLP", traces::KernelClass::gemm, mlp_flops(plan.bottom, local),
                                        4 * mlp_params(plan.bottom) + width * local * plan.bottom.front(), {lookup});
             const OpId interact = kernel(tag + "interaction", traces::KernelClass::gemm, interaction_flops,
@@ -282,6 +293,10 @@ OpGraph build_dlrm(const engine::Params& params) {
             if (n > 1)
                 exchanged_bwd =
                     collective(exchange, tag + "embedding gradient exchange", backward_kind, exchanged, {interact_bwd});
+            // Pipelined (semi-synchronous, as TorchRec's TrainPipelineSemiSync): the next step's lookups run here,
+            // before this step's sparse update (they read rows one update old), so that their exchange overlaps the
+            // rest of this step's backward.
+            if (plan.pipeline_lookups && s + 1 < plan.steps) next = look_up(s + 1, {interact_bwd});
             const OpId bottom_bwd =
                 kernel(tag + "bottom MLP backward", traces::KernelClass::gemm, 2 * mlp_flops(plan.bottom, local),
                        8 * mlp_params(plan.bottom), {interact_bwd});
