@@ -50,6 +50,15 @@ std::vector<engine::ParamSpec> layers_params() {
         {"batch_per_gpu", ParamType::integer, "32", "samples per GPU and step"},
         {"global_batch", ParamType::integer, "0", "samples per step over all ranks (0: batch_per_gpu x dp)"},
         {"steps", ParamType::integer, "1", "training steps in the run"},
+        {"pp", ParamType::integer, "1",
+         "pipeline stages: each data-parallel replica's layers split over pp consecutive ranks (rank = replica x pp + "
+         "stage), activations and their gradients sent between stages"},
+        {"microbatches", ParamType::integer, "1",
+         "micro-batches per step (divides batch_per_gpu): the pipeline's schedule runs them; with pp 1, gradient "
+         "accumulation"},
+        {"schedule", ParamType::string, "1f1b", "pipeline schedule: gpipe or 1f1b"},
+        {"stage_layers", ParamType::string, "",
+         "layers of each stage, e.g. \"20,34\"; default: contiguous stages balancing the forward FLOPs"},
         {"dtype", ParamType::string, "fp16", "datatype of the kernels and activations (mixed precision)"},
         {"grad_dtype", ParamType::string, "fp32", "datatype of the gradients reduced (DDP reduces in the parameters')"},
         {"bucket_mb", ParamType::number, "25", "DDP gradient bucket size in MiB (PyTorch's bucket_cap_mb)"},

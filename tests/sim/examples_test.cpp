@@ -277,6 +277,10 @@ TEST_CASE("the studies' READMEs quote the runs their tables come from", "[exampl
          {"workload.sharding=column", "workload.dim=128", "workload.bottom_mlp=13-512-256-128"}},
         {"11-dlrm-embedding-sharding",
          {"workload.model=terabyte", "workload.sharding=row", "workload.steps=4", "workload.pipeline_lookups=true"}},
+        {"24-cnn-data-vs-pipeline-parallel",
+         {"workload.model=resnet50", "topology.nic_bandwidth=10 Gb/s", "workload.dp=8", "workload.pp=4",
+          "workload.microbatches=32"}},
+        {"24-cnn-data-vs-pipeline-parallel", {"workload.model=resnet50", "workload.stage_layers=18,36"}},
         {"23-mixtral-inference-ep", {"workload.tp=8", "workload.ep=1", "workload.batch=64"}},
         {"23-mixtral-inference-ep", {"workload.tp=1", "workload.ep=8", "workload.batch=8"}},
     };

@@ -51,6 +51,94 @@ std::uint64_t integer_in(const engine::Params& p, const char* name, std::int64_t
     return static_cast<std::uint64_t>(p.integer_in(name, min, max));
 }
 
+/// Stage boundaries splitting the layers' forward FLOPs as evenly as contiguous stages can: the least maximum
+/// stage load (a binary search over it, each candidate checked greedily), then the stages filled up to it in
+/// order, a stage cut early only where every remaining layer must start a stage of its own. Returns pp + 1 entries:
+/// each stage's first layer, then the layer count.
+std::vector<std::uint32_t> balanced_stages(const LayerModel& model, std::uint32_t pp) {
+    const auto& layers = model.layers;
+    const auto count = static_cast<std::uint32_t>(layers.size());
+    auto stages_needed = [&](double limit) {
+        std::uint32_t stages = 1;
+        double load = 0;
+        for (const LayerSpec& l : layers) {
+            if (load > 0 && load + l.forward_flops > limit) {
+                ++stages;
+                load = 0;
+            }
+            load += l.forward_flops;
+        }
+        return stages;
+    };
+    double lo = 0, hi = 0;
+    for (const LayerSpec& l : layers) {
+        lo = std::max(lo, l.forward_flops);
+        hi += l.forward_flops;
+    }
+    for (int i = 0; i < 200 && hi - lo > 1e-12 * hi; ++i) {
+        const double mid = (lo + hi) / 2;
+        (stages_needed(mid) <= pp ? hi : lo) = mid;
+    }
+    std::vector<std::uint32_t> first{0};
+    double load = 0;
+    for (std::uint32_t l = 0; l < count; ++l) {
+        const auto left = static_cast<std::uint32_t>(pp - first.size());  // stages still to open
+        const bool full = load > 0 && load + layers[l].forward_flops > hi;
+        if (left > 0 && (full || count - l == left)) {
+            first.push_back(l);
+            load = 0;
+        }
+        load += layers[l].forward_flops;
+    }
+    first.push_back(count);
+    return first;
+}
+
+void read_pipeline(const engine::Params& p, LayerPlan& plan) {
+    plan.pp = static_cast<std::uint32_t>(integer_in(p, "pp", 1, 1 << 12));
+    plan.microbatches = static_cast<std::uint32_t>(integer_in(p, "microbatches", 1, 1 << 16));
+    const auto schedule = traces::parse_pipeline_schedule(p.string("schedule"));
+    if (!schedule) p.fail("schedule", fmt::format("unknown schedule '{}' (known: gpipe, 1f1b)", p.string("schedule")));
+    plan.schedule = *schedule;
+    const std::size_t layers = plan.model.layers.size();
+    if (plan.pp > layers)
+        p.fail("pp", fmt::format("{} pipeline stages for {} layers: each stage needs one", plan.pp, layers));
+    if (plan.batch % plan.microbatches != 0)
+        p.fail("microbatches",
+               fmt::format("{} micro-batches do not split the batch of {} per replica", plan.microbatches, plan.batch));
+    if (plan.pipelined() && (plan.averaging != Averaging::allreduce || plan.local_steps > 1 || plan.offload ||
+                             plan.sampling() || plan.averaging_group > 0))
+        p.fail(plan.pp > 1 ? "pp" : "microbatches",
+               "pipelines and micro-batches reduce the gradients with DDP's all-reduce every step: averaging: "
+               "allreduce, local_steps 1, without offload, clients_per_round or averaging_group");
+    const std::string& given = p.string("stage_layers");
+    if (given.empty()) {
+        plan.stage_first = plan.pp > 1 ? balanced_stages(plan.model, plan.pp)
+                                       : std::vector<std::uint32_t>{0, static_cast<std::uint32_t>(layers)};
+        return;
+    }
+    plan.stage_first = {0};
+    for (std::size_t begin = 0; begin <= given.size();) {
+        std::size_t end = std::min(given.find(',', begin), given.size());
+        const std::string item = given.substr(begin, end - begin);
+        std::uint32_t count = 0;
+        bool ok = !item.empty() && item.size() < 9;
+        for (const char c : item) {
+            if (c == ' ') continue;
+            ok = ok && c >= '0' && c <= '9';
+            if (ok) count = count * 10 + static_cast<std::uint32_t>(c - '0');
+        }
+        if (!ok || count == 0)
+            p.fail("stage_layers", fmt::format("expected layer counts above 0 separated by commas, got \"{}\"", given));
+        plan.stage_first.push_back(plan.stage_first.back() + count);
+        begin = end + 1;
+    }
+    if (plan.stage_first.size() != plan.pp + 1 || plan.stage_first.back() != layers)
+        p.fail("stage_layers",
+               fmt::format("\"{}\" gives {} stages of {} layers; the plan has pp = {} and {} layers", given,
+                           plan.stage_first.size() - 1, plan.stage_first.back(), plan.pp, layers));
+}
+
 LayerPlan read_plan(const engine::Params& p) {
     LayerPlan plan;
     const engine::SourceLocation where = p.location("model");
@@ -158,6 +246,7 @@ LayerPlan read_plan(const engine::Params& p) {
     if (optimizer != "sgd" && optimizer != "adam")
         p.fail("optimizer", fmt::format("unknown optimizer '{}' (known: sgd, adam)", optimizer));
     plan.adam = optimizer == "adam";
+    read_pipeline(p, plan);
     return plan;
 }
 
@@ -234,7 +323,7 @@ void LayerBuilder::build_rank() {
                                 traces::no_shape, deps)};
         }
         const bool reduce = plan_.local_steps == 1 && plan_.averaging == Averaging::allreduce && !plan_.sampling();
-        double bucket = 0;
+        bucket_ = 0;
         bucket_index_ = 0;
         reductions_.clear();
         uploads_.clear();
@@ -252,17 +341,7 @@ void LayerBuilder::build_rank() {
                            2 * batch * layer.forward_flops, bytes, shapes_[l], deps);
             deps = {last};
             memory(OpKind::free, traces::MemoryUse::activations, width * batch * layer.activations, layer.name);
-            if (!reduce) continue;
-            bucket += grad_width * static_cast<double>(layer.params);
-            const double cap = bucket_index_ == 0 ? plan_.first_bucket_bytes : plan_.bucket_bytes;
-            if (bucket >= cap || l == 0) {
-                if (bucket > 0 && plan_.offload) {
-                    offload_bucket(step, bucket, last);
-                } else if (bucket > 0) {
-                    reduce_bucket(step, bucket, last);
-                }
-                bucket = 0;
-            }
+            if (reduce) add_to_bucket(step, grad_width * static_cast<double>(layer.params), last, l == 0);
         }
         if (plan_.parameter_server()) {
             next = push_and_pull(step, last);  // the servers run the optimizer
@@ -329,9 +408,11 @@ OpGraph LayerBuilder::build() {
             shapes_.push_back(traces::no_shape);
             continue;
         }
-        const std::uint64_t m = std::min<std::uint64_t>(l.gemm_m * plan_.batch, UINT32_MAX);
+        const std::uint64_t kernel_batch = plan_.batch / plan_.microbatches;  // a micro-batch's samples
+        const std::uint64_t m = std::min<std::uint64_t>(l.gemm_m * kernel_batch, UINT32_MAX);
         shapes_.push_back(g_.intern(traces::GemmShape{static_cast<std::uint32_t>(m), l.gemm_n, l.gemm_k, 1}));
     }
+    if (plan_.pipelined()) return build_pipeline();
     std::vector<RankId> all;
     for (std::uint32_t r = 0; r < plan_.dp; ++r) all.push_back(RankId{r});
     if (plan_.dp > 1 && plan_.averaging == Averaging::allreduce) world_ = g_.communicator("dp", all);
@@ -379,10 +460,50 @@ OpGraph LayerBuilder::build() {
         compute_ = g_.stream(rank_, "compute");
         build_server();
     }
+    return finish();
+}
+
+OpGraph LayerBuilder::finish() {
     g_.training.model_flops = 3 * plan_.model.forward_flops() * static_cast<double>(plan_.batch) *
                               (plan_.sampling() ? plan_.clients_per_round : plan_.dp) * plan_.steps;
     g_.training.dtype = plan_.dtype;
     return std::move(g_);
+}
+
+OpGraph LayerBuilder::build_pipeline() {
+    // Rank = replica x pp + stage; a data-parallel group per stage; point-to-point between neighbouring stages.
+    std::vector<RankId> everyone;
+    for (std::uint32_t r = 0; r < plan_.ranks(); ++r) everyone.push_back(RankId{r});
+    if (plan_.pp > 1) p2p_comm_ = g_.communicator("pp", everyone);
+    for (std::uint32_t s = 0; s < plan_.pp && plan_.dp > 1; ++s) {
+        std::vector<RankId> members;
+        for (std::uint32_t d = 0; d < plan_.dp; ++d) members.push_back(RankId{d * plan_.pp + s});
+        stage_dp_.push_back(g_.communicator(plan_.pp > 1 ? fmt::format("dp.stage{}", s) : "dp", members));
+    }
+    for (std::uint32_t r = 0; r < plan_.ranks(); ++r) {
+        rank_ = RankId{r};
+        compute_ = g_.stream(rank_, "compute");
+        dp_ = plan_.dp > 1 ? g_.stream(rank_, "dp") : traces::StreamId::invalid();
+        world_ = plan_.dp > 1 ? stage_dp_[r % plan_.pp] : traces::CommId{};
+        build_pipeline_rank();
+        if (plan_.pp > 1) g_.rank_stage.push_back(r % plan_.pp);
+    }
+    for (std::uint32_t s = 0; s < plan_.pp; ++s)
+        g_.derived.push_back(fmt::format("stage {} layers: {}-{}", s, plan_.model.layers[plan_.stage_first[s]].name,
+                                         plan_.model.layers[plan_.stage_first[s + 1] - 1].name));
+    return finish();
+}
+
+void LayerBuilder::add_to_bucket(std::uint32_t step, double grad_bytes, OpId after, bool first_layer) {
+    bucket_ += grad_bytes;
+    const double cap = bucket_index_ == 0 ? plan_.first_bucket_bytes : plan_.bucket_bytes;
+    if (bucket_ < cap && !first_layer) return;
+    if (bucket_ > 0 && plan_.offload) {
+        offload_bucket(step, bucket_, after);
+    } else if (bucket_ > 0) {
+        reduce_bucket(step, bucket_, after);
+    }
+    bucket_ = 0;
 }
 
 bool LayerBuilder::is_client(std::uint32_t round, std::uint32_t rank) const {
@@ -406,16 +527,16 @@ void LayerBuilder::plan_model_moves() {
 }
 
 std::uint64_t layer_data_parallel_ranks(const engine::Params& params) {
-    const std::uint64_t dp = integer_in(params, "dp", 1, 1 << 20);
+    const std::uint64_t dp = integer_in(params, "dp", 1, 1 << 20) * integer_in(params, "pp", 1, 1 << 12);
     return params.string("averaging") == "parameter_server" ? dp + integer_in(params, "servers", 1, 1 << 16) : dp;
 }
 
 OpGraph build_layer_data_parallel(const engine::Params& params) {
     const LayerPlan plan = read_plan(params);
     // Per rank and step: an alloc, a forward, a backward, two norms and a free per layer, a few ops per bucket.
-    const double ops =
-        double(plan.dp) * plan.steps *
-        (6.0 * double(plan.model.layers.size()) + 8.0 + (plan.gossip() ? 80.0 : 0.0) + 4.0 * plan.servers);
+    const double ops = double(plan.dp) * plan.steps *
+                       (6.0 * double(plan.model.layers.size()) * plan.microbatches + 8.0 * plan.pp +
+                        (plan.gossip() ? 80.0 : 0.0) + 4.0 * plan.servers);
     engine::require_memory(ops * 200.0, fmt::format("the layers plan ({:.3g} ops)", ops), "fewer steps or dp",
                            params.location("dp").file);
     return LayerBuilder(plan).build();

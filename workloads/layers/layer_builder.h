@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "traces/op_graph.h"
+#include "traces/pipeline_schedule.h"
 #include "workloads/compression.h"
 #include "workloads/layers/gossip_graph.h"
 #include "workloads/layers/layer_list.h"
@@ -44,9 +45,15 @@ struct LayerPlan {
     // ZeRO-Offload-like: optimizer state and step on the host CPU, gradients down and parameters up over PCIe.
     bool offload = false;
     double host_bandwidth = 0;  // bytes/s of host memory one rank's optimizer step streams
+    // Pipeline parallelism: each replica's layers split over pp consecutive ranks (rank = replica x pp + stage),
+    // each step's batch in `microbatches` run by `schedule`; stage_first[s] is stage s's first layer.
+    std::uint32_t pp = 1, microbatches = 1;
+    traces::PipelineSchedule schedule = traces::PipelineSchedule::one_f_one_b;
+    std::vector<std::uint32_t> stage_first = {0};
+    [[nodiscard]] bool pipelined() const { return pp > 1 || microbatches > 1; }
     [[nodiscard]] bool gossip() const { return averaging == Averaging::gossip; }
     [[nodiscard]] bool parameter_server() const { return averaging == Averaging::parameter_server; }
-    [[nodiscard]] std::uint32_t ranks() const { return dp + (parameter_server() ? servers : 0); }
+    [[nodiscard]] std::uint32_t ranks() const { return dp * pp + (parameter_server() ? servers : 0); }
 };
 
 /// The bytes a compressed message of `bytes` (in the gradient datatype) sends (Compression::sent_bytes).
@@ -67,6 +74,14 @@ private:
              std::vector<OpId> deps);
     void memory(traces::OpKind kind, traces::MemoryUse use, double bytes, const std::string& name);
     void build_rank();
+    traces::OpGraph build_pipeline();
+    traces::OpGraph finish();
+    /// A rank of a pipeline (or of data parallelism with micro-batches): its stage's layers, micro-batch by
+    /// micro-batch in schedule order (layers/layer_pipeline.cpp).
+    void build_pipeline_rank();
+    /// Adds `grad_bytes` of a layer's gradients to the open DDP bucket, reducing it (or offloading it) once full or
+    /// at the first layer.
+    void add_to_bucket(std::uint32_t step, double grad_bytes, OpId after, bool first_layer);
     // Exchanges (layer_exchange.cpp).
     void reduce_bucket(std::uint32_t step, double bytes, OpId after);
     OpId gossip_round(std::uint32_t step, std::uint32_t round, OpId after);
@@ -100,6 +115,8 @@ private:
     std::vector<std::vector<OpId>> pulls_;  // parameter server: a worker's pulls, by step
     std::vector<OpId> uploads_;             // offload: this step's parameter copies back to the GPU
     std::uint32_t bucket_index_ = 0;
+    double bucket_ = 0;                     // gradient bytes in the open bucket
+    std::vector<traces::CommId> stage_dp_;  // pipeline: each stage's data-parallel group
 };
 
 }  // namespace clustersim::workloads
