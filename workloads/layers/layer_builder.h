@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/params.h"
 #include "traces/op_graph.h"
 #include "traces/pipeline_schedule.h"
 #include "workloads/compression.h"
@@ -55,6 +56,13 @@ struct LayerPlan {
     [[nodiscard]] bool parameter_server() const { return averaging == Averaging::parameter_server; }
     [[nodiscard]] std::uint32_t ranks() const { return dp * pp + (parameter_server() ? servers : 0); }
 };
+
+/// Stage boundaries of `pp` contiguous stages balancing the layers' forward FLOPs (the least maximum stage): each
+/// stage's first layer, then the layer count (layers/layer_stages.cpp).
+std::vector<std::uint32_t> balanced_stages(const LayerModel& model, std::uint32_t pp);
+/// Reads pp, microbatches, schedule and stage_layers into `plan` (its model, batch and averaging read before),
+/// with located errors for impossible pipelines.
+void read_pipeline(const engine::Params& params, LayerPlan& plan);
 
 /// The bytes a compressed message of `bytes` (in the gradient datatype) sends (Compression::sent_bytes).
 double compressed_bytes(const LayerPlan& plan, double bytes);
