@@ -136,6 +136,11 @@ const std::vector<GeneratorEntry>& workload_generators() {
          "a deep learning recommendation model: bottom and top MLPs data parallel, embedding tables sharded "
          "table-, row- or column-wise with an exchange of pooled embeddings forward and of their gradients backward",
          dlrm_params(), &build_dlrm, &dlrm_ranks},
+        {"graph_embedding",
+         "knowledge-graph embedding training of a graph larger than the GPU: node partitions swapped between host "
+         "and GPU memory over PCIe as the edge buckets need them (sequential or buffer-aware order), copies "
+         "overlapping the buckets' kernels",
+         graph_embedding_params(), &build_graph_embedding, &graph_embedding_ranks},
         {"inference",
          "a transformer (dense or MoE) serving a batch of requests with TP, PP and EP: the prefill of every "
          "prompt, then one decode step per output token reading the weights and the KV cache; time to first token "

@@ -33,6 +33,9 @@ std::string dlrm_default_table_rows();  // facebookresearch/dlrm's Criteo Kaggle
 traces::OpGraph build_inference(const engine::Params& params);
 std::uint64_t inference_ranks(const engine::Params& params);
 std::vector<engine::ParamSpec> inference_params();
+traces::OpGraph build_graph_embedding(const engine::Params& params);
+std::uint64_t graph_embedding_ranks(const engine::Params& params);
+std::vector<engine::ParamSpec> graph_embedding_params();
 traces::OpGraph build_layer_data_parallel(const engine::Params& params);
 std::uint64_t layer_data_parallel_ranks(const engine::Params& params);
 traces::OpGraph build_pipeline_data_parallel(const engine::Params& params);

@@ -281,6 +281,9 @@ TEST_CASE("the studies' READMEs quote the runs their tables come from", "[exampl
          {"workload.model=resnet50", "topology.nic_bandwidth=10 Gb/s", "workload.dp=8", "workload.pp=4",
           "workload.microbatches=32"}},
         {"24-cnn-data-vs-pipeline-parallel", {"workload.model=resnet50", "workload.stage_layers=18,36"}},
+        {"25-graph-embedding-partitions",
+         {"workload.negatives=1000", "workload.ordering=sequential", "workload.buffer=4"}},
+        {"25-graph-embedding-partitions", {"topology.pcie_gen=3"}},
         {"23-mixtral-inference-ep", {"workload.tp=8", "workload.ep=1", "workload.batch=64"}},
         {"23-mixtral-inference-ep", {"workload.tp=1", "workload.ep=8", "workload.batch=8"}},
     };
