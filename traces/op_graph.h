@@ -79,6 +79,15 @@ struct TrainingFacts {
     // generates (decode steps); UINT32_MAX and 0 for training.
     std::uint32_t first_token_op = UINT32_MAX;
     std::uint32_t output_tokens = 0;
+    // Federated rounds with a deadline (layers generator): each client's work in each round, from its first op
+    // (the model's download for a newcomer) to its last local step's optimizer (indices into ops), which the
+    // scenario times in a probe run to find the clients that miss the deadline.
+    struct ClientRound {
+        std::uint32_t round = 0, rank = 0, first_op = 0, last_op = 0;
+        bool operator==(const ClientRound&) const = default;
+    };
+    std::vector<ClientRound> client_rounds;
+    double round_deadline_s = -1;  // the deadline, or -1 (none, or the drops already given)
     bool operator==(const TrainingFacts&) const = default;
 };
 

@@ -65,6 +65,12 @@ std::vector<engine::ParamSpec> layers_params() {
         {"first_bucket_mb", ParamType::number, "1", "size of the first (last layers') bucket in MiB (PyTorch's)"},
         {"local_steps", ParamType::integer, "1",
          "local SGD: average the parameters every H steps instead of reducing gradients every step (1: DDP)"},
+        {"round_deadline", ParamType::string, "",
+         "federated rounds: a client whose round (model download and local steps) takes longer is dropped from the "
+         "round's average, its update discarded; the scenario finds them by a probe run of the plan"},
+        {"dropped_clients", ParamType::string, "",
+         "the clients to drop, ROUND:RANK pairs separated by commas (as the probe found them: resolved.yaml); given, "
+         "no probe runs"},
         {"compression", ParamType::string, "none",
          "gradient compression of each bucket: none, topk (all-gather of values and 4-byte indices), quantize "
          "(all-gather), lowrank (all-reduce of the factors, PowerSGD-like)"},

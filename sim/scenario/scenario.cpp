@@ -19,6 +19,7 @@
 #include "sim/collective_calls.h"
 #include "sim/memory_model.h"
 #include "sim/pipeline_stages.h"
+#include "sim/scenario/round_deadline.h"
 #include "sim/scenario/samples.h"
 #include "sim/scenario/workload_reader.h"
 #include "sim/training_metrics.h"
@@ -160,6 +161,22 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
                 v->fail(fmt::format("expected error or warn, got \"{}\"", v->as_string()));
             s.memory_check = v->as_string() == "warn" ? MemoryCheck::warn : MemoryCheck::error;
         }
+    }
+    // Federated rounds with a deadline: a probe run with every client finds the late ones, and the plan is built
+    // again without their updates.
+    if (s.graph.training.round_deadline_s >= 0 && !doc.find("jobs")) {
+        const LateClients probe = late_clients(s.graph, s.cluster, s.options);
+        if (!probe.late.empty()) {
+            doc.apply_override(fmt::format("workload.dropped_clients=\"{}\"", probe.late));
+            std::vector<std::string> unused;
+            s.graph = read_workload(doc.require("workload"), path, s.cluster, s.cluster.gpus().size(),
+                                    s.workload_description, unused);
+            traces::validate(s.graph);
+        }
+        s.graph.derived.push_back(fmt::format(
+            "dropped clients: {} (a probe run with every client: round work median {}, slowest {})",
+            probe.late.empty() ? "none" : probe.late, engine::format_time(engine::from_seconds(probe.median_s)),
+            engine::format_time(engine::from_seconds(probe.slowest_s))));
     }
     // Memory before simulating: a plan that does not fit is refused with the worst rank's breakdown.
     s.memory = memory_peaks(s.graph, s.cluster, s.options.rank_to_gpu);

@@ -51,6 +51,48 @@ std::uint64_t integer_in(const engine::Params& p, const char* name, std::int64_t
     return static_cast<std::uint64_t>(p.integer_in(name, min, max));
 }
 
+/// round_deadline and dropped_clients ("ROUND:RANK, ..."), for federated rounds only.
+void read_deadline(const engine::Params& p, LayerPlan& plan) {
+    const std::string& deadline = p.string("round_deadline");
+    const std::string& given = p.string("dropped_clients");
+    if (deadline.empty() && given.empty()) return;
+    if (!plan.sampling())
+        p.fail(deadline.empty() ? "dropped_clients" : "round_deadline",
+               "a deadline drops late clients from federated rounds: it needs clients_per_round");
+    if (!deadline.empty()) {
+        plan.round_deadline_s = engine::to_seconds(engine::parse_time(deadline, p.location("round_deadline")));
+        if (!(plan.round_deadline_s > 0)) p.fail("round_deadline", "expected a time above 0");
+    }
+    const std::uint32_t rounds = plan.steps / plan.local_steps;
+    plan.dropped.assign(rounds, {});
+    if (given.empty()) return;
+    plan.drops_given = true;
+    for (std::size_t begin = 0; begin <= given.size();) {
+        const std::size_t end = std::min(given.find(',', begin), given.size());
+        std::string item = given.substr(begin, end - begin);
+        item.erase(std::remove(item.begin(), item.end(), ' '), item.end());
+        const std::size_t colon = item.find(':');
+        std::uint64_t round = 0, rank = 0;
+        bool ok = colon != std::string::npos && colon > 0 && colon + 1 < item.size() && item.size() < 20;
+        for (std::size_t i = 0; ok && i < item.size(); ++i) {
+            if (i == colon) continue;
+            ok = item[i] >= '0' && item[i] <= '9';
+            (i < colon ? round : rank) = (i < colon ? round : rank) * 10 + static_cast<std::uint64_t>(item[i] - '0');
+        }
+        if (!ok)
+            p.fail("dropped_clients", fmt::format("expected ROUND:RANK pairs separated by commas, got \"{}\"", given));
+        if (round >= rounds || rank >= plan.dp)
+            p.fail("dropped_clients",
+                   fmt::format("{}: there are {} rounds of ranks 0 to {}", item, rounds, plan.dp - 1));
+        plan.dropped[round].push_back(static_cast<std::uint32_t>(rank));
+        begin = end + 1;
+    }
+    for (auto& d : plan.dropped) {
+        std::sort(d.begin(), d.end());
+        d.erase(std::unique(d.begin(), d.end()), d.end());
+    }
+}
+
 LayerPlan read_plan(const engine::Params& p) {
     LayerPlan plan;
     const engine::SourceLocation where = p.location("model");
@@ -146,6 +188,7 @@ LayerPlan read_plan(const engine::Params& p) {
                                         "local_steps = {}",
                                         plan.steps, plan.local_steps));
     }
+    read_deadline(p, plan);
     if (plan.averaging_group == 0 && plan.global_every > 1)
         p.fail("global_every", "global_every needs averaging_group (the groups that average in between)");
     plan.seed = static_cast<std::uint64_t>(p.integer("seed"));
@@ -212,6 +255,8 @@ void LayerBuilder::build_rank() {
     for (std::uint32_t step = 0; step < plan_.steps; ++step) {
         const std::uint32_t round = step / plan_.local_steps;
         if (plan_.sampling() && !is_client(round, rank_.value)) continue;  // sits this round out
+        if (plan_.sampling() && step % plan_.local_steps == 0)
+            round_first_op_ = static_cast<std::uint32_t>(g_.ops.size());
         if (plan_.sampling() && step % plan_.local_steps == 0) {
             const auto& moves = moves_by_receiver_[round];
             const auto in = std::lower_bound(moves.begin(), moves.end(), rank_.value,
@@ -224,6 +269,10 @@ void LayerBuilder::build_rank() {
         for (std::size_t l = 0; l < layers.size(); ++l) {
             const LayerSpec& layer = layers[l];
             memory(OpKind::alloc, traces::MemoryUse::activations, width * batch * layer.activations, layer.name);
+            // The round's work starts with its model's download, or else with its first kernel.
+            if (l == 0 && plan_.sampling() && step % plan_.local_steps == 0 &&
+                g_.ops[round_first_op_].kind != OpKind::recv)
+                round_first_op_ = static_cast<std::uint32_t>(g_.ops.size());
             // Bytes: the weights, and the layer's output (its input is the previous output, counted there).
             const double bytes = width * (static_cast<double>(layer.params) + batch * layer.activations);
             deps = {compute(fmt::format("step{} forward {}", step, layer.name), traces::KernelClass::gemm,
@@ -272,6 +321,20 @@ void LayerBuilder::build_rank() {
         OpId step_done = compute(fmt::format("step{} optimizer", step), traces::KernelClass::optimizer, 0,
                                  optimizer_bytes, traces::no_shape, before_optimizer);
         if (plan_.sampling() && (step + 1) % plan_.local_steps == 0) {
+            if (plan_.round_deadline_s >= 0)
+                g_.training.client_rounds.push_back({round, rank_.value, round_first_op_, step_done.value});
+            if (!on_time(round, rank_.value)) {
+                // Past the deadline: the round's average went on without this client, whose update is dropped.
+                traces::Op late{rank_,
+                                compute_,
+                                g_.intern(fmt::format("round{} update dropped", round)),
+                                OpKind::delay,
+                                traces::KernelClass::other,
+                                plan_.dtype};
+                late.duration = engine::Time{0};
+                next = {g_.add(late, std::vector<OpId>{step_done})};
+                continue;
+            }
             // The round's clients average; each then sends the model to the next round's newcomers it serves.
             step_done = collective(CollectiveKind::all_reduce, model_bytes, fmt::format("round{} average", round),
                                    {step_done}, round_comms_[round]);
@@ -346,10 +409,16 @@ OpGraph LayerBuilder::build() {
             std::vector<std::uint32_t> order = seeded_permutation(plan_.dp, plan_.seed, q);
             order.resize(plan_.clients_per_round);
             std::sort(order.begin(), order.end());
-            std::vector<RankId> members;
-            for (const std::uint32_t r : order) members.push_back(RankId{r});
-            round_comms_.push_back(g_.communicator(fmt::format("round {}", q), members));
             clients_.push_back(std::move(order));
+            std::vector<RankId> members;
+            for (const std::uint32_t r : clients_.back())
+                if (on_time(q, r)) members.push_back(RankId{r});
+            if (members.empty())
+                throw engine::InputError(
+                    engine::SourceLocation{"workload"},
+                    fmt::format("round {}: every client missed the deadline ({} s): a later round_deadline", q,
+                                plan_.round_deadline_s));
+            round_comms_.push_back(g_.communicator(fmt::format("round {}", q), members));
         }
         plan_model_moves();
     }
@@ -376,6 +445,7 @@ OpGraph LayerBuilder::build() {
 }
 
 OpGraph LayerBuilder::finish() {
+    if (!plan_.drops_given) g_.training.round_deadline_s = plan_.round_deadline_s;
     g_.training.model_flops = 3 * plan_.model.forward_flops() * static_cast<double>(plan_.batch) *
                               (plan_.sampling() ? plan_.clients_per_round : plan_.dp) * plan_.steps;
     g_.training.dtype = plan_.dtype;
@@ -422,15 +492,25 @@ bool LayerBuilder::is_client(std::uint32_t round, std::uint32_t rank) const {
     return std::binary_search(clients_[round].begin(), clients_[round].end(), rank);
 }
 
+bool LayerBuilder::on_time(std::uint32_t round, std::uint32_t rank) const {
+    if (!is_client(round, rank)) return false;
+    if (plan_.dropped.empty()) return true;
+    const auto& late = plan_.dropped[round];
+    return !std::binary_search(late.begin(), late.end(), rank);
+}
+
 void LayerBuilder::plan_model_moves() {
     // Round q's newcomers, in rank order, receive from round q - 1's clients in turn.
     moves_by_receiver_.assign(clients_.size(), {});
     moves_by_sender_.assign(clients_.size(), {});
     for (std::uint32_t q = 1; q < clients_.size(); ++q) {
-        const auto& last = clients_[q - 1];
+        // The last round's clients whose updates were averaged hold the model (a dropped one's is stale).
+        std::vector<std::uint32_t> last;
+        for (const std::uint32_t r : clients_[q - 1])
+            if (on_time(q - 1, r)) last.push_back(r);
         auto& moves = moves_by_receiver_[q];
         for (const std::uint32_t r : clients_[q])
-            if (!is_client(q - 1, r)) moves.push_back({r, last[moves.size() % last.size()]});
+            if (!on_time(q - 1, r)) moves.push_back({r, last[moves.size() % last.size()]});
         moves_by_sender_[q] = moves;
         std::sort(moves_by_sender_[q].begin(), moves_by_sender_[q].end(), [](const ModelMove& a, const ModelMove& b) {
             return a.from != b.from ? a.from < b.from : a.to < b.to;

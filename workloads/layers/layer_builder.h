@@ -37,6 +37,11 @@ struct LayerPlan {
     /// then average; a rank sampled after sitting out receives the model first (0: every rank, every round).
     std::uint32_t clients_per_round = 0;
     [[nodiscard]] bool sampling() const { return clients_per_round > 0; }
+    /// Federated deadline: a client whose round work takes longer is dropped from the round's average (its update
+    /// discarded); `dropped` lists them per round (sorted), as the scenario's probe run found or the plan gave.
+    double round_deadline_s = -1;
+    bool drops_given = false;
+    std::vector<std::vector<std::uint32_t>> dropped;  // by round
     std::uint64_t seed = 1;
     // Parameter servers: ranks dp .. dp + servers - 1, each holding 1/servers of the parameters.
     std::uint32_t servers = 1;
@@ -117,12 +122,15 @@ private:
     std::vector<std::vector<ModelMove>> moves_by_receiver_, moves_by_sender_;  // by round
     void plan_model_moves();
     [[nodiscard]] bool is_client(std::uint32_t round, std::uint32_t rank) const;
+    /// A client of `round` that made the deadline (or every client, without one).
+    [[nodiscard]] bool on_time(std::uint32_t round, std::uint32_t rank) const;
     std::vector<std::vector<std::vector<std::uint32_t>>> sends_, sources_;  // gossip: round -> rank -> peers
     std::vector<std::uint32_t> shapes_;     // by layer: GEMM shape index of the batch, or no_shape
     std::vector<OpId> reductions_;          // this step's bucket reductions (the optimizer waits for them)
     std::vector<std::vector<OpId>> pulls_;  // parameter server: a worker's pulls, by step
     std::vector<OpId> uploads_;             // offload: this step's parameter copies back to the GPU
     std::uint32_t bucket_index_ = 0;
+    std::uint32_t round_first_op_ = 0;      // federated: the op that starts this client's round
     double bucket_ = 0;                     // gradient bytes in the open bucket
     std::vector<traces::CommId> stage_dp_;  // pipeline: each stage's data-parallel group
 };
