@@ -65,6 +65,8 @@ struct LayerPlan {
 /// Stage boundaries of `pp` contiguous stages balancing the layers' forward FLOPs (the least maximum stage): each
 /// stage's first layer, then the layer count (layers/layer_stages.cpp).
 std::vector<std::uint32_t> balanced_stages(const LayerModel& model, std::uint32_t pp);
+/// Reads round_deadline and dropped_clients into `plan` (federated rounds; layers/federated_rounds.cpp).
+void read_deadline(const engine::Params& params, LayerPlan& plan);
 /// Reads pp, microbatches, schedule and stage_layers into `plan` (its model, batch and averaging read before),
 /// with located errors for impossible pipelines.
 void read_pipeline(const engine::Params& params, LayerPlan& plan);
