@@ -141,9 +141,27 @@ void FlowNetwork::fill() {
         }
         residual_[l] = std::max(0.0, capacity_[l] - held);
         unfixed_[l] = weight;
-        if (unfixed_[l] > 0) push(residual_[l] / unfixed_[l], l);
+        if (unfixed_[l] > 0) shares.emplace_back(residual_[l] / unfixed_[l], l);
     }
     for (const std::uint32_t f : component_flows_) fixed_[f] = 0;
+    if (component_flows_.size() == 1) {
+        // One flow (often a class alone on its links): its level is the least fair share of its links, or its cap
+        // if that is lower; the same choice, and ties, as the filling below would make.
+        const std::uint32_t f = component_flows_.front();
+        Share least{INFINITY, UINT32_MAX};
+        for (const Share& s : shares) least = std::min(least, s);
+        if (shares.empty() || share_[f].cap <= least.first) {
+            fixed_[f] = 1;
+            new_rate_[f] = share_[f].cap * share_[f].weight;
+            new_limit_[f] = UINT32_MAX;
+        } else {
+            fixed_[f] = 1;
+            new_rate_[f] = least.first * share_[f].weight;
+            new_limit_[f] = least.second;
+        }
+        return;
+    }
+    std::make_heap(shares.begin(), shares.end(), std::greater<>{});
     by_cap_.assign(component_flows_.begin(), component_flows_.end());
     std::sort(by_cap_.begin(), by_cap_.end(), [this](std::uint32_t a, std::uint32_t b) {
         return share_[a].cap != share_[b].cap ? share_[a].cap < share_[b].cap : a < b;

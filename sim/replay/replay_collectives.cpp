@@ -326,8 +326,7 @@ void ReplayEngine::start_transfer(std::uint32_t index, std::uint32_t t) {
     const topo::DeviceId src = x.src == switch_endpoint ? node_switch(gpu_of(ranks[x.dst])) : gpu_of(ranks[x.src]);
     const topo::DeviceId dst = x.dst == switch_endpoint ? node_switch(gpu_of(ranks[x.src])) : gpu_of(ranks[x.dst]);
     channel_routes_.resize(channels);
-    channel_routes_[0].clear();
-    const bool multipath = net_.router().route(src, dst, key, channel_routes_[0]);
+    const bool multipath = route_once(src, dst, key, channel_routes_[0]);
     // Without a choice of paths every channel takes the first one's: one flow of all the channels' shares.
     const std::uint32_t routed = multipath ? channels : 1;
     for (std::uint32_t c = 1; c < routed; ++c) {
@@ -403,6 +402,25 @@ void ReplayEngine::start_transfer(std::uint32_t index, std::uint32_t t) {
     for (const std::uint32_t m : {x.src, x.dst}) {
         if (m != switch_endpoint) inst.member_ideal[m] = std::max(inst.member_ideal[m], inst.ideal_done[t]);
     }
+}
+
+bool ReplayEngine::route_once(topo::DeviceId src, topo::DeviceId dst, std::uint64_t key,
+                              std::vector<topo::LinkId>& out) {
+    // A route without a choice of paths does not depend on the key: the transfers of a collective repeat the same
+    // (source, destination) pairs step after step, so such routes are kept (until a link's state changes).
+    out.clear();
+    const std::uint64_t pair = (std::uint64_t{src.value} << 32) | dst.value;
+    if (const auto it = single_routes_.find(pair); it != single_routes_.end()) {
+        out.assign(route_pool_.begin() + it->second.first, route_pool_.begin() + it->second.first + it->second.second);
+        return false;
+    }
+    const bool multipath = net_.router().route(src, dst, key, out);
+    if (!multipath && single_routes_.size() < max_cached_routes) {
+        single_routes_.emplace(
+            pair, std::pair{static_cast<std::uint32_t>(route_pool_.size()), static_cast<std::uint32_t>(out.size())});
+        route_pool_.insert(route_pool_.end(), out.begin(), out.end());
+    }
+    return multipath;
 }
 
 void ReplayEngine::finish_transfer(std::uint32_t index, std::uint32_t t) {

@@ -43,8 +43,7 @@ void ReplayEngine::arrive_p2p(OpId id) {
         }
     }
     const auto& s = g_.ops[send.index()];
-    route_scratch_.clear();
-    net_.router().route(gpu_of(s.rank), gpu_of(s.peer), engine::hash_combine(send.value, 1), route_scratch_);
+    route_once(gpu_of(s.rank), gpu_of(s.peer), engine::hash_combine(send.value, 1), route_scratch_);
     const double efficiency = options_.protocols ? route_efficiency(route_scratch_) : 1.0;
     net_.start_flow_on_route(gpu_of(s.rank), gpu_of(s.peer), route_scratch_,
                              static_cast<std::uint64_t>(std::ceil(static_cast<double>(s.bytes) / efficiency)),

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "engine/simulator.h"
@@ -93,6 +94,9 @@ private:
     const std::vector<std::uint32_t>& ring_order(traces::CommId comm);
     const std::vector<std::vector<std::uint32_t>>& mesh_rings(traces::CommId comm);
     void start_transfer(std::uint32_t instance, std::uint32_t transfer);
+    /// The route from src to dst into `out` (flow key `key` picks among equal-cost paths); true if there was a
+    /// choice. Routes without one are kept by (src, dst) in single_routes_.
+    bool route_once(topo::DeviceId src, topo::DeviceId dst, std::uint64_t key, std::vector<topo::LinkId>& out);
     void finish_transfer(std::uint32_t instance, std::uint32_t transfer);
     void finish_member(std::uint32_t instance, std::uint32_t member);
     void on_flow(FlowId flow);
@@ -148,6 +152,11 @@ private:
     std::vector<std::pair<std::uint32_t, traces::OpId>> deferred_starts_;  // (rank, op) ready at the rank's start
     std::vector<std::vector<topo::LinkId>> channel_routes_;                // scratch of start_transfer
     std::vector<topo::LinkId> route_scratch_;
+    // Single-path routes by (source << 32 | destination): offset and length in route_pool_; looked up, never
+    // iterated. Cleared when a link's state changes (the router then routes around it).
+    std::unordered_map<std::uint64_t, std::pair<std::uint32_t, std::uint32_t>> single_routes_;
+    std::vector<topo::LinkId> route_pool_;
+    static constexpr std::size_t max_cached_routes = 1 << 20;
     std::vector<double> link_load_scratch_;  // by link: bytes of a modelled all-to-all crossing it
     std::vector<topo::LinkId> touched_scratch_;
     std::vector<topo::DeviceId> gpu_scratch_;  // a call's members' GPUs, for NCCL's tuner

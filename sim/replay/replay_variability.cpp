@@ -101,6 +101,8 @@ void ReplayEngine::apply_cluster_event(std::uint32_t index) {
     timeline_.markers.push_back({sim_.now(), ev.label});
     if (ev.kind == ClusterEvent::Kind::links) {
         for (const topo::LinkId l : ev.links) net_.set_link_state(l, ev.factor, ev.label);
+        single_routes_.clear();  // routes may go around the link now, or over it again
+        route_pool_.clear();
         return;
     }
     // A GPU fails: fatal if a rank on it still has work (the others would wait for it forever).
