@@ -50,6 +50,11 @@ std::vector<engine::ParamSpec> layers_params() {
         {"batch_per_gpu", ParamType::integer, "32", "samples per GPU and step"},
         {"global_batch", ParamType::integer, "0", "samples per step over all ranks (0: batch_per_gpu x dp)"},
         {"steps", ParamType::integer, "1", "training steps in the run"},
+        {"mp", ParamType::integer, "1",
+         "model parallelism of the last layers (Krizhevsky's one weird trick): from mp_from on, each layer's output "
+         "neurons split over groups of mp consecutive ranks that process their samples together; the layers "
+         "before stay data parallel"},
+        {"mp_from", ParamType::string, "", "the first model-parallel layer (with mp > 1), e.g. fc6"},
         {"pp", ParamType::integer, "1",
          "pipeline stages: each data-parallel replica's layers split over pp consecutive ranks (rank = replica x pp + "
          "stage), activations and their gradients sent between stages"},

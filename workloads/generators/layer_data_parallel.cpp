@@ -160,6 +160,7 @@ LayerPlan read_plan(const engine::Params& p) {
         p.fail("optimizer", fmt::format("unknown optimizer '{}' (known: sgd, adam)", optimizer));
     plan.adam = optimizer == "adam";
     read_pipeline(p, plan);
+    read_model_parallel(p, plan);
     return plan;
 }
 
@@ -200,7 +201,10 @@ void LayerBuilder::build_rank() {
     const auto& layers = plan_.model.layers;
     const double width = traces::data_type_size(plan_.dtype), grad_width = traces::data_type_size(plan_.grad_dtype);
     const double batch = static_cast<double>(plan_.batch);
-    const double params = static_cast<double>(plan_.model.params());
+    // The parameters this rank holds: a share of each model-parallel layer's.
+    double params = 0;
+    for (std::size_t l = 0; l < layers.size(); ++l)
+        params += static_cast<double>(layers[l].params) / (plan_.model_parallel(l) ? plan_.mp : 1);
     // Offloaded, the GPU keeps the parameters in the kernels' datatype; the fp32 master copy is on the host.
     memory(OpKind::alloc, traces::MemoryUse::parameters, (plan_.offload ? width : 4) * params, "parameters");
     memory(OpKind::alloc, traces::MemoryUse::gradients, grad_width * params, "gradients");
@@ -226,13 +230,17 @@ void LayerBuilder::build_rank() {
         std::vector<OpId> deps = next;
         for (std::size_t l = 0; l < layers.size(); ++l) {
             const LayerSpec& layer = layers[l];
+            // A model-parallel layer computes its 1/mp of the neurons for the group's mp x batch samples: the same
+            // work, a share of the parameters.
+            const double layer_params = static_cast<double>(layer.params) / (plan_.model_parallel(l) ? plan_.mp : 1);
+            if (plan_.model_parallel(l)) deps = gather_into(step, l, deps);
             memory(OpKind::alloc, traces::MemoryUse::activations, width * batch * layer.activations, layer.name);
             // The round's work starts with its model's download, or else with its first kernel.
             if (l == 0 && plan_.sampling() && step % plan_.local_steps == 0 &&
                 g_.ops[round_first_op_].kind != OpKind::recv)
                 round_first_op_ = static_cast<std::uint32_t>(g_.ops.size());
             // Bytes: the weights, and the layer's output (its input is the previous output, counted there).
-            const double bytes = width * (static_cast<double>(layer.params) + batch * layer.activations);
+            const double bytes = width * (layer_params + batch * layer.activations);
             deps = {compute(fmt::format("step{} forward {}", step, layer.name), traces::KernelClass::gemm,
                             batch * layer.forward_flops, bytes, shapes_[l], deps)};
             // Batch norm (read, write) and ReLU in place (read, write) on the output.
@@ -255,12 +263,15 @@ void LayerBuilder::build_rank() {
                 deps = {compute(fmt::format("step{} backward {} norm", step, layer.name),
                                 traces::KernelClass::elementwise, 0, 6 * width * batch * layer.activations,
                                 traces::no_shape, deps)};
-            const double bytes = width * (2.0 * static_cast<double>(layer.params) + 2.0 * batch * layer.activations);
+            const double layer_params = static_cast<double>(layer.params) / (plan_.model_parallel(l) ? plan_.mp : 1);
+            const double bytes = width * (2.0 * layer_params + 2.0 * batch * layer.activations);
             last = compute(fmt::format("step{} backward {}", step, layer.name), traces::KernelClass::gemm,
                            2 * batch * layer.forward_flops, bytes, shapes_[l], deps);
-            deps = {last};
+            deps = plan_.model_parallel(l) ? exchange_input_gradients(step, l, last) : std::vector<OpId>{last};
             memory(OpKind::free, traces::MemoryUse::activations, width * batch * layer.activations, layer.name);
-            if (reduce) add_to_bucket(step, grad_width * static_cast<double>(layer.params), last, l == 0);
+            if (reduce)
+                add_to_bucket(step, grad_width * layer_params, last, l == 0,
+                              plan_.model_parallel(l) ? mp_shards_[rank_.value % plan_.mp] : traces::CommId{});
         }
         if (plan_.parameter_server()) {
             next = push_and_pull(step, last);  // the servers run the optimizer
@@ -341,9 +352,12 @@ OpGraph LayerBuilder::build() {
             shapes_.push_back(traces::no_shape);
             continue;
         }
-        const std::uint64_t kernel_batch = plan_.batch / plan_.microbatches;  // a micro-batch's samples
+        // A micro-batch's samples; a model-parallel layer's GEMM has the group's samples and its share of N.
+        const bool split = plan_.model_parallel(shapes_.size());
+        const std::uint64_t kernel_batch = plan_.batch / plan_.microbatches * (split ? plan_.mp : 1);
         const std::uint64_t m = std::min<std::uint64_t>(l.gemm_m * kernel_batch, UINT32_MAX);
-        shapes_.push_back(g_.intern(traces::GemmShape{static_cast<std::uint32_t>(m), l.gemm_n, l.gemm_k, 1}));
+        const std::uint32_t n = split ? std::max<std::uint32_t>(1, l.gemm_n / plan_.mp) : l.gemm_n;
+        shapes_.push_back(g_.intern(traces::GemmShape{static_cast<std::uint32_t>(m), n, l.gemm_k, 1}));
     }
     if (plan_.pipelined()) return build_pipeline();
     std::vector<RankId> all;
@@ -387,9 +401,11 @@ OpGraph LayerBuilder::build() {
             sources_.push_back(gossip_sources(sends_.back()));
         }
     }
+    make_model_parallel_groups();
     for (std::uint32_t r = 0; r < plan_.dp; ++r) {
         rank_ = RankId{r};
         compute_ = g_.stream(rank_, "compute");
+        mp_ = plan_.mp > 1 ? g_.stream(rank_, "mp") : traces::StreamId::invalid();
         dp_ = plan_.dp > 1 && plan_.averaging == Averaging::allreduce ? g_.stream(rank_, "dp")
                                                                       : traces::StreamId::invalid();
         build_rank();
@@ -434,14 +450,22 @@ OpGraph LayerBuilder::build_pipeline() {
     return finish();
 }
 
-void LayerBuilder::add_to_bucket(std::uint32_t step, double grad_bytes, OpId after, bool first_layer) {
+void LayerBuilder::add_to_bucket(std::uint32_t step, double grad_bytes, OpId after, bool first_layer,
+                                 traces::CommId comm) {
+    // A bucket holds gradients reduced over one group: the model-parallel layers' close before the others'.
+    if (bucket_ > 0 && comm != bucket_comm_) {
+        reduce_bucket(step, bucket_, bucket_after_, bucket_comm_);
+        bucket_ = 0;
+    }
+    bucket_comm_ = comm;
+    bucket_after_ = after;
     bucket_ += grad_bytes;
     const double cap = bucket_index_ == 0 ? plan_.first_bucket_bytes : plan_.bucket_bytes;
     if (bucket_ < cap && !first_layer) return;
     if (bucket_ > 0 && plan_.offload) {
         offload_bucket(step, bucket_, after);
     } else if (bucket_ > 0) {
-        reduce_bucket(step, bucket_, after);
+        reduce_bucket(step, bucket_, after, comm);
     }
     bucket_ = 0;
 }

@@ -57,6 +57,11 @@ struct LayerPlan {
     traces::PipelineSchedule schedule = traces::PipelineSchedule::one_f_one_b;
     std::vector<std::uint32_t> stage_first = {0};
     [[nodiscard]] bool pipelined() const { return pp > 1 || microbatches > 1; }
+    // Model parallelism of the last layers ("one weird trick", Krizhevsky 2014): from layer mp_first on, each layer's
+    // output neurons are split over groups of mp consecutive ranks, which process their samples together; the layers
+    // before stay data parallel over every rank.
+    std::uint32_t mp = 1, mp_first = 0;
+    [[nodiscard]] bool model_parallel(std::size_t layer) const { return mp > 1 && layer >= mp_first; }
     [[nodiscard]] bool gossip() const { return averaging == Averaging::gossip; }
     [[nodiscard]] bool parameter_server() const { return averaging == Averaging::parameter_server; }
     [[nodiscard]] std::uint32_t ranks() const { return dp * pp + (parameter_server() ? servers : 0); }
@@ -70,6 +75,8 @@ void read_deadline(const engine::Params& params, LayerPlan& plan);
 /// Reads pp, microbatches, schedule and stage_layers into `plan` (its model, batch and averaging read before),
 /// with located errors for impossible pipelines.
 void read_pipeline(const engine::Params& params, LayerPlan& plan);
+/// Reads mp and mp_from into `plan` (layers/layer_model_parallel.cpp).
+void read_model_parallel(const engine::Params& params, LayerPlan& plan);
 
 /// The bytes a compressed message of `bytes` (in the gradient datatype) sends (Compression::sent_bytes).
 double compressed_bytes(const LayerPlan& plan, double bytes);
@@ -96,9 +103,18 @@ private:
     void build_pipeline_rank();
     /// Adds `grad_bytes` of a layer's gradients to the open DDP bucket, reducing it (or offloading it) once full or
     /// at the first layer.
-    void add_to_bucket(std::uint32_t step, double grad_bytes, OpId after, bool first_layer);
+    void add_to_bucket(std::uint32_t step, double grad_bytes, OpId after, bool first_layer, traces::CommId comm = {});
     // Exchanges (layer_exchange.cpp).
-    void reduce_bucket(std::uint32_t step, double bytes, OpId after);
+    void reduce_bucket(std::uint32_t step, double bytes, OpId after, traces::CommId comm = {});
+    // Model parallelism of the last layers (layers/layer_model_parallel.cpp).
+    void make_model_parallel_groups();
+    /// Before layer l's forward: the group's samples gathered into the first model-parallel layer, or the previous
+    /// model-parallel layer's output neurons gathered; returns what the layer waits for.
+    std::vector<OpId> gather_into(std::uint32_t step, std::size_t layer, std::vector<OpId> deps);
+    /// After layer l's backward: its input gradients summed over the group (and, into the data-parallel layers,
+    /// scattered back to each rank's samples); returns what the next backward waits for.
+    std::vector<OpId> exchange_input_gradients(std::uint32_t step, std::size_t layer, OpId after);
+    OpId mp_collective(traces::CollectiveKind kind, double bytes, const std::string& name, OpId after);
     OpId gossip_round(std::uint32_t step, std::uint32_t round, OpId after);
     /// A worker's push of its gradients to every server and its pulls of the parameters back; returns what its
     /// next step waits for (the pulls, or in ssp those of `staleness` steps before, or nothing when async).
@@ -132,9 +148,13 @@ private:
     std::vector<std::vector<OpId>> pulls_;  // parameter server: a worker's pulls, by step
     std::vector<OpId> uploads_;             // offload: this step's parameter copies back to the GPU
     std::uint32_t bucket_index_ = 0;
-    std::uint32_t round_first_op_ = 0;      // federated: the op that starts this client's round
-    double bucket_ = 0;                     // gradient bytes in the open bucket
-    std::vector<traces::CommId> stage_dp_;  // pipeline: each stage's data-parallel group
+    std::uint32_t round_first_op_ = 0;                   // federated: the op that starts this client's round
+    double bucket_ = 0;                                  // gradient bytes in the open bucket
+    traces::CommId bucket_comm_;                         // the group the open bucket is reduced over (invalid: world_)
+    OpId bucket_after_;                                  // the backward that last added to the open bucket
+    traces::StreamId mp_;                                // model parallelism: the activations' exchanges
+    std::vector<traces::CommId> mp_groups_, mp_shards_;  // by group; by position in a group
+    std::vector<traces::CommId> stage_dp_;               // pipeline: each stage's data-parallel group
 };
 
 }  // namespace clustersim::workloads

@@ -16,11 +16,11 @@ double compressed_bytes(const LayerPlan& plan, double bytes) {
     return plan.compression.sent_bytes(bytes, traces::data_type_size(plan.grad_dtype));
 }
 
-void LayerBuilder::reduce_bucket(std::uint32_t step, double bytes, OpId after) {
+void LayerBuilder::reduce_bucket(std::uint32_t step, double bytes, OpId after, traces::CommId comm) {
     const std::string name = fmt::format("step{} bucket{}", step, bucket_index_++);
     if (plan_.dp == 1) return;
     if (!plan_.compression.on()) {
-        reductions_.push_back(collective(CollectiveKind::all_reduce, bytes, "all-reduce " + name, {after}));
+        reductions_.push_back(collective(CollectiveKind::all_reduce, bytes, "all-reduce " + name, {after}, comm));
         return;
     }
     // Encode (read the gradients and, with error feedback, the residual; write the message and the residual),
