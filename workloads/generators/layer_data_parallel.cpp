@@ -282,6 +282,7 @@ void LayerBuilder::build_rank() {
             next.push_back(last);
             continue;
         }
+        emit_decodes();
         std::vector<OpId> before_optimizer{last};
         before_optimizer.insert(before_optimizer.end(), reductions_.begin(), reductions_.end());
         // SGD with momentum reads weight, gradient and momentum and writes weight and momentum (fp32); Adam two

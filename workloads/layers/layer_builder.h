@@ -106,6 +106,8 @@ private:
     void add_to_bucket(std::uint32_t step, double grad_bytes, OpId after, bool first_layer, traces::CommId comm = {});
     // Exchanges (layer_exchange.cpp).
     void reduce_bucket(std::uint32_t step, double bytes, OpId after, traces::CommId comm = {});
+    /// The compressed buckets' decode kernels, after the backward's (before the optimizer waits for them).
+    void emit_decodes();
     // Model parallelism of the last layers (layers/layer_model_parallel.cpp).
     void make_model_parallel_groups();
     /// Before layer l's forward: the group's samples gathered into the first model-parallel layer, or the previous
@@ -143,10 +145,16 @@ private:
     /// A client of `round` that made the deadline (or every client, without one).
     [[nodiscard]] bool on_time(std::uint32_t round, std::uint32_t rank) const;
     std::vector<std::vector<std::vector<std::uint32_t>>> sends_, sources_;  // gossip: round -> rank -> peers
-    std::vector<std::uint32_t> shapes_;     // by layer: GEMM shape index of the batch, or no_shape
-    std::vector<OpId> reductions_;          // this step's bucket reductions (the optimizer waits for them)
-    std::vector<std::vector<OpId>> pulls_;  // parameter server: a worker's pulls, by step
-    std::vector<OpId> uploads_;             // offload: this step's parameter copies back to the GPU
+    std::vector<std::uint32_t> shapes_;  // by layer: GEMM shape index of the batch, or no_shape
+    std::vector<OpId> reductions_;       // this step's bucket reductions (the optimizer waits for them)
+    struct PendingDecode {
+        std::string name;
+        double traffic;
+        OpId after;
+    };
+    std::vector<PendingDecode> pending_decodes_;  // compressed buckets sent this step, decoded after the backward
+    std::vector<std::vector<OpId>> pulls_;        // parameter server: a worker's pulls, by step
+    std::vector<OpId> uploads_;                   // offload: this step's parameter copies back to the GPU
     std::uint32_t bucket_index_ = 0;
     std::uint32_t round_first_op_ = 0;                   // federated: the op that starts this client's round
     double bucket_ = 0;                                  // gradient bytes in the open bucket

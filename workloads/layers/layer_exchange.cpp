@@ -24,7 +24,9 @@ void LayerBuilder::reduce_bucket(std::uint32_t step, double bytes, OpId after, t
         return;
     }
     // Encode (read the gradients and, with error feedback, the residual; write the message and the residual),
-    // send, decode (read what arrived, write the gradients).
+    // send, decode (read what arrived, write the gradients). The decode is queued after the backward's kernels
+    // (emit_decodes): as a DDP communication hook's callback, it runs when the exchange completes, behind the
+    // kernels already launched, rather than holding the backward up.
     const double sent = compressed_bytes(plan_, bytes);
     const double encode_bytes = plan_.compression.encode_traffic(bytes, sent);
     const OpId encode =
@@ -33,8 +35,14 @@ void LayerBuilder::reduce_bucket(std::uint32_t step, double bytes, OpId after, t
     const OpId sent_op = collective(gathered ? CollectiveKind::all_gather : CollectiveKind::all_reduce, sent,
                                     (gathered ? "all-gather " : "all-reduce ") + name, {encode});
     const double received = gathered ? sent * plan_.dp : sent;
-    reductions_.push_back(
-        compute("decode " + name, traces::KernelClass::elementwise, 0, received + bytes, traces::no_shape, {sent_op}));
+    pending_decodes_.push_back({"decode " + name, Compression::decode_traffic(received, bytes), sent_op});
+}
+
+void LayerBuilder::emit_decodes() {
+    for (const PendingDecode& d : pending_decodes_)
+        reductions_.push_back(
+            compute(d.name, traces::KernelClass::elementwise, 0, d.traffic, traces::no_shape, {d.after}));
+    pending_decodes_.clear();
 }
 
 OpId LayerBuilder::gossip_round(std::uint32_t step, std::uint32_t round, OpId after) {

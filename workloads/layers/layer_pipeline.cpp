@@ -86,6 +86,7 @@ void LayerBuilder::build_pipeline_rank() {
             }
             if (stage > 0) (void)p2p(OpKind::send, "send grad", prev, in_bytes, tag + " send grad", deps);
         }
+        emit_decodes();
         std::vector<OpId> before_optimizer{last};
         before_optimizer.insert(before_optimizer.end(), reductions_.begin(), reductions_.end());
         (void)kernel(fmt::format("step{} optimizer", step), traces::KernelClass::optimizer, 0,
