@@ -56,4 +56,22 @@ void add_stage_compression_params(std::vector<engine::ParamSpec>& specs) {
                      "keep the compression residual of each message and fold it into the next (reads and writes)"});
 }
 
+Compression read_gradient_compression(const engine::Params& params) {
+    Compression c = read_compression(params, "dp_compression", "dp_compression_ratio");
+    c.error_feedback = params.boolean("dp_error_feedback");
+    return c;
+}
+
+void add_gradient_compression_params(std::vector<engine::ParamSpec>& specs) {
+    using engine::ParamType;
+    specs.push_back({"dp_compression", ParamType::string, "none",
+                     "compression of the data-parallel gradient buckets (zero_stage 0): none, topk or quantize "
+                     "(all-gathered), lowrank (all-reduced factors); encoded as a bucket closes, decoded after the "
+                     "backward"});
+    specs.push_back({"dp_compression_ratio", ParamType::number, "0.01",
+                     "kept fraction of the elements (topk) or of the bytes (quantize, lowrank)"});
+    specs.push_back({"dp_error_feedback", ParamType::boolean, "true",
+                     "keep each gradient's compression residual (memory, and two more passes in the encoder)"});
+}
+
 }  // namespace clustersim::workloads

@@ -55,5 +55,9 @@ struct StageCompression {
 StageCompression read_stage_compression(const engine::Params& params, std::uint32_t pp);
 /// Their specs, for the generators' parameter tables.
 void add_stage_compression_params(std::vector<engine::ParamSpec>& specs);
+/// The transformer generator's data-parallel gradient compression: dp_compression, dp_compression_ratio and
+/// dp_error_feedback (read with read_compression), and their specs.
+Compression read_gradient_compression(const engine::Params& params);
+void add_gradient_compression_params(std::vector<engine::ParamSpec>& specs);
 
 }  // namespace clustersim::workloads

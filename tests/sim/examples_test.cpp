@@ -267,6 +267,8 @@ TEST_CASE("the studies' READMEs quote the runs their tables come from", "[exampl
           "workload.microbatches=2"}},
         {"21-cross-datacenter",
          {"topology.wan_bandwidth=25 Gb/s", "workload.pp_compression=lowrank", "workload.pp_compress=both"}},
+        {"21-cross-datacenter",
+         {"workload.rank_order=tp-cp-ep-pp-dp", "workload.dp_compression=topk", "workload.dp_compression_ratio=0.01"}},
         {"22-edge-pipeline", {"topology.bandwidth=10 Gb/s"}},
         {"22-edge-pipeline",
          {"workload.pp_compression=quantize", "workload.pp_compress=both", "workload.pp_compression_ratio=0.25"}},

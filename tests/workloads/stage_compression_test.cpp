@@ -158,3 +158,47 @@ TEST_CASE("stage compression rejects impossible plans at the key", "[workloads][
         build("transformer", "generator: transformer\nmodel: gpt3-1.3b\ndp: 1\npp_compression: quantize\n"),
         Catch::Matchers::Contains("pp = 1 has none"));
 }
+
+TEST_CASE("transformer gradient buckets compress, decoded after the backward", "[workloads][compression]") {
+    // 4 layers of h = 256, 2 replicas, one bucket for all the gradients (bf16: 2 bytes per parameter), top-k of a
+    // quarter of the elements: each kept bf16 value with a 4-byte index, 3/4 of the bucket's bytes.
+    const std::string yaml = R"(
+generator: transformer
+layers: 4
+hidden: 256
+heads: 4
+vocab: 1000
+seq_len: 128
+dp: 2
+global_batch_size: 2
+dp_compression: topk
+dp_compression_ratio: 0.25
+)";
+    const auto g = build("transformer", yaml);
+    std::uint32_t last_backward = 0, optimizer = 0, encodes = 0;
+    std::vector<std::uint32_t> decodes;
+    double grads = 0, sent = 0;
+    for (std::uint32_t i = 0; i < g.ops.size(); ++i) {
+        const auto& op = g.ops[i];
+        if (op.rank.value != 0) continue;
+        const std::string& name = g.names[op.name];
+        if (name.find("backward") != std::string::npos) last_backward = i;
+        if (name == "optimizer step") optimizer = i;
+        if (name.rfind("encode dp grads", 0) == 0) {
+            ++encodes;
+            grads += double(op.bytes);  // the encoder's traffic: the bucket, the residual read and written, the message
+        }
+        if (name.rfind("decode dp grads", 0) == 0) decodes.push_back(i);
+        if (op.kind == OpKind::collective && op.collective == traces::CollectiveKind::all_gather)
+            sent += double(op.bytes);
+    }
+    REQUIRE(encodes >= 1);
+    REQUIRE(decodes.size() == encodes);
+    for (const std::uint32_t d : decodes) {
+        REQUIRE(d > last_backward);  // after every backward kernel, before the optimizer
+        REQUIRE(d < optimizer);
+    }
+    // Encode traffic = bucket + message + 2 x bucket (error feedback) = bucket x (3 + 3/4).
+    REQUIRE(sent == Approx(grads / (3 + 0.75) * 0.75));
+    REQUIRE_THROWS_WITH(build("transformer", yaml + "zero_stage: 1\n"), Catch::Matchers::Contains("zero_stage 0"));
+}

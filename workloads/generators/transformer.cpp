@@ -184,6 +184,8 @@ void TransformerBuilder::build_rank(std::uint32_t rank) {
     memory(OpKind::alloc, traces::MemoryUse::gradients, mem.gradients, "gradients");
     memory(OpKind::alloc, traces::MemoryUse::optimizer_state, mem.optimizer_state, "optimizer state");
     if (mem.buffers > 0) memory(OpKind::alloc, traces::MemoryUse::buffers, mem.buffers, "parameter gather buffers");
+    if (plan_.dp_compression.on() && plan_.dp_compression.error_feedback)
+        memory(OpKind::alloc, traces::MemoryUse::buffers, mem.gradients, "dp compression residual");
     if (plan_.pp > 1 && plan_.pp_compression.codec.error_feedback) {
         // Error feedback keeps each compressed direction's residual, per model chunk.
         const double residuals = double(plan_.pp_compression.on(false)) + double(plan_.pp_compression.on(true));
@@ -277,6 +279,7 @@ void TransformerBuilder::backward_step(std::uint32_t mb, std::uint32_t chunk) {
 }
 
 void TransformerBuilder::finish_rank() {
+    emit_decodes();
     if (!plan_.optimizer) return;
     // Adam over this rank's shard: reads fp32 master weights, two moments and the gradient, writes all but the
     // gradient and the working copy of the weights.

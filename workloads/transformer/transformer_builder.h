@@ -50,6 +50,11 @@ private:
     void encode_boundary(bool backward, const std::string& tag);
     void decode_boundary(bool backward, const std::string& tag);
     void reduce_bucket();
+    /// One bucket's gradients over `comm`: all-reduced, or with dp_compression encoded, exchanged and (later,
+    /// emit_decodes) decoded.
+    void reduce_gradients(traces::CommId comm, double bytes, const std::string& what);
+    /// The compressed buckets' decode kernels, after the backward.
+    void emit_decodes();
     void finish_rank();
 
     OpId compute(const char* name, const KernelCost& cost, std::uint32_t layer);
@@ -83,6 +88,12 @@ private:
     std::vector<OpId> pending_;  // deps of the next compute op
     Bucket bucket_;
     std::vector<double> activation_bytes_;  // by chunk: bytes one micro-batch keeps
+    struct PendingDecode {
+        std::string name;
+        double traffic;
+        OpId after;
+    };
+    std::vector<PendingDecode> pending_decodes_;  // compressed buckets exchanged, decoded after the backward
 };
 
 }  // namespace clustersim::workloads

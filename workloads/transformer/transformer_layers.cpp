@@ -243,6 +243,14 @@ void TransformerBuilder::reduce_bucket() {
     const OpId deps[] = {last_compute_};
     const auto kind = plan_.zero_stage >= 1 ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce;
     const char* what = plan_.zero_stage >= 1 ? "reduce-scatter" : "all-reduce";
+    if (plan_.dp_compression.on()) {
+        if (bucket_.dense_bytes > 0 && comms_[rank_].dp.valid())
+            reduce_gradients(comms_[rank_].dp, bucket_.dense_bytes, "dp");
+        if (bucket_.expert_bytes > 0 && comms_[rank_].edp.valid())
+            reduce_gradients(comms_[rank_].edp, bucket_.expert_bytes, "edp expert");
+        bucket_ = {};
+        return;
+    }
     if (bucket_.dense_bytes > 0 && comms_[rank_].dp.valid())
         last_dp_ =
             collective(s_.dp, comms_[rank_].dp, kind, bucket_.dense_bytes, fmt::format("dp {} grads", what), deps);
@@ -250,6 +258,34 @@ void TransformerBuilder::reduce_bucket() {
         last_dp_ = collective(s_.dp, comms_[rank_].edp, kind, bucket_.expert_bytes,
                               fmt::format("edp {} expert grads", what), deps);
     bucket_ = {};
+}
+
+void TransformerBuilder::reduce_gradients(traces::CommId comm, double bytes, const std::string& what) {
+    // Encode on the compute stream as the bucket closes (the kernels waiting for it keep their dependencies), send
+    // (top-k and quantized messages cannot be summed in flight: all-gathered), decode after the backward.
+    const Compression& c = plan_.dp_compression;
+    const double sent = c.sent_bytes(bytes, activation_width(plan_));
+    std::vector<OpId> held;
+    held.swap(pending_);
+    const OpId encode =
+        compute(fmt::format("encode {} grads", what).c_str(), KernelCost{0, c.encode_traffic(bytes, sent)}, UINT32_MAX);
+    pending_.swap(held);
+    const bool gathered = c.codec != Codec::lowrank;
+    const OpId deps[] = {encode};
+    last_dp_ = collective(s_.dp, comm, gathered ? CollectiveKind::all_gather : CollectiveKind::all_reduce, sent,
+                          fmt::format("dp {} {} grads", gathered ? "all-gather" : "all-reduce", what), deps);
+    const traces::Communicator& group = g_.comms[comm.index()];
+    const double members = static_cast<double>(group.folded() ? group.job_members.size() : group.ranks.size());
+    pending_decodes_.push_back({fmt::format("decode {} grads", what),
+                                Compression::decode_traffic(gathered ? sent * members : sent, bytes), last_dp_});
+}
+
+void TransformerBuilder::emit_decodes() {
+    for (const PendingDecode& d : pending_decodes_) {
+        pending_.push_back(d.after);
+        compute(d.name.c_str(), KernelCost{0, d.traffic}, UINT32_MAX);
+    }
+    pending_decodes_.clear();
 }
 
 }  // namespace clustersim::workloads

@@ -79,6 +79,7 @@ const std::vector<engine::ParamSpec>& transformer_params() {
              "TP group), or auto (the least folding that keeps the run under 3 M ops)"},
         };
         add_stage_compression_params(table);
+        add_gradient_compression_params(table);
         return table;
     }();
     return specs;
@@ -310,6 +311,9 @@ TransformerPlan read_transformer_plan(const engine::Params& p) {
     plan.causal = p.boolean("causal");
     plan.optimizer = p.boolean("optimizer");
     plan.pp_compression = read_stage_compression(p, plan.pp);
+    plan.dp_compression = read_gradient_compression(p);
+    if (plan.dp_compression.on() && plan.zero_stage > 0)
+        p.fail("dp_compression", "compresses the gradients' all-reduce buckets: it needs zero_stage 0");
     const std::string& fold = p.string("fold");
     if (fold != "auto" && fold != "none" && fold != "dp" && fold != "tp+dp")
         p.fail("fold", fmt::format("expected auto, none, dp or tp+dp, got \"{}\"", fold));

@@ -46,6 +46,7 @@ struct TransformerPlan {
     bool optimizer = true;
     Fold fold = Fold::automatic;
     StageCompression pp_compression;  // of the activations and gradients passed between stages
+    Compression dp_compression;       // of the data-parallel gradient buckets
     /// Layers of each pipeline stage when they differ (heterogeneous stages; one chunk per stage); empty: the
     /// layers split evenly over pp x virtual_stages chunks.
     std::vector<std::uint32_t> stage_layers;
