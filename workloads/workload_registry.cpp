@@ -32,6 +32,11 @@ std::vector<engine::ParamSpec> dlrm_params() {
         {"sharding", ParamType::string, "table",
          "embedding sharding: table (whole tables, largest onto the least loaded rank), row, or column"},
         {"steps", ParamType::integer, "1", "training steps in the run"},
+        {"exchange_compression", ParamType::string, "none",
+         "quantized exchange of the pooled embeddings and their gradients (TorchRec's quantized communication): "
+         "none or quantize, with a cast kernel before and after each exchange"},
+        {"exchange_compression_ratio", ParamType::number, "0.5",
+         "bytes sent over the uncompressed (0.5: fp32 to fp16 or bf16; 0.25: to 8 bits)"},
         {"pipeline_lookups", ParamType::boolean, "false",
          "issue the next step's embedding lookups and their exchange before this step's sparse update "
          "(semi-synchronous, as TorchRec's TrainPipelineSemiSync: they read rows one update old), so that the exchange "

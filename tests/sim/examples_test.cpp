@@ -295,6 +295,9 @@ TEST_CASE("the studies' READMEs quote the runs their tables come from", "[exampl
         {"26-resnet50-large-batch",
          {"topology.nodes=32", "workload.dp=256", "workload.batch_per_gpu=16", "topology.nic_bandwidth=25 Gb/s"}},
         {"26-resnet50-large-batch", {"topology.nodes=2", "workload.dp=16", "topology.nic_bandwidth=25 Gb/s"}},
+        {"11-dlrm-embedding-sharding",
+         {"workload.model=terabyte", "workload.sharding=row", "workload.exchange_compression=quantize",
+          "workload.exchange_compression_ratio=0.25"}},
         {"23-mixtral-inference-ep", {"workload.tp=8", "workload.ep=1", "workload.batch=64"}},
         {"23-mixtral-inference-ep", {"workload.tp=1", "workload.ep=8", "workload.batch=8"}},
     };

@@ -14,6 +14,9 @@ using traces::OpKind;
 namespace {
 
 traces::OpGraph generate(const std::string& yaml) { return testing::generate("dlrm", yaml); }
+bool g_name_has(const traces::OpGraph& g, const traces::Op& op, const char* part) {
+    return g.names[op.name].find(part) != std::string::npos;
+}
 
 const std::uint64_t kaggle_rows = 1460 + 583 + 10131227 + 2202608 + 305 + 24 + 12517 + 633 + 3 + 93145 + 5683 +
                                   8351593 + 3194 + 27 + 14992 + 5461306 + 10 + 5652 + 2173 + 4 + 7046547 + 18 + 15 +
@@ -158,4 +161,28 @@ TEST_CASE("dlrm's pipelined lookups: the next step's lookup and exchange run bef
     REQUIRE(run(with(sixteen, "workload.pipeline_lookups=true")) < run(sixteen));
     REQUIRE_THROWS_WITH(generate("{generator: dlrm, pipeline_lookups: true}"),
                         Catch::Matchers::Contains("pipeline_lookups") && Catch::Matchers::Contains("steps >= 2"));
+}
+
+TEST_CASE("dlrm's quantized exchange sends a fraction of the bytes, cast before and after", "[workloads][dlrm]") {
+    const std::string base = "{generator: dlrm, ranks: 8, batch_per_gpu: 1024, sharding: column";
+    const auto plain = generate(base + "}");
+    const auto half = generate(base + ", exchange_compression: quantize, exchange_compression_ratio: 0.5}");
+    auto exchanges = [](const traces::OpGraph& g) {
+        std::vector<std::uint64_t> out;
+        for (const auto& op : g.ops)
+            if (op.rank.value == 0 && op.kind == OpKind::collective &&
+                g.names[op.name].find("embedding") != std::string::npos)
+                out.push_back(op.bytes);
+        return out;
+    };
+    const auto a = exchanges(plain), b = exchanges(half);
+    REQUIRE(a.size() == 2);  // forward and backward
+    REQUIRE(b.size() == 2);
+    for (std::size_t i = 0; i < 2; ++i) REQUIRE(b[i] == a[i] / 2);
+    std::size_t casts = 0;
+    for (const auto& op : half.ops)
+        if (op.rank.value == 0 && g_name_has(half, op, "quantize")) ++casts;
+    REQUIRE(casts == 4);  // quantize and dequantize, forward and backward
+    REQUIRE_THROWS_WITH(generate(base + ", exchange_compression: topk}"),
+                        Catch::Matchers::Contains("none or quantize"));
 }

@@ -20,6 +20,7 @@
 
 #include "engine/memory_budget.h"
 #include "engine/units.h"
+#include "workloads/compression.h"
 #include "workloads/workload_registry.h"
 
 namespace clustersim::workloads {
@@ -71,6 +72,7 @@ struct DlrmPlan {
     Sharding sharding = Sharding::table;
     traces::DataType dtype = traces::DataType::fp32;
     bool pipeline_lookups = false;  // the next step's lookups and exchange before this step's backward ends
+    double exchange_ratio = 1;      // quantized exchange: bytes sent over the uncompressed (1: not quantized)
 };
 
 std::vector<std::uint64_t> dashed(const engine::Params& p, const char* key, std::uint64_t max) {
@@ -129,6 +131,12 @@ DlrmPlan read_plan(const engine::Params& given) {
     if (!dtype) p.fail("dtype", fmt::format("unknown datatype '{}'", p.string("dtype")));
     plan.dtype = *dtype;
     plan.pipeline_lookups = p.boolean("pipeline_lookups");
+    const Compression exchange = read_compression(p, "exchange_compression", "exchange_compression_ratio");
+    if (exchange.codec != Codec::none && exchange.codec != Codec::quantize)
+        p.fail("exchange_compression",
+               "the pooled embeddings and their gradients are quantized (TorchRec's quantized communication): none "
+               "or quantize");
+    if (exchange.on()) plan.exchange_ratio = exchange.ratio;
     if (plan.pipeline_lookups && plan.steps < 2)
         p.fail("pipeline_lookups", "overlaps the next step's embedding lookups with this step: it needs steps >= 2");
     return plan;
@@ -258,13 +266,24 @@ OpGraph build_dlrm(const engine::Params& params) {
         // Lookups read every looked-up vector and write the pooled (or partial) outputs.
         const double pooled_out = (plan.sharding == Sharding::table ? owned_tables : tables) * global * dim * width /
                                   (plan.sharding == Sharding::column ? n : 1);
+        // Quantized exchange (TorchRec's qcomms): a cast before each exchange and one back after, both memory-bound.
+        const bool quantized = plan.exchange_ratio < 1 && n > 1;
+        auto dequantize = [&](const std::string& name, OpId after) {
+            return quantized ? kernel(name, traces::KernelClass::elementwise, 0, exchanged * (1 + plan.exchange_ratio),
+                                      {after})
+                             : after;
+        };
         // A step's lookups and the forward exchange of what they pooled; returns the lookup and the exchange.
         auto look_up = [&](std::uint32_t s, std::vector<OpId> deps) {
             const std::string tag = fmt::format("step{} ", s);
             const OpId lookup = kernel(tag + "embedding lookup", traces::KernelClass::embedding, 0,
                                        looked_up * width + pooled_out, std::move(deps));
-            const OpId sent =
-                n > 1 ? collective(exchange, tag + "embedding exchange", forward_kind, exchanged, {lookup}) : lookup;
+            if (n == 1) return std::pair{lookup, lookup};
+            const OpId ready = quantized ? kernel(tag + "quantize embeddings", traces::KernelClass::elementwise, 0,
+                                                  pooled_out * (1 + plan.exchange_ratio), {lookup})
+                                         : lookup;
+            const OpId sent = collective(exchange, tag + "embedding exchange", forward_kind,
+                                         exchanged * plan.exchange_ratio, {ready});
             return std::pair{lookup, sent};
         };
         OpId step_done;
@@ -277,8 +296,10 @@ OpGraph build_dlrm(const engine::Params& params) {
             next = {};
             const OpId bottom = kernel(tag + "bottom MLP", traces::KernelClass::gemm, mlp_flops(plan.bottom, local),
                                        4 * mlp_params(plan.bottom) + width * local * plan.bottom.front(), {lookup});
+            const OpId received =
+                exchanged_fwd == lookup ? lookup : dequantize(tag + "dequantize embeddings", exchanged_fwd);
             const OpId interact = kernel(tag + "interaction", traces::KernelClass::gemm, interaction_flops,
-                                         width * local * ((tables + 1.0) * dim + top.front()), {bottom, exchanged_fwd});
+                                         width * local * ((tables + 1.0) * dim + top.front()), {bottom, received});
             const OpId top_fwd = kernel(tag + "top MLP", traces::KernelClass::gemm, mlp_flops(top, local),
                                         4 * mlp_params(top) + width * local * top.front(), {interact});
             const OpId top_bwd = kernel(tag + "top MLP backward", traces::KernelClass::gemm, 2 * mlp_flops(top, local),
@@ -290,9 +311,14 @@ OpGraph build_dlrm(const engine::Params& params) {
                 kernel(tag + "interaction backward", traces::KernelClass::gemm, 2 * interaction_flops,
                        2 * width * local * ((tables + 1.0) * dim + top.front()), {top_bwd});
             OpId exchanged_bwd = interact_bwd;
-            if (n > 1)
-                exchanged_bwd =
-                    collective(exchange, tag + "embedding gradient exchange", backward_kind, exchanged, {interact_bwd});
+            if (n > 1) {
+                const OpId ready = quantized
+                                       ? kernel(tag + "quantize embedding gradients", traces::KernelClass::elementwise,
+                                                0, exchanged * (1 + plan.exchange_ratio), {interact_bwd})
+                                       : interact_bwd;
+                exchanged_bwd = collective(exchange, tag + "embedding gradient exchange", backward_kind,
+                                           exchanged * plan.exchange_ratio, {ready});
+            }
             // Pipelined (semi-synchronous, as TorchRec's TrainPipelineSemiSync): the next step's lookups run here,
             // before this step's sparse update (they read rows one update old), so that their exchange overlaps the
             // rest of this step's backward.
@@ -305,8 +331,11 @@ OpGraph build_dlrm(const engine::Params& params) {
                                    4 * mlp_params(plan.bottom), {bottom_bwd})
                       : bottom_bwd;
             // Sparse SGD on the owned rows: read the gradients of the pooled outputs, read and write each touched row.
+            const OpId gradients = exchanged_bwd == interact_bwd
+                                       ? interact_bwd
+                                       : dequantize(tag + "dequantize embedding gradients", exchanged_bwd);
             const OpId update = kernel(tag + "embedding update", traces::KernelClass::embedding, 0,
-                                       2 * looked_up * width + pooled_out, {exchanged_bwd, bottom_bwd});
+                                       2 * looked_up * width + pooled_out, {gradients, bottom_bwd});
             step_done = kernel(tag + "dense optimizer", traces::KernelClass::optimizer, 0, 20 * dense_params,
                                {update, top_grads, bottom_grads});
         }
