@@ -50,11 +50,12 @@ EmbeddingPlan read_plan(const engine::Params& p) {
     plan.negatives = static_cast<std::uint32_t>(p.integer_in("negatives", 0, 1 << 20));
     plan.epochs = static_cast<std::uint32_t>(p.integer_in("epochs", 1, 1000));
     plan.ordering = engine::choose(p, "ordering", ordering_names, "ordering");
-    // The buffer-aware order weighs every swap against every partition: about P^3 steps per epoch.
+    // Planning the order weighs each swap against the partitions (buffer-aware) or the buffer (sequential's
+    // eviction): up to about P^3 steps per epoch.
     const double planning = std::pow(double(plan.partitions), 3) * plan.epochs;
-    if (plan.ordering == PartitionOrdering::buffer_aware && planning > 2e8)
-        p.fail("epochs", fmt::format("planning the buffer-aware order of {} partitions over {} epochs takes about "
-                                     "{:.3g} steps (at most 2e8): fewer epochs (each epoch trains the same buckets: "
+    if (planning > 2e7)
+        p.fail("epochs", fmt::format("planning the bucket order of {} partitions over {} epochs takes about {:.3g} "
+                                     "steps (at most 2e7): fewer epochs (each epoch trains the same buckets: "
                                      "simulate one and scale) or partitions",
                                      plan.partitions, plan.epochs, planning));
     if (plan.buffer < 2 && plan.partitions > 1)
