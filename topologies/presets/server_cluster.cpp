@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "engine/split_list.h"
 #include "topologies/presets/fabric.h"
 #include "topologies/presets/preset_registry.h"
 #include "topologies/presets/server_node.h"
@@ -37,17 +38,13 @@ Cluster build_heterogeneous(const engine::Params& params) {
     // mix: "kind:count,kind:count"
     const std::string& mix = params.string("mix");
     std::vector<std::pair<std::string, int>> groups;
-    std::size_t start = 0;
-    while (start <= mix.size()) {
-        const auto end = std::min(mix.find(',', start), mix.size());
-        const std::string item = mix.substr(start, end - start);
+    for (const std::string& item : engine::split_list(mix)) {
         const auto colon = item.find(':');
         int count = 0;
         if (colon == std::string::npos ||
             std::from_chars(item.data() + colon + 1, item.data() + item.size(), count).ec != std::errc() || count < 1)
             params.fail("mix", fmt::format("expected \"kind:count,kind:count\", got \"{}\"", mix));
         groups.emplace_back(item.substr(0, colon), count);
-        start = end + 1;
     }
     // The fabric is the first kind's (InfiniBand unless it is an Ethernet server kind).
     const FabricShape fabric = fabric_shape(params, server_shape(groups.front().first, params, "mix"));

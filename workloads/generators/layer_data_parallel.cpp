@@ -27,6 +27,7 @@
 #include <fmt/format.h>
 
 #include "engine/memory_budget.h"
+#include "engine/split_list.h"
 #include "engine/units.h"
 #include "workloads/layers/layer_builder.h"
 #include "workloads/workload_registry.h"
@@ -103,10 +104,7 @@ LayerPlan read_plan(const engine::Params& p) {
     // One graph, or a schedule of them separated by commas (round r on the (r mod count)-th).
     plan.graphs.clear();
     const std::string& schedule = p.string("gossip_graph");
-    for (std::size_t begin = 0; begin <= schedule.size();) {
-        std::size_t end = schedule.find(',', begin);
-        if (end == std::string::npos) end = schedule.size();
-        std::string name = schedule.substr(begin, end - begin);
+    for (std::string name : engine::split_list(schedule)) {
         name.erase(0, name.find_first_not_of(' '));
         name.erase(name.find_last_not_of(' ') + 1);
         const auto graph = parse_gossip_graph(name);
@@ -115,7 +113,6 @@ LayerPlan read_plan(const engine::Params& p) {
                                                "by commas)",
                                                name, schedule, gossip_graph_names()));
         plan.graphs.push_back(*graph);
-        begin = end + 1;
     }
     plan.averaging_group = static_cast<std::uint32_t>(integer_in(p, "averaging_group", 0, 1 << 20));
     plan.global_every = static_cast<std::uint32_t>(integer_in(p, "global_every", 1, 10'000));

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "engine/split_list.h"
 #include "engine/units.h"
 #include "workloads/layers/layer_builder.h"
 
@@ -25,9 +26,7 @@ void read_deadline(const engine::Params& p, LayerPlan& plan) {
     plan.dropped.assign(rounds, {});
     if (given.empty()) return;
     plan.drops_given = true;
-    for (std::size_t begin = 0; begin <= given.size();) {
-        const std::size_t end = std::min(given.find(',', begin), given.size());
-        std::string item = given.substr(begin, end - begin);
+    for (std::string item : engine::split_list(given)) {
         item.erase(std::remove(item.begin(), item.end(), ' '), item.end());
         const std::size_t colon = item.find(':');
         std::uint64_t round = 0, rank = 0;
@@ -43,7 +42,6 @@ void read_deadline(const engine::Params& p, LayerPlan& plan) {
             p.fail("dropped_clients",
                    fmt::format("{}: there are {} rounds of ranks 0 to {}", item, rounds, plan.dp - 1));
         plan.dropped[round].push_back(static_cast<std::uint32_t>(rank));
-        begin = end + 1;
     }
     for (auto& d : plan.dropped) {
         std::sort(d.begin(), d.end());

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "engine/split_list.h"
 #include "workloads/layers/layer_builder.h"
 
 namespace clustersim::workloads {
@@ -75,9 +76,7 @@ void read_pipeline(const engine::Params& p, LayerPlan& plan) {
         return;
     }
     plan.stage_first = {0};
-    for (std::size_t begin = 0; begin <= given.size();) {
-        std::size_t end = std::min(given.find(',', begin), given.size());
-        const std::string item = given.substr(begin, end - begin);
+    for (const std::string& item : engine::split_list(given)) {
         std::uint32_t count = 0;
         bool ok = !item.empty() && item.size() < 9;
         for (const char c : item) {
@@ -88,7 +87,6 @@ void read_pipeline(const engine::Params& p, LayerPlan& plan) {
         if (!ok || count == 0)
             p.fail("stage_layers", fmt::format("expected layer counts above 0 separated by commas, got \"{}\"", given));
         plan.stage_first.push_back(plan.stage_first.back() + count);
-        begin = end + 1;
     }
     if (plan.stage_first.size() != plan.pp + 1 || plan.stage_first.back() != layers)
         p.fail("stage_layers",

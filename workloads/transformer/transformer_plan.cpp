@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "engine/split_list.h"
 #include "engine/yaml_reader.h"
 
 namespace clustersim::workloads {
@@ -326,17 +327,13 @@ TransformerPlan read_transformer_plan(const engine::Params& p) {
         p.fail("placement", "balanced is resolved by the scenario from the GPUs (run it from a scenario)");
     }
     if (const std::string layers = p.string("stage_layers"); !layers.empty()) {
-        std::size_t at = 0;
-        while (at <= layers.size()) {
-            const std::size_t comma = std::min(layers.find(',', at), layers.size());
-            const std::string item = layers.substr(at, comma - at);
+        for (const std::string& item : engine::split_list(layers)) {
             char* end = nullptr;
             const long n = std::strtol(item.c_str(), &end, 10);
             if (item.empty() || *end != '\0' || n < 1 || n > (1 << 16))
                 p.fail("stage_layers",
                        fmt::format("expected layer counts from 1 joined by ',' (\"10,14,14,10\"), got \"{}\"", layers));
             plan.stage_layers.push_back(static_cast<std::uint32_t>(n));
-            at = comma + 1;
         }
     }
     check_parallelism(p, plan);
