@@ -17,6 +17,7 @@
 
 #include "engine/enum_names.h"
 #include "engine/params.h"
+#include "traces/op_graph.h"
 
 namespace clustersim::workloads {
 
@@ -37,6 +38,14 @@ struct Compression {
     }
     /// Memory traffic of decoding `received` bytes of messages into a tensor of `bytes`.
     [[nodiscard]] static double decode_traffic(double received, double bytes) { return received + bytes; }
+};
+
+/// A compressed exchange's decode kernel, queued after the backward's kernels (as a DDP communication hook's
+/// callback runs once its exchange completes), not when the bucket closes.
+struct DeferredDecode {
+    std::string name;
+    double traffic = 0;  // Compression::decode_traffic
+    traces::OpId after;  // the exchange
 };
 
 /// Reads a codec key and its ratio key (a fraction above 0 and up to 1); located errors name the key.

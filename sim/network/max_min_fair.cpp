@@ -150,15 +150,10 @@ void FlowNetwork::fill() {
         const std::uint32_t f = component_flows_.front();
         Share least{INFINITY, UINT32_MAX};
         for (const Share& s : shares) least = std::min(least, s);
-        if (shares.empty() || share_[f].cap <= least.first) {
-            fixed_[f] = 1;
-            new_rate_[f] = share_[f].cap * share_[f].weight;
-            new_limit_[f] = UINT32_MAX;
-        } else {
-            fixed_[f] = 1;
-            new_rate_[f] = least.first * share_[f].weight;
-            new_limit_[f] = least.second;
-        }
+        const bool capped = shares.empty() || share_[f].cap <= least.first;
+        fixed_[f] = 1;
+        new_rate_[f] = (capped ? share_[f].cap : least.first) * share_[f].weight;
+        new_limit_[f] = capped ? UINT32_MAX : least.second;
         return;
     }
     std::make_heap(shares.begin(), shares.end(), std::greater<>{});

@@ -169,7 +169,42 @@ OpId LayerBuilder::compute(const std::string& name, traces::KernelClass cls, dou
     op.flops = flops;
     op.bytes = engine::saturated_bytes(bytes);
     op.shape = shape;
-    return g_.add(op, deps);
+    last_compute_ = g_.add(op, deps);
+    return last_compute_;
+}
+
+OpId LayerBuilder::layer_forward(const std::string& tag, std::size_t l, double samples, std::vector<OpId> deps,
+                                 OpId* gemm) {
+    const LayerSpec& layer = plan_.model.layers[l];
+    const double width = traces::data_type_size(plan_.dtype);
+    // A model-parallel layer computes its 1/mp of the neurons for the group's mp x batch samples: the same work, a
+    // share of the parameters.
+    const double params = static_cast<double>(layer.params) / (plan_.model_parallel(l) ? plan_.mp : 1);
+    memory(OpKind::alloc, traces::MemoryUse::activations, width * samples * layer.activations, layer.name);
+    // Bytes: the weights, and the layer's output (its input is the previous output, counted there).
+    OpId at = compute(fmt::format("{} forward {}", tag, layer.name), traces::KernelClass::gemm,
+                      samples * layer.forward_flops, width * (params + samples * layer.activations), shapes_[l], deps);
+    if (gemm) *gemm = at;
+    // Batch norm (read, write) and ReLU in place (read, write) on the output.
+    if (layer.norm)
+        at = compute(fmt::format("{} forward {} norm", tag, layer.name), traces::KernelClass::elementwise, 0,
+                     4 * width * samples * layer.activations, traces::no_shape, {at});
+    return at;
+}
+
+OpId LayerBuilder::layer_backward(const std::string& tag, std::size_t l, double samples, std::vector<OpId> deps) {
+    const LayerSpec& layer = plan_.model.layers[l];
+    const double width = traces::data_type_size(plan_.dtype);
+    const double params = static_cast<double>(layer.params) / (plan_.model_parallel(l) ? plan_.mp : 1);
+    // ReLU's and batch norm's backward: read the output gradient and the saved tensors, write the input gradient.
+    if (layer.norm)
+        deps = {compute(fmt::format("{} backward {} norm", tag, layer.name), traces::KernelClass::elementwise, 0,
+                        6 * width * samples * layer.activations, traces::no_shape, deps)};
+    const OpId gemm = compute(fmt::format("{} backward {}", tag, layer.name), traces::KernelClass::gemm,
+                              2 * samples * layer.forward_flops,
+                              width * (2.0 * params + 2.0 * samples * layer.activations), shapes_[l], deps);
+    memory(OpKind::free, traces::MemoryUse::activations, width * samples * layer.activations, layer.name);
+    return gemm;
 }
 
 OpId LayerBuilder::collective(CollectiveKind kind, double bytes, const std::string& name, std::vector<OpId> deps,
@@ -214,9 +249,8 @@ void LayerBuilder::build_rank() {
     for (std::uint32_t step = 0; step < plan_.steps; ++step) {
         const std::uint32_t round = step / plan_.local_steps;
         if (plan_.sampling() && !is_client(round, rank_.value)) continue;  // sits this round out
-        if (plan_.sampling() && step % plan_.local_steps == 0)
-            round_first_op_ = static_cast<std::uint32_t>(g_.ops.size());
         if (plan_.sampling() && step % plan_.local_steps == 0) {
+            round_first_op_ = UINT32_MAX;  // the model's download if it has one, else its first kernel
             const auto& moves = moves_by_receiver_[round];
             const auto in = std::lower_bound(moves.begin(), moves.end(), rank_.value,
                                              [](const ModelMove& m, std::uint32_t r) { return m.to < r; });
@@ -225,26 +259,12 @@ void LayerBuilder::build_rank() {
                             fmt::format("round{} model from rank {}", round, in->from), next)};
         }
         std::vector<OpId> deps = next;
+        if (!next.empty() && g_.ops[next.front().index()].kind == OpKind::recv) round_first_op_ = next.front().value;
         for (std::size_t l = 0; l < layers.size(); ++l) {
-            const LayerSpec& layer = layers[l];
-            // A model-parallel layer computes its 1/mp of the neurons for the group's mp x batch samples: the same
-            // work, a share of the parameters.
-            const double layer_params = static_cast<double>(layer.params) / (plan_.model_parallel(l) ? plan_.mp : 1);
             if (plan_.model_parallel(l)) deps = gather_into(step, l, deps);
-            memory(OpKind::alloc, traces::MemoryUse::activations, width * batch * layer.activations, layer.name);
-            // The round's work starts with its model's download, or else with its first kernel.
-            if (l == 0 && plan_.sampling() && step % plan_.local_steps == 0 &&
-                g_.ops[round_first_op_].kind != OpKind::recv)
-                round_first_op_ = static_cast<std::uint32_t>(g_.ops.size());
-            // Bytes: the weights, and the layer's output (its input is the previous output, counted there).
-            const double bytes = width * (layer_params + batch * layer.activations);
-            deps = {compute(fmt::format("step{} forward {}", step, layer.name), traces::KernelClass::gemm,
-                            batch * layer.forward_flops, bytes, shapes_[l], deps)};
-            // Batch norm (read, write) and ReLU in place (read, write) on the output.
-            if (layer.norm)
-                deps = {compute(fmt::format("step{} forward {} norm", step, layer.name),
-                                traces::KernelClass::elementwise, 0, 4 * width * batch * layer.activations,
-                                traces::no_shape, deps)};
+            OpId gemm;
+            deps = {layer_forward(fmt::format("step{}", step), l, batch, deps, &gemm)};
+            if (l == 0 && round_first_op_ == UINT32_MAX) round_first_op_ = gemm.value;
         }
         const bool reduce = plan_.local_steps == 1 && plan_.averaging == Averaging::allreduce && !plan_.sampling();
         bucket_ = 0;
@@ -253,19 +273,10 @@ void LayerBuilder::build_rank() {
         uploads_.clear();
         OpId last;
         for (std::size_t l = layers.size(); l-- > 0;) {
-            const LayerSpec& layer = layers[l];
-            // ReLU's and batch norm's backward: read the output gradient and the saved tensors, write the input
-            // gradient.
-            if (layer.norm)
-                deps = {compute(fmt::format("step{} backward {} norm", step, layer.name),
-                                traces::KernelClass::elementwise, 0, 6 * width * batch * layer.activations,
-                                traces::no_shape, deps)};
-            const double layer_params = static_cast<double>(layer.params) / (plan_.model_parallel(l) ? plan_.mp : 1);
-            const double bytes = width * (2.0 * layer_params + 2.0 * batch * layer.activations);
-            last = compute(fmt::format("step{} backward {}", step, layer.name), traces::KernelClass::gemm,
-                           2 * batch * layer.forward_flops, bytes, shapes_[l], deps);
+            last = layer_backward(fmt::format("step{}", step), l, batch, deps);
             deps = plan_.model_parallel(l) ? exchange_input_gradients(step, l, last) : std::vector<OpId>{last};
-            memory(OpKind::free, traces::MemoryUse::activations, width * batch * layer.activations, layer.name);
+            const double layer_params =
+                static_cast<double>(layers[l].params) / (plan_.model_parallel(l) ? plan_.mp : 1);
             if (reduce)
                 add_to_bucket(step, grad_width * layer_params, last, l == 0,
                               plan_.model_parallel(l) ? mp_shards_[rank_.value % plan_.mp] : traces::CommId{});

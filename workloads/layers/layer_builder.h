@@ -96,6 +96,13 @@ private:
              std::vector<OpId> deps);
     void memory(traces::OpKind kind, traces::MemoryUse use, double bytes, const std::string& name);
     void build_rank();
+    /// Layer l's forward on `samples` samples, named "TAG forward NAME": its activations allocated, the GEMM kernel
+    /// (a model-parallel layer's share of the parameters) and the batch norm after it; returns the last kernel and,
+    /// in `gemm`, the GEMM's.
+    OpId layer_forward(const std::string& tag, std::size_t l, double samples, std::vector<OpId> deps,
+                       OpId* gemm = nullptr);
+    /// Layer l's backward: the batch norm's backward, the GEMM's (returned), the activations freed.
+    OpId layer_backward(const std::string& tag, std::size_t l, double samples, std::vector<OpId> deps);
     traces::OpGraph build_pipeline();
     traces::OpGraph finish();
     /// A rank of a pipeline (or of data parallelism with micro-batches): its stage's layers, micro-batch by
@@ -145,19 +152,16 @@ private:
     /// A client of `round` that made the deadline (or every client, without one).
     [[nodiscard]] bool on_time(std::uint32_t round, std::uint32_t rank) const;
     std::vector<std::vector<std::vector<std::uint32_t>>> sends_, sources_;  // gossip: round -> rank -> peers
-    std::vector<std::uint32_t> shapes_;  // by layer: GEMM shape index of the batch, or no_shape
-    std::vector<OpId> reductions_;       // this step's bucket reductions (the optimizer waits for them)
-    struct PendingDecode {
-        std::string name;
-        double traffic;
-        OpId after;
-    };
-    std::vector<PendingDecode> pending_decodes_;  // compressed buckets sent this step, decoded after the backward
-    std::vector<std::vector<OpId>> pulls_;        // parameter server: a worker's pulls, by step
-    std::vector<OpId> uploads_;                   // offload: this step's parameter copies back to the GPU
+    std::vector<std::uint32_t> shapes_;            // by layer: GEMM shape index of the batch, or no_shape
+    std::vector<OpId> reductions_;                 // this step's bucket reductions (the optimizer waits for them)
+    std::vector<DeferredDecode> pending_decodes_;  // compressed buckets sent this step, decoded after the backward
+    std::vector<std::vector<OpId>> pulls_;         // parameter server: a worker's pulls, by step
+    std::vector<OpId> uploads_;                    // offload: this step's parameter copies back to the GPU
     std::uint32_t bucket_index_ = 0;
-    std::uint32_t round_first_op_ = 0;                   // federated: the op that starts this client's round
-    double bucket_ = 0;                                  // gradient bytes in the open bucket
+    std::uint32_t round_first_op_ = UINT32_MAX;
+    OpId last_compute_;  // the rank's latest kernel (compute)                   // federated: the op that starts this
+                         // client's round
+    double bucket_ = 0;  // gradient bytes in the open bucket
     traces::CommId bucket_comm_;                         // the group the open bucket is reduced over (invalid: world_)
     OpId bucket_after_;                                  // the backward that last added to the open bucket
     traces::StreamId mp_;                                // model parallelism: the activations' exchanges

@@ -39,7 +39,7 @@ void LayerBuilder::reduce_bucket(std::uint32_t step, double bytes, OpId after, t
 }
 
 void LayerBuilder::emit_decodes() {
-    for (const PendingDecode& d : pending_decodes_)
+    for (const DeferredDecode& d : pending_decodes_)
         reductions_.push_back(
             compute(d.name, traces::KernelClass::elementwise, 0, d.traffic, traces::no_shape, {d.after}));
     pending_decodes_.clear();

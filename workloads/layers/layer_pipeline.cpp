@@ -36,13 +36,8 @@ void LayerBuilder::build_pipeline_rank() {
     const double out_bytes = width * mb * static_cast<double>(layers[end - 1].activations);
     const std::uint32_t prev = rank_.value - 1, next = rank_.value + 1;
     const bool reduce = plan_.dp > 1;
-    OpId last_compute;
-    auto posted = [&] { return last_compute.valid() ? std::vector<OpId>{last_compute} : std::vector<OpId>{}; };
-    auto kernel = [&](const std::string& name, traces::KernelClass cls, double flops, double bytes, std::uint32_t shape,
-                      std::vector<OpId> deps) {
-        last_compute = compute(name, cls, flops, bytes, shape, std::move(deps));
-        return last_compute;
-    };
+    last_compute_ = OpId::invalid();  // receives are posted when the schedule reaches them: after this kernel
+    auto posted = [&] { return last_compute_.valid() ? std::vector<OpId>{last_compute_} : std::vector<OpId>{}; };
     for (std::uint32_t step = 0; step < plan_.steps; ++step) {
         bucket_ = 0;
         bucket_index_ = 0;
@@ -54,43 +49,25 @@ void LayerBuilder::build_pipeline_rank() {
             std::vector<OpId> deps;
             if (ps.forward) {
                 if (stage > 0) deps = {p2p(OpKind::recv, "recv act", prev, in_bytes, tag + " recv act", posted())};
-                for (std::uint32_t l = first; l < end; ++l) {
-                    const LayerSpec& layer = layers[l];
-                    memory(OpKind::alloc, traces::MemoryUse::activations, width * mb * layer.activations, layer.name);
-                    const double bytes = width * (static_cast<double>(layer.params) + mb * layer.activations);
-                    deps = {kernel(fmt::format("{} forward {}", tag, layer.name), traces::KernelClass::gemm,
-                                   mb * layer.forward_flops, bytes, shapes_[l], deps)};
-                    if (layer.norm)
-                        deps = {kernel(fmt::format("{} forward {} norm", tag, layer.name),
-                                       traces::KernelClass::elementwise, 0, 4 * width * mb * layer.activations,
-                                       traces::no_shape, deps)};
-                }
+                for (std::uint32_t l = first; l < end; ++l) deps = {layer_forward(tag, l, mb, deps)};
                 if (stage + 1 < pp) (void)p2p(OpKind::send, "send act", next, out_bytes, tag + " send act", deps);
                 continue;
             }
             if (stage + 1 < pp) deps = {p2p(OpKind::recv, "recv grad", next, out_bytes, tag + " recv grad", posted())};
             const bool final_mb = ps.micro_batch + 1 == plan_.microbatches;
             for (std::uint32_t l = end; l-- > first;) {
-                const LayerSpec& layer = layers[l];
-                if (layer.norm)
-                    deps = {kernel(fmt::format("{} backward {} norm", tag, layer.name),
-                                   traces::KernelClass::elementwise, 0, 6 * width * mb * layer.activations,
-                                   traces::no_shape, deps)};
-                const double bytes = width * (2.0 * static_cast<double>(layer.params) + 2.0 * mb * layer.activations);
-                last = kernel(fmt::format("{} backward {}", tag, layer.name), traces::KernelClass::gemm,
-                              2 * mb * layer.forward_flops, bytes, shapes_[l], deps);
+                last = layer_backward(tag, l, mb, deps);
                 deps = {last};
-                memory(OpKind::free, traces::MemoryUse::activations, width * mb * layer.activations, layer.name);
                 if (final_mb && reduce)
-                    add_to_bucket(step, grad_width * static_cast<double>(layer.params), last, l == first);
+                    add_to_bucket(step, grad_width * static_cast<double>(layers[l].params), last, l == first);
             }
             if (stage > 0) (void)p2p(OpKind::send, "send grad", prev, in_bytes, tag + " send grad", deps);
         }
         emit_decodes();
         std::vector<OpId> before_optimizer{last};
         before_optimizer.insert(before_optimizer.end(), reductions_.begin(), reductions_.end());
-        (void)kernel(fmt::format("step{} optimizer", step), traces::KernelClass::optimizer, 0,
-                     params * (plan_.adam ? 28.0 : 20.0), traces::no_shape, before_optimizer);
+        (void)compute(fmt::format("step{} optimizer", step), traces::KernelClass::optimizer, 0,
+                      params * (plan_.adam ? 28.0 : 20.0), traces::no_shape, before_optimizer);
     }
 }
 

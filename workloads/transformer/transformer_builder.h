@@ -87,13 +87,8 @@ private:
     OpId layer_first_;           // the first kernel of the latest layer (ZeRO-3 prefetch starts after it)
     std::vector<OpId> pending_;  // deps of the next compute op
     Bucket bucket_;
-    std::vector<double> activation_bytes_;  // by chunk: bytes one micro-batch keeps
-    struct PendingDecode {
-        std::string name;
-        double traffic;
-        OpId after;
-    };
-    std::vector<PendingDecode> pending_decodes_;  // compressed buckets exchanged, decoded after the backward
+    std::vector<double> activation_bytes_;         // by chunk: bytes one micro-batch keeps
+    std::vector<DeferredDecode> pending_decodes_;  // compressed buckets exchanged, decoded after the backward
 };
 
 }  // namespace clustersim::workloads

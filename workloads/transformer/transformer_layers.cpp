@@ -281,7 +281,7 @@ void TransformerBuilder::reduce_gradients(traces::CommId comm, double bytes, con
 }
 
 void TransformerBuilder::emit_decodes() {
-    for (const PendingDecode& d : pending_decodes_) {
+    for (const DeferredDecode& d : pending_decodes_) {
         pending_.push_back(d.after);
         compute(d.name.c_str(), KernelCost{0, d.traffic}, UINT32_MAX);
     }
