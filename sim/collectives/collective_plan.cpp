@@ -25,6 +25,7 @@ constexpr double bytes_per_transfer = 120;  // with the vectors' growth by doubl
 }  // namespace
 
 std::uint32_t CollectivePlan::add(PlannedTransfer t, std::span<const std::uint32_t> after) {
+    CLUSTERSIM_CHECK(rings_.empty(), "a plan of ring schedules given a listed transfer");
     const auto index = static_cast<std::uint32_t>(transfers_.size());
     // Checked while it is built: a plan past the budget (or past 32-bit indices) is refused before it exhausts
     // memory.
@@ -43,16 +44,38 @@ std::uint32_t CollectivePlan::add(PlannedTransfer t, std::span<const std::uint32
     return index;
 }
 
-std::uint64_t CollectivePlan::total_bytes() const {
-    std::uint64_t total = 0;
-    for (const auto& t : transfers_) total += t.bytes;
-    return total;
+std::uint64_t CollectivePlan::size() const {
+    return rings_.empty() ? transfers_.size() : rings_.back().first + rings_.back().size();
 }
 
-std::uint32_t CollectivePlan::steps() const {
-    std::uint32_t steps = 0;
-    for (const auto& t : transfers_) steps = std::max(steps, t.step + 1);
-    return steps;
+void CollectivePlan::add_ring(RingSchedule ring) {
+    CLUSTERSIM_CHECK(transfers_.empty(), "a plan of ring schedules given listed transfers");
+    CLUSTERSIM_CHECK(ring.members() >= 2 && ring.position.size() == ring.members(), "ring schedule of {} members",
+                     ring.members());
+    ring.first = size();
+    rings_.push_back(std::move(ring));
+}
+
+const RingSchedule& CollectivePlan::ring_of(std::uint64_t t) const {
+    // A handful of schedules (one per channel): the last one starting at or before t.
+    auto it = std::upper_bound(rings_.begin(), rings_.end(), t,
+                               [](std::uint64_t value, const RingSchedule& r) { return value < r.first; });
+    CLUSTERSIM_CHECK(it != rings_.begin() && t < size(), "transfer {} outside the plan's {}", t, size());
+    return *(it - 1);
+}
+
+PlannedTransfer CollectivePlan::transfer(std::uint64_t t) const {
+    if (rings_.empty()) return transfers_[t];
+    const RingSchedule& ring = ring_of(t);
+    return ring.transfer(t - ring.first);
+}
+
+CollectivePlan CollectivePlan::expanded() const {
+    if (rings_.empty()) return *this;
+    CollectivePlan plan;
+    plan.channels_planned = channels_planned;
+    for (const RingSchedule& ring : rings_) ring.expand_into(plan);
+    return plan;
 }
 
 }  // namespace clustersim::sim

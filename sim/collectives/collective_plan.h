@@ -3,6 +3,9 @@
 // collective and its dependencies have arrived; so a late rank delays the others exactly as far as the
 // algorithm's dependencies carry it, as in NCCL. Transfers run as flows on the network, so contention between
 // them and with other traffic is simulated, not assumed.
+//
+// A plan is either a list of transfers with their dependencies, or (the ring algorithm's) ring schedules: the same
+// transfers as a formula (ring_schedule.h), so that a call's plan takes memory by its members, not its transfers.
 #pragma once
 
 #include <cstdint>
@@ -12,25 +15,11 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/collectives/planned_transfer.h"
+#include "sim/collectives/ring_schedule.h"
 #include "traces/op_graph.h"
 
 namespace clustersim::sim {
-
-/// An endpoint that is not a member: the NVSwitch of the other endpoint's node (in-switch reduction, NVLS).
-inline constexpr std::uint32_t switch_endpoint = UINT32_MAX - 1;
-
-struct PlannedTransfer {
-    std::uint32_t src = 0;  // member index in the communicator, or switch_endpoint
-    std::uint32_t dst = 0;
-    std::uint64_t bytes = 0;
-    std::uint32_t step = 0;  // algorithm step, for latency accounting and display
-    /// A transfer on the same edge whose last byte must have left the sender first (the channel's FIFO: sends
-    /// on one connection go one after the other, but a send's latency overlaps the next one).
-    std::uint32_t after_sent = UINT32_MAX;
-    /// The receiver reduces what arrives into its own data (reduce-scatter steps, tree and chain reductions):
-    /// the GPU reads, adds and writes it, which the executor times at the GPU's memory bandwidth.
-    bool reduces = false;
-};
 
 class CollectivePlan {
 public:
@@ -39,19 +28,28 @@ public:
     std::uint32_t add(PlannedTransfer t, std::initializer_list<std::uint32_t> after) {
         return add(t, std::span<const std::uint32_t>(after.begin(), after.size()));
     }
+    /// The listed transfers (empty for a plan of ring schedules: see expanded()).
     [[nodiscard]] const std::vector<PlannedTransfer>& transfers() const { return transfers_; }
     [[nodiscard]] std::span<const std::uint32_t> after(std::uint32_t t) const {
         return {deps_.data() + offsets_[t], deps_.data() + offsets_[t + 1]};
     }
-    [[nodiscard]] std::size_t size() const { return transfers_.size(); }
+    /// Transfers in all, listed or scheduled.
+    [[nodiscard]] std::uint64_t size() const;
+    /// Adds a ring schedule (numbered after the transfers already in the plan); a plan holds either listed
+    /// transfers or schedules, never both.
+    void add_ring(RingSchedule ring);
+    [[nodiscard]] const std::vector<RingSchedule>& rings() const { return rings_; }
+    [[nodiscard]] bool scheduled() const { return !rings_.empty(); }
+    /// The schedule holding plan index `t` (scheduled plans only).
+    [[nodiscard]] const RingSchedule& ring_of(std::uint64_t t) const;
+    /// Transfer `t`, listed or computed.
+    [[nodiscard]] PlannedTransfer transfer(std::uint64_t t) const;
+    /// The same plan with every transfer listed (the reference the schedules are tested against).
+    [[nodiscard]] CollectivePlan expanded() const;
     /// Marks the transfers added from index `first` on as reducing (PlannedTransfer::reduces).
     void mark_reducing_from(std::size_t first) {
         for (std::size_t t = first; t < transfers_.size(); ++t) transfers_[t].reduces = true;
     }
-    /// Bytes all transfers move together.
-    [[nodiscard]] std::uint64_t total_bytes() const;
-    /// Number of sequential steps (1 + the largest step index), 0 for an empty plan.
-    [[nodiscard]] std::uint32_t steps() const;
     /// Set when the plan already spreads the collective over its channels (one ring each): the executor then
     /// sends each transfer as one flow instead of splitting it per channel.
     bool channels_planned = false;
@@ -60,6 +58,7 @@ private:
     std::vector<PlannedTransfer> transfers_;
     std::vector<std::uint32_t> offsets_ = {0};
     std::vector<std::uint32_t> deps_;
+    std::vector<RingSchedule> rings_;
 };
 
 /// What an algorithm needs to know to expand a collective.
@@ -83,10 +82,5 @@ struct PlanRequest {
         return member_bytes.empty() ? bytes : member_bytes[member];
     }
 };
-
-/// The share of `bytes` that chunk `chunk` of `parts` carries: the first ones take the remainder.
-constexpr std::uint64_t share_of(std::uint64_t bytes, std::uint64_t parts, std::uint64_t chunk) {
-    return bytes / parts + (chunk < bytes % parts ? 1 : 0);
-}
 
 }  // namespace clustersim::sim

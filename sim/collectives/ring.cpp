@@ -4,6 +4,7 @@
 // Uncontended all-reduce time: 2(n-1)(alpha + S/(nB)).
 #include <algorithm>
 
+#include "engine/error.h"
 #include "sim/collectives/collective_algorithm.h"
 
 namespace clustersim::sim {
@@ -92,24 +93,34 @@ public:
                                                     : given     ? r.channel_rings[k]
                                                                 : base;
             const std::uint32_t relay = per_channel ? wrap_relay(r, ring) : no_transfer;
-            const std::uint64_t bytes = share_of(total, rings, k);
+            // As a schedule: the same transfers as append_ring's, computed when they start (ring_schedule.h).
+            RingSchedule schedule;
+            schedule.order = ring;
+            schedule.position.assign(n, UINT32_MAX);
+            for (std::uint32_t p = 0; p < ring.size() && ring.size() == n; ++p) {
+                if (ring[p] < n) schedule.position[ring[p]] = p;
+            }
+            CLUSTERSIM_CHECK(
+                std::find(schedule.position.begin(), schedule.position.end(), UINT32_MAX) == schedule.position.end(),
+                "ring {} of {} positions does not visit each of the {} members once", k, ring.size(), n);
+            schedule.relay = relay;
+            schedule.bytes = share_of(total, rings, k);
             switch (r.kind) {
                 case CollectiveKind::all_reduce:
-                case CollectiveKind::barrier: {
-                    const auto after = append_ring(plan, ring, n - 1, bytes, false, 0, {}, 0, relay,
-                                                   r.kind == CollectiveKind::all_reduce);
-                    append_ring(plan, ring, n - 1, bytes, false, n - 1, after, n - 1, relay);
+                case CollectiveKind::barrier:
+                    schedule.phases = {{n - 1, r.kind == CollectiveKind::all_reduce}, {n - 1, false}};
                     break;
-                }
                 case CollectiveKind::reduce_scatter:
-                    append_ring(plan, ring, n - 1, bytes, false, 0, {}, 0, relay, true);
+                    schedule.phases = {{n - 1, true}};
                     break;
                 case CollectiveKind::all_gather:
-                    append_ring(plan, ring, n - 1, bytes, true, 0, {}, 0, relay);
+                    schedule.whole = true;
+                    schedule.phases = {{n - 1, false}};
                     break;
                 default:
                     break;
             }
+            if (!schedule.phases.empty()) plan.add_ring(std::move(schedule));
         }
         switch (r.kind) {
             case CollectiveKind::broadcast:

@@ -57,6 +57,9 @@ struct ReplayOptions {
     /// the protocol's base and per-hop latencies, and its wire overhead (LL x2, LL128 x128/120). Off: transfers
     /// cost only the network's latency and bandwidth (the alpha-beta closed forms).
     bool protocols = true;
+    /// Run ring plans from their schedule (ring_schedule.h: state only for transfers in flight); off: every
+    /// transfer listed before the call starts, the reference form (the same results, more memory and time).
+    bool ring_schedules = true;
     /// Forces a protocol (with protocols on); nullopt: NCCL's choice.
     std::optional<NcclProtocol> protocol;
     /// With protocols on, the fraction of a link's raw bandwidth NCCL's transfers reach, by LinkKind (nvlink,

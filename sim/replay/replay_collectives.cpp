@@ -41,6 +41,10 @@ void ReplayEngine::arrive_collective(OpId id) {
         return;
     }
     // Transfers that waited only for this member's arrival can start now, in plan order.
+    if (inst.plan.scheduled()) {
+        scheduled_member_arrived(index, member);
+        return;
+    }
     for (std::uint32_t k = inst.member_offsets[member]; k < inst.member_offsets[member + 1]; ++k) {
         const std::uint32_t t = inst.member_transfers[k];
         if (--inst.pending[t] == 0) start_transfer(index, t);
@@ -123,8 +127,24 @@ void ReplayEngine::plan_instance(std::uint32_t index, const traces::Op& op) {
                         e.message()));
     }
     inst.planned = true;
-    const std::size_t transfers = inst.plan.size(), members = ranks.size();
-    inst.transfers_left = static_cast<std::uint32_t>(transfers);
+    // The reference form of ring schedules: every transfer listed, as other algorithms' (the same run).
+    if (inst.plan.scheduled() && !options_.ring_schedules) inst.plan = inst.plan.expanded();
+    const std::size_t members = ranks.size();
+    inst.transfers_left = inst.plan.size();
+    inst.member_left.assign(members, 0);
+    inst.member_active.assign(members, 0);
+    inst.member_busy_since.assign(members, Time{0});
+    inst.member_busy.assign(members, Time{0});
+    inst.member_arrival.assign(members, Time{0});
+    inst.member_ideal.assign(members, Time{0});
+    if (inst.plan.scheduled()) {
+        for (const RingSchedule& schedule : inst.plan.rings()) {
+            for (std::uint32_t m = 0; m < members; ++m)
+                inst.member_left[m] += static_cast<std::uint32_t>(schedule.member_transfers(m));
+        }
+        return;
+    }
+    const auto transfers = static_cast<std::size_t>(inst.plan.size());
     inst.pending.assign(transfers, 0);
     inst.flows_left.assign(transfers, 0);
     inst.flows_unsent.assign(transfers, 0);
@@ -132,12 +152,6 @@ void ReplayEngine::plan_instance(std::uint32_t index, const traces::Op& op) {
     inst.ideal_done.assign(transfers, Time{0});
     inst.dependent_offsets.assign(transfers + 1, 0);
     inst.member_offsets.assign(members + 1, 0);
-    inst.member_left.assign(members, 0);
-    inst.member_active.assign(members, 0);
-    inst.member_busy_since.assign(members, Time{0});
-    inst.member_busy.assign(members, Time{0});
-    inst.member_arrival.assign(members, Time{0});
-    inst.member_ideal.assign(members, Time{0});
     for (std::uint32_t t = 0; t < transfers; ++t) {
         const PlannedTransfer& x = inst.plan.transfers()[t];
         // Dependencies, the FIFO predecessor's send, and the arrival of each endpoint that is a member.
@@ -309,9 +323,40 @@ double ReplayEngine::nvlink_efficiency(topo::DeviceId gpu) const {
     return forced > 0 ? forced : cluster_.gpu_spec(gpu).nvlink_efficiency;
 }
 
-void ReplayEngine::start_transfer(std::uint32_t index, std::uint32_t t) {
+void ReplayEngine::start_transfer(std::uint32_t index, std::uint64_t t) {
     Instance& inst = instances_[index];
+    if (inst.plan.scheduled()) {
+        start_scheduled(index, t);
+        return;
+    }
     const PlannedTransfer& x = inst.plan.transfers()[t];
+    Time ideal{0};
+    const std::uint32_t flows = start_flows(index, t, x, inst.plan.after(t).empty(), ideal);
+    inst.flows_left[t] += flows;
+    inst.flows_unsent[t] += flows;
+    // When it would end on an empty network: after its dependencies would have, and not before both ends had
+    // arrived (a late member is a wait, not contention). Times relative to the call's first transfer.
+    Time ready_ideal{0};
+    for (const std::uint32_t a : inst.plan.after(t)) ready_ideal = std::max(ready_ideal, inst.ideal_done[a]);
+    if (x.after_sent != no_transfer) ready_ideal = std::max(ready_ideal, inst.ideal_done[x.after_sent]);
+    inst.ideal_done[t] = ideal_end(inst, x, ready_ideal, ideal);
+}
+
+Time ReplayEngine::ideal_end(Instance& inst, const PlannedTransfer& x, Time ready_ideal, Time ideal) {
+    for (const std::uint32_t m : {x.src, x.dst}) {
+        if (m != switch_endpoint) ready_ideal = std::max(ready_ideal, inst.member_arrival[m] - inst.first_start);
+    }
+    const Time done = ready_ideal + ideal;
+    inst.ideal = std::max(inst.ideal, done);
+    for (const std::uint32_t m : {x.src, x.dst}) {
+        if (m != switch_endpoint) inst.member_ideal[m] = std::max(inst.member_ideal[m], done);
+    }
+    return done;
+}
+
+std::uint32_t ReplayEngine::start_flows(std::uint32_t index, std::uint64_t t, const PlannedTransfer& x,
+                                        bool first_of_call, Time& ideal) {
+    Instance& inst = instances_[index];
     const auto& ranks = g_.comms[inst.comm.index()].ranks;
     if (inst.first_start.count() < 0) inst.first_start = sim_.now();
     for (const std::uint32_t m : {x.src, x.dst}) {
@@ -343,7 +388,7 @@ void ReplayEngine::start_transfer(std::uint32_t index, std::uint32_t t) {
         live_transfers_.emplace_back(index, t);
         CLUSTERSIM_CHECK(slot < (1U << owner_shift), "too many transfers in flight");
     }
-    Time ideal{0};
+    std::uint32_t flows = 0;
     for (std::uint32_t c = 0; c < routed; ++c) {
         bool merged_before = false;
         for (std::uint32_t e = 0; e < c && !merged_before; ++e)
@@ -372,7 +417,7 @@ void ReplayEngine::start_transfer(std::uint32_t index, std::uint32_t t) {
             if (family == NcclAlgorithm::nvls)
                 bytes = static_cast<std::uint64_t>(std::ceil(static_cast<double>(bytes) / nccl_nvls_efficiency()));
             double us = nccl_hop_latency_us(network, nvlink, family, inst.protocol);
-            if (inst.plan.after(t).empty()) us += nccl_base_latency_us(family, inst.protocol);
+            if (first_of_call) us += nccl_base_latency_us(family, inst.protocol);
             if (x.reduces && x.dst != switch_endpoint) {
                 // The receiver reduces as data arrives (NCCL's recvReduceSend/recvReduceCopy: read the received
                 // slice and its own data, write the sum: 3 bytes of HBM traffic per byte); a slice is reduced
@@ -386,22 +431,9 @@ void ReplayEngine::start_transfer(std::uint32_t index, std::uint32_t t) {
         const FlowId f = net_.start_flow_on_route(src, dst, channel_routes_[c], bytes,
                                                   (owner_collective << owner_shift) | slot, weight, extra);
         ideal = std::max(ideal, net_.ideal_duration(f));
-        ++inst.flows_left[t];
-        ++inst.flows_unsent[t];
+        ++flows;
     }
-    // When it would end on an empty network: after its dependencies would have, and not before both ends had
-    // arrived (a late member is a wait, not contention). Times relative to the call's first transfer.
-    Time ready_ideal{0};
-    for (const std::uint32_t a : inst.plan.after(t)) ready_ideal = std::max(ready_ideal, inst.ideal_done[a]);
-    if (x.after_sent != no_transfer) ready_ideal = std::max(ready_ideal, inst.ideal_done[x.after_sent]);
-    for (const std::uint32_t m : {x.src, x.dst}) {
-        if (m != switch_endpoint) ready_ideal = std::max(ready_ideal, inst.member_arrival[m] - inst.first_start);
-    }
-    inst.ideal_done[t] = ready_ideal + ideal;
-    inst.ideal = std::max(inst.ideal, inst.ideal_done[t]);
-    for (const std::uint32_t m : {x.src, x.dst}) {
-        if (m != switch_endpoint) inst.member_ideal[m] = std::max(inst.member_ideal[m], inst.ideal_done[t]);
-    }
+    return flows;
 }
 
 bool ReplayEngine::route_once(topo::DeviceId src, topo::DeviceId dst, std::uint64_t key,
@@ -423,13 +455,22 @@ bool ReplayEngine::route_once(topo::DeviceId src, topo::DeviceId dst, std::uint6
     return multipath;
 }
 
-void ReplayEngine::finish_transfer(std::uint32_t index, std::uint32_t t) {
+void ReplayEngine::finish_transfer(std::uint32_t index, std::uint64_t t) {
     Instance& inst = instances_[index];
+    if (inst.plan.scheduled()) {
+        finish_scheduled(index, t);
+        return;
+    }
     const PlannedTransfer x = inst.plan.transfers()[t];
     for (std::uint32_t k = inst.dependent_offsets[t]; k < inst.dependent_offsets[t + 1]; ++k) {
         const std::uint32_t d = inst.dependents[k];
         if (--inst.pending[d] == 0) start_transfer(index, d);
     }
+    transfer_done(index, x);
+}
+
+void ReplayEngine::transfer_done(std::uint32_t index, const PlannedTransfer& x) {
+    Instance& inst = instances_[index];
     for (const std::uint32_t m : {x.src, x.dst}) {
         if (m == switch_endpoint) continue;
         if (--inst.member_active[m] == 0) inst.member_busy[m] += sim_.now() - inst.member_busy_since[m];
@@ -439,6 +480,7 @@ void ReplayEngine::finish_transfer(std::uint32_t index, std::uint32_t t) {
         inst.end = sim_.now();
         // Done: release the plan's memory; the instance record stays for the deadlock report.
         inst.plan = CollectivePlan{};
+        inst.ring_states.clear();
         for (auto* v :
              {&inst.pending, &inst.dependent_offsets, &inst.dependents, &inst.member_offsets, &inst.member_transfers,
               &inst.flows_left, &inst.member_active, &inst.flows_unsent, &inst.fifo_next})

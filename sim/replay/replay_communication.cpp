@@ -69,6 +69,10 @@ void ReplayEngine::on_drained(FlowId flow) {
     if ((owner >> owner_shift) != owner_collective) return;
     const auto [index, t] = live_transfers_[owner & ((1U << owner_shift) - 1)];
     Instance& inst = instances_[index];
+    if (inst.plan.scheduled()) {
+        scheduled_drained(index, t);
+        return;
+    }
     if (--inst.flows_unsent[t] > 0) return;
     const std::uint32_t next = inst.fifo_next[t];
     if (next != no_transfer && --inst.pending[next] == 0) start_transfer(index, next);
@@ -81,7 +85,7 @@ void ReplayEngine::on_flow(FlowId flow) {
         case owner_collective: {
             const auto [index, t] = live_transfers_[id];
             Instance& inst = instances_[index];
-            if (--inst.flows_left[t] > 0) return;
+            if (inst.plan.scheduled() ? !scheduled_flow_arrived(index, t) : --inst.flows_left[t] > 0) return;
             free_live_.push_back(id);
             finish_transfer(index, t);
             return;
@@ -156,7 +160,7 @@ std::string ReplayEngine::describe_owner(std::uint32_t owner) const {
         case owner_collective: {
             const auto [index, t] = live_transfers_[id];
             const Instance& inst = instances_[index];
-            const PlannedTransfer& tr = inst.plan.transfers()[t];
+            const PlannedTransfer tr = inst.plan.transfer(t);
             const auto& ranks = g_.comms[inst.comm.index()].ranks;
             const auto member = [&](std::uint32_t m) {
                 return m < ranks.size() ? fmt::format("rank {}", g_.job_rank(ranks[m])) : std::string("the switch");

@@ -8,6 +8,7 @@
 
 #include "engine/simulator.h"
 #include "sim/replay/replay.h"
+#include "sim/replay/transfer_states.h"
 
 namespace clustersim::sim {
 
@@ -43,7 +44,8 @@ private:
         std::vector<engine::Time> ideal_done;         // by transfer: finish on an empty network
         engine::Time first_start{-1};
         engine::Time ideal{};  // longest chain of empty-network transfer times
-        std::uint32_t transfers_left = 0;
+        std::uint64_t transfers_left = 0;
+        TransferStates ring_states;  // a scheduled plan's transfers in flight or partly ready (replay_rings.cpp)
         std::size_t algorithm = 0;
         NcclProtocol protocol = NcclProtocol::simple;
         bool modelled_protocol = false;
@@ -93,11 +95,28 @@ private:
     topo::DeviceId node_switch(topo::DeviceId gpu);
     const std::vector<std::uint32_t>& ring_order(traces::CommId comm);
     const std::vector<std::vector<std::uint32_t>>& mesh_rings(traces::CommId comm);
-    void start_transfer(std::uint32_t instance, std::uint32_t transfer);
+    void start_transfer(std::uint32_t instance, std::uint64_t transfer);
+    /// Starts the flows of a transfer (one per channel path); returns how many, and in `ideal` the longest one's
+    /// duration on an empty network. `first_of_call`: it waits for no other transfer (pays the base latency).
+    std::uint32_t start_flows(std::uint32_t instance, std::uint64_t transfer, const PlannedTransfer& x,
+                              bool first_of_call, engine::Time& ideal);
+    /// A transfer's end on an empty network from when its dependencies would have ended and its own duration;
+    /// updates the call's and its members' ideal ends.
+    engine::Time ideal_end(Instance& inst, const PlannedTransfer& x, engine::Time ready_ideal, engine::Time ideal);
+    /// A transfer's members' bookkeeping once it has arrived, and the call's end.
+    void transfer_done(std::uint32_t instance, const PlannedTransfer& x);
+    // Ring schedules (replay_rings.cpp): the same steps as a listed plan, with state only for live transfers.
+    void scheduled_member_arrived(std::uint32_t instance, std::uint32_t member);
+    void scheduled_condition_met(std::uint32_t instance, std::uint64_t transfer);
+    void start_scheduled(std::uint32_t instance, std::uint64_t transfer);
+    void scheduled_drained(std::uint32_t instance, std::uint64_t transfer);
+    /// One flow of the transfer arrived; true when it was the last.
+    bool scheduled_flow_arrived(std::uint32_t instance, std::uint64_t transfer);
+    void finish_scheduled(std::uint32_t instance, std::uint64_t transfer);
     /// The route from src to dst into `out` (flow key `key` picks among equal-cost paths); true if there was a
     /// choice. Routes without one are kept by (src, dst) in single_routes_.
     bool route_once(topo::DeviceId src, topo::DeviceId dst, std::uint64_t key, std::vector<topo::LinkId>& out);
-    void finish_transfer(std::uint32_t instance, std::uint32_t transfer);
+    void finish_transfer(std::uint32_t instance, std::uint64_t transfer);
     void finish_member(std::uint32_t instance, std::uint32_t member);
     void on_flow(FlowId flow);
     void on_drained(FlowId flow);
@@ -168,7 +187,7 @@ private:
     std::vector<std::vector<std::uint32_t>> ring_orders_;              // by communicator
     std::vector<std::vector<std::vector<std::uint32_t>>> mesh_rings_;  // by communicator (replay_mesh_rings.cpp)
     std::vector<std::uint8_t> mesh_rings_done_;
-    std::vector<std::pair<std::uint32_t, std::uint32_t>> live_transfers_;  // flow owner slot -> (instance, transfer)
+    std::vector<std::pair<std::uint32_t, std::uint64_t>> live_transfers_;  // flow owner slot -> (instance, transfer)
     std::vector<std::uint32_t> free_live_;
     std::vector<traces::OpId> ready_queue_;
     std::vector<traces::OpId> done_queue_;
