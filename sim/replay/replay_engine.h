@@ -2,10 +2,11 @@
 // communication, collective instances, point-to-point pairs, copies, and deadlock reporting.
 #pragma once
 
+#include <span>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
+#include "engine/flat_map.h"
 #include "engine/simulator.h"
 #include "sim/replay/replay.h"
 #include "sim/replay/transfer_states.h"
@@ -113,9 +114,14 @@ private:
     /// One flow of the transfer arrived; true when it was the last.
     bool scheduled_flow_arrived(std::uint32_t instance, std::uint64_t transfer);
     void finish_scheduled(std::uint32_t instance, std::uint64_t transfer);
-    /// The route from src to dst into `out` (flow key `key` picks among equal-cost paths); true if there was a
-    /// choice. Routes without one are kept by (src, dst) in single_routes_.
-    bool route_once(topo::DeviceId src, topo::DeviceId dst, std::uint64_t key, std::vector<topo::LinkId>& out);
+    struct RouteView {
+        std::span<const topo::LinkId> links;  // valid until the next route_once
+        bool multipath = false;               // there was a choice of paths (then `links` is `out`)
+        double efficiency = 0;                // route_efficiency of a kept route; 0: not computed
+    };
+    /// The route from src to dst (flow key `key` picks among equal-cost paths). Routes without a choice are kept
+    /// by (src, dst) in single_routes_; others are routed into `out`.
+    RouteView route_once(topo::DeviceId src, topo::DeviceId dst, std::uint64_t key, std::vector<topo::LinkId>& out);
     void finish_transfer(std::uint32_t instance, std::uint64_t transfer);
     void finish_member(std::uint32_t instance, std::uint32_t member);
     void on_flow(FlowId flow);
@@ -173,7 +179,12 @@ private:
     std::vector<topo::LinkId> route_scratch_;
     // Single-path routes by (source << 32 | destination): offset and length in route_pool_; looked up, never
     // iterated. Cleared when a link's state changes (the router then routes around it).
-    std::unordered_map<std::uint64_t, std::pair<std::uint32_t, std::uint32_t>> single_routes_;
+    struct CachedRoute {
+        std::uint32_t offset = 0;
+        std::uint32_t length = 0;
+        double efficiency = 1;
+    };
+    engine::FlatMap64<CachedRoute> single_routes_;
     std::vector<topo::LinkId> route_pool_;
     static constexpr std::size_t max_cached_routes = 1 << 20;
     std::vector<double> link_load_scratch_;  // by link: bytes of a modelled all-to-all crossing it

@@ -1,0 +1,147 @@
+// A collective's transfer started on the network: one flow per channel path (ECMP spreads a transfer's channels),
+// NCCL's protocol costs (wire format, per-hop and base latencies, link efficiency, the receiver's reduction), and
+// single-path routes kept by (source, destination) with their efficiency.
+#include <algorithm>
+#include <cmath>
+
+#include "engine/error.h"
+#include "engine/hash.h"
+#include "sim/replay/replay_engine.h"
+
+namespace clustersim::sim {
+
+using engine::Time;
+
+std::uint32_t ReplayEngine::start_flows(std::uint32_t index, std::uint64_t t, const PlannedTransfer& x,
+                                        bool first_of_call, Time& ideal) {
+    Instance& inst = instances_[index];
+    const auto& ranks = g_.comms[inst.comm.index()].ranks;
+    if (inst.first_start.count() < 0) inst.first_start = sim_.now();
+    for (const std::uint32_t m : {x.src, x.dst}) {
+        if (m != switch_endpoint && inst.member_active[m]++ == 0) inst.member_busy_since[m] = sim_.now();
+    }
+    // One flow per channel, with consecutive flow keys from a hashed base, so that ECMP spreads the channels of a
+    // transfer over the equal-cost paths. Channels that land on the same path travel as one flow of that many
+    // shares (same contention, fewer events). The first channels take the remainder bytes.
+    const std::uint64_t key = engine::hash_combine(index, t);
+    const std::uint32_t channels =
+        x.bytes == 0 || inst.plan.channels_planned ? 1 : std::max<std::uint32_t>(1, options_.channels);
+    const topo::DeviceId src = x.src == switch_endpoint ? node_switch(gpu_of(ranks[x.dst])) : gpu_of(ranks[x.src]);
+    const topo::DeviceId dst = x.dst == switch_endpoint ? node_switch(gpu_of(ranks[x.src])) : gpu_of(ranks[x.dst]);
+    channel_routes_.resize(channels);
+    const RouteView first = route_once(src, dst, key, channel_routes_[0]);
+    const bool multipath = first.multipath;
+    // Without a choice of paths every channel takes the first one's: one flow of all the channels' shares.
+    const std::uint32_t routed = multipath ? channels : 1;
+    const auto route_of = [&](std::uint32_t c) {
+        return c == 0 ? first.links : std::span<const topo::LinkId>(channel_routes_[c]);
+    };
+    for (std::uint32_t c = 1; c < routed; ++c) {
+        channel_routes_[c].clear();
+        net_.router().route(src, dst, key + c, channel_routes_[c]);
+    }
+    std::uint32_t slot;
+    if (!free_live_.empty()) {
+        slot = free_live_.back();
+        free_live_.pop_back();
+        live_transfers_[slot] = {index, t};
+    } else {
+        slot = static_cast<std::uint32_t>(live_transfers_.size());
+        live_transfers_.emplace_back(index, t);
+        CLUSTERSIM_CHECK(slot < (1U << owner_shift), "too many transfers in flight");
+    }
+    std::uint32_t flows = 0;
+    for (std::uint32_t c = 0; c < routed; ++c) {
+        bool merged_before = false;
+        const std::span<const topo::LinkId> route = route_of(c);
+        for (std::uint32_t e = 0; e < c && !merged_before; ++e) merged_before = std::ranges::equal(route_of(e), route);
+        if (merged_before) continue;
+        std::uint64_t bytes = multipath ? 0 : x.bytes;
+        std::uint32_t weight = multipath ? 0 : channels;
+        for (std::uint32_t e = c; e < routed && multipath; ++e) {
+            if (!std::ranges::equal(route_of(e), route)) continue;
+            bytes += share_of(x.bytes, channels, e);
+            ++weight;
+        }
+        Time extra{0};
+        if (inst.modelled_protocol) {
+            // The protocol's line format inflates the bytes; its per-hop latency (and, for the first transfers,
+            // the call's base latency) delays the arrival.
+            // It also reaches only a fraction of the bottleneck link's raw bandwidth (nccl_link_efficiency).
+            const double efficiency = c == 0 && first.efficiency > 0 ? first.efficiency : route_efficiency(route);
+            bytes = static_cast<std::uint64_t>(
+                std::ceil(static_cast<double>(bytes) * nccl_wire_factor(inst.protocol) / efficiency));
+            const bool network = cluster_.device(src).node != cluster_.device(dst).node;
+            const bool nvlink = !route.empty() && cluster_.link(route.front()).kind == topo::LinkKind::nvlink;
+            const NcclAlgorithm family = inst.algorithm == tree_algorithm_   ? NcclAlgorithm::tree
+                                         : inst.algorithm == nvls_algorithm_ ? NcclAlgorithm::nvls
+                                                                             : NcclAlgorithm::ring;
+            if (family == NcclAlgorithm::nvls)
+                bytes = static_cast<std::uint64_t>(std::ceil(static_cast<double>(bytes) / nccl_nvls_efficiency()));
+            double us = nccl_hop_latency_us(network, nvlink, family, inst.protocol);
+            if (first_of_call) us += nccl_base_latency_us(family, inst.protocol);
+            if (x.reduces && x.dst != switch_endpoint) {
+                // The receiver reduces as data arrives (NCCL's recvReduceSend/recvReduceCopy: read the received
+                // slice and its own data, write the sum: 3 bytes of HBM traffic per byte); a slice is reduced
+                // while the next one arrives, so only the last protocol step's reduction is not hidden.
+                const double slice = static_cast<double>(
+                    std::min<std::uint64_t>(share_of(x.bytes, channels, c), nccl_step_bytes(inst.protocol)));
+                us += 3.0 * slice / cluster_.gpu_spec(dst).hbm_bandwidth_bytes_per_s * 1e6;
+            }
+            extra = engine::from_seconds(us * 1e-6);
+        }
+        const FlowId f =
+            net_.start_flow_on_route(src, dst, route, bytes, (owner_collective << owner_shift) | slot, weight, extra);
+        ideal = std::max(ideal, net_.ideal_duration(f));
+        ++flows;
+    }
+    return flows;
+}
+
+ReplayEngine::RouteView ReplayEngine::route_once(topo::DeviceId src, topo::DeviceId dst, std::uint64_t key,
+                                                 std::vector<topo::LinkId>& out) {
+    // A route without a choice of paths does not depend on the key: the transfers of a collective repeat the same
+    // (source, destination) pairs step after step, so such routes are kept (until a link's state changes), with
+    // their NCCL efficiency.
+    const std::uint64_t pair = (std::uint64_t{src.value} << 32) | dst.value;
+    if (const CachedRoute* cached = single_routes_.find(pair))
+        return {{route_pool_.data() + cached->offset, cached->length}, false, cached->efficiency};
+    out.clear();
+    const bool multipath = net_.router().route(src, dst, key, out);
+    if (multipath || single_routes_.size() >= max_cached_routes) return {out, multipath, 0};
+    bool inserted = false;
+    CachedRoute& entry = single_routes_.find_or_insert(pair, inserted);
+    entry = {static_cast<std::uint32_t>(route_pool_.size()), static_cast<std::uint32_t>(out.size()),
+             route_efficiency(out)};
+    route_pool_.insert(route_pool_.end(), out.begin(), out.end());
+    return {{route_pool_.data() + entry.offset, entry.length}, false, entry.efficiency};
+}
+
+double ReplayEngine::route_efficiency(std::span<const topo::LinkId> route) const {
+    // The efficiency of the route's bottleneck link (the slowest; the first of equal ones).
+    double slowest = INFINITY, efficiency = 1.0;
+    for (const topo::LinkId l : route) {
+        const topo::Link& link = cluster_.link(l);
+        if (link.bandwidth_bytes_per_s < slowest) {
+            slowest = link.bandwidth_bytes_per_s;
+            efficiency = link_efficiency(link);
+        }
+    }
+    return efficiency;
+}
+
+double ReplayEngine::link_efficiency(const topo::Link& link) const {
+    if (link.kind != topo::LinkKind::nvlink) return options_.nccl_link_efficiency[static_cast<std::size_t>(link.kind)];
+    // NVLink: the architecture's, from the GPU at either end (the first GPU's for a link between two switches).
+    for (const topo::DeviceId d : {link.src, link.dst}) {
+        if (cluster_.device(d).gpu_spec >= 0) return nvlink_efficiency(d);
+    }
+    return nvlink_efficiency(cluster_.gpus().front());
+}
+
+double ReplayEngine::nvlink_efficiency(topo::DeviceId gpu) const {
+    const double forced = options_.nccl_link_efficiency[static_cast<std::size_t>(topo::LinkKind::nvlink)];
+    return forced > 0 ? forced : cluster_.gpu_spec(gpu).nvlink_efficiency;
+}
+
+}  // namespace clustersim::sim
