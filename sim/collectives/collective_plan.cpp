@@ -53,15 +53,8 @@ void CollectivePlan::add_ring(RingSchedule ring) {
     CLUSTERSIM_CHECK(ring.members() >= 2 && ring.position.size() == ring.members(), "ring schedule of {} members",
                      ring.members());
     ring.first = size();
+    ring.prepare();
     rings_.push_back(std::move(ring));
-}
-
-const RingSchedule& CollectivePlan::ring_of(std::uint64_t t) const {
-    // A handful of schedules (one per channel): the last one starting at or before t.
-    auto it = std::upper_bound(rings_.begin(), rings_.end(), t,
-                               [](std::uint64_t value, const RingSchedule& r) { return value < r.first; });
-    CLUSTERSIM_CHECK(it != rings_.begin() && t < size(), "transfer {} outside the plan's {}", t, size());
-    return *(it - 1);
 }
 
 PlannedTransfer CollectivePlan::transfer(std::uint64_t t) const {

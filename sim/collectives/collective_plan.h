@@ -40,8 +40,12 @@ public:
     void add_ring(RingSchedule ring);
     [[nodiscard]] const std::vector<RingSchedule>& rings() const { return rings_; }
     [[nodiscard]] bool scheduled() const { return !rings_.empty(); }
-    /// The schedule holding plan index `t` (scheduled plans only).
-    [[nodiscard]] const RingSchedule& ring_of(std::uint64_t t) const;
+    /// The schedule holding plan index `t` (scheduled plans only): one of a handful (one per channel).
+    [[nodiscard]] const RingSchedule& ring_of(std::uint64_t t) const {
+        std::size_t r = rings_.size() - 1;
+        while (r > 0 && rings_[r].first > t) --r;
+        return rings_[r];
+    }
     /// Transfer `t`, listed or computed.
     [[nodiscard]] PlannedTransfer transfer(std::uint64_t t) const;
     /// The same plan with every transfer listed (the reference the schedules are tested against).

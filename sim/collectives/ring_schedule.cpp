@@ -3,87 +3,77 @@
 
 #include <algorithm>
 
+#include "engine/error.h"
 #include "sim/collectives/collective_algorithm.h"
 
 namespace clustersim::sim {
 
-std::uint32_t RingSchedule::steps() const {
-    std::uint32_t total = 0;
-    for (const RingPhase& p : phases) total += p.steps;
-    return total;
-}
-
-bool RingSchedule::phase_start(std::uint32_t step) const {
-    std::uint32_t start = 0;
+void RingSchedule::prepare() {
+    steps_ = 0;
+    phase_starts_.clear();
+    reduces_.clear();
     for (const RingPhase& p : phases) {
-        if (step == start) return true;
-        start += p.steps;
+        phase_starts_.push_back(steps_);
+        reduces_.push_back(p.reduce ? 1 : 0);
+        steps_ += p.steps;
     }
-    return false;
+    // transfer() takes a step modulo n by one subtraction.
+    CLUSTERSIM_CHECK(members() >= 2 && steps_ < 2 * members(), "ring schedule of {} steps over {} members", steps_,
+                     members());
+    piece_ = bytes / members();
+    larger_pieces_ = static_cast<std::uint32_t>(bytes % members());
 }
 
-PlannedTransfer RingSchedule::transfer(std::uint64_t local) const {
-    const std::uint32_t n = members(), w = width();
-    const auto step = static_cast<std::uint32_t>(local / w), slot = static_cast<std::uint32_t>(local % w);
+PlannedTransfer RingSchedule::transfer(At a) const {
+    const std::uint32_t n = members();
     // Position i forwards piece (i - step) mod n (append_ring's offset is the steps before its phase); the relay's
-    // hop and forward carry the last position's piece.
-    const std::uint32_t i = std::min(slot, n - 1);
-    const std::uint32_t piece = (i + n - step % n) % n;
+    // hop and forward carry the last position's piece. Steps stay below 2n, so step mod n needs no division.
+    const std::uint32_t i = std::min(a.slot, n - 1);
+    const std::uint32_t step_mod = a.step >= n ? a.step - n : a.step;
+    const std::uint32_t piece = i >= step_mod ? i - step_mod : i + n - step_mod;
     PlannedTransfer t;
-    t.bytes = whole ? bytes : share_of(bytes, n, piece);
-    t.step = step;
-    std::uint32_t start = 0;
-    for (const RingPhase& p : phases) {
-        if (step < start + p.steps) {
-            t.reduces = p.reduce;
-            break;
-        }
-        start += p.steps;
-    }
-    if (slot == n) {  // the relay's forward
+    t.bytes = whole ? bytes : piece_ + (piece < larger_pieces_ ? 1 : 0);
+    t.step = a.step;
+    std::size_t phase = 0;
+    while (phase + 1 < phase_starts_.size() && a.step >= phase_starts_[phase + 1]) ++phase;
+    t.reduces = !reduces_.empty() && reduces_[phase] != 0;
+    if (a.slot == n) {  // the relay's forward
         t.src = relay;
         t.dst = order[0];
-    } else if (slot == n - 1 && relay != UINT32_MAX) {  // the hop to the relay only moves the piece
+    } else if (a.slot == n - 1 && relay != UINT32_MAX) {  // the hop to the relay only moves the piece
         t.src = order[n - 1];
         t.dst = relay;
         t.reduces = false;
     } else {
-        t.src = order[slot];
-        t.dst = order[(slot + 1) % n];
+        t.src = order[a.slot];
+        t.dst = order[a.slot + 1 == n ? 0 : a.slot + 1];
     }
     return t;
 }
 
-std::uint64_t RingSchedule::data_dependency(std::uint64_t local) const {
-    const std::uint32_t n = members(), w = width();
-    const std::uint64_t step = local / w, slot = local % w;
-    if (slot == n) return local - 1;  // the forward waits for its hop
-    if (step == 0) return none;
+std::uint64_t RingSchedule::data_dependency(At a) const {
+    const std::uint32_t n = members();
+    if (a.slot == n) return local_of({a.step, n - 1});  // the forward waits for its hop
+    if (a.step == 0) return none;
     // The transfer into this position one step earlier: from the previous position, or the relay's forward.
-    const std::uint64_t into = slot == 0 ? (relay != UINT32_MAX ? n : n - 1) : slot - 1;
-    return (step - 1) * w + into;
+    const std::uint32_t into = a.slot == 0 ? (relay != UINT32_MAX ? n : n - 1) : a.slot - 1;
+    return local_of({a.step - 1, into});
 }
 
-std::uint64_t RingSchedule::fifo_predecessor(std::uint64_t local) const {
-    const std::uint32_t w = width();
-    const auto step = static_cast<std::uint32_t>(local / w);
-    return step == 0 || phase_start(step) ? none : local - w;
+std::uint64_t RingSchedule::fifo_predecessor(At a) const {
+    return a.step == 0 || phase_start(a.step) ? none : local_of({a.step - 1, a.slot});
 }
 
-std::uint64_t RingSchedule::data_dependent(std::uint64_t local) const {
-    const std::uint32_t n = members(), w = width();
-    const std::uint64_t step = local / w, slot = local % w;
-    if (slot == n - 1 && relay != UINT32_MAX) return local + 1;  // the hop's forward
-    if (step + 1 >= steps()) return none;
+std::uint64_t RingSchedule::data_dependent(At a) const {
+    const std::uint32_t n = members();
+    if (a.slot == n - 1 && relay != UINT32_MAX) return local_of({a.step, n});  // the hop's forward
+    if (a.step + 1 >= steps_) return none;
     // The next position's send one step later (the forward feeds position 0).
-    const std::uint64_t next = slot >= n - 1 ? 0 : slot + 1;
-    return (step + 1) * w + next;
+    return local_of({a.step + 1, a.slot >= n - 1 ? 0 : a.slot + 1});
 }
 
-std::uint64_t RingSchedule::fifo_successor(std::uint64_t local) const {
-    const std::uint32_t w = width();
-    const auto step = static_cast<std::uint32_t>(local / w);
-    return step + 1 >= steps() || phase_start(step + 1) ? none : local + w;
+std::uint64_t RingSchedule::fifo_successor(At a) const {
+    return a.step + 1 >= steps_ || phase_start(a.step + 1) ? none : local_of({a.step + 1, a.slot});
 }
 
 std::uint32_t RingSchedule::first_step_transfers(std::uint32_t member, std::uint64_t out[4]) const {
@@ -102,7 +92,7 @@ std::uint32_t RingSchedule::first_step_transfers(std::uint32_t member, std::uint
 
 std::uint64_t RingSchedule::member_transfers(std::uint32_t member) const {
     // Every step, each member sends once and receives once; the relay also receives the hop and sends the forward.
-    return std::uint64_t{steps()} * (member == relay ? 4 : 2);
+    return std::uint64_t{steps_} * (member == relay ? 4 : 2);
 }
 
 void RingSchedule::expand_into(CollectivePlan& plan) const {

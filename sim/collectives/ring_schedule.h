@@ -11,6 +11,7 @@
 // append_ring call), for the previous send on its own edge to have left (the channel's FIFO).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -33,26 +34,48 @@ struct RingSchedule {
     std::uint64_t bytes = 0;              // split in n pieces, or sent whole by every position (`whole`)
     bool whole = false;
     std::vector<RingPhase> phases;  // one per append_ring call, in order
-    std::uint64_t first = 0;        // the plan's index of the schedule's first transfer
+    std::uint64_t first = 0;        // the plan's index of the schedule's first transfer (set by add_ring)
 
     static constexpr std::uint64_t none = UINT64_MAX;
+    /// A transfer's place: its step, and its slot in the step.
+    struct At {
+        std::uint32_t step = 0;
+        std::uint32_t slot = 0;
+    };
 
+    /// Computes what the formulas read often (steps in all, phase starts, piece sizes); CollectivePlan::add_ring
+    /// calls it.
+    void prepare();
     [[nodiscard]] std::uint32_t members() const { return static_cast<std::uint32_t>(order.size()); }
     /// Transfers per step: one per position, and the relay's forward.
     [[nodiscard]] std::uint32_t width() const { return members() + (relay != UINT32_MAX ? 1 : 0); }
-    [[nodiscard]] std::uint32_t steps() const;
-    [[nodiscard]] std::uint64_t size() const { return std::uint64_t{steps()} * width(); }
+    [[nodiscard]] std::uint32_t steps() const { return steps_; }
+    [[nodiscard]] std::uint64_t size() const { return std::uint64_t{steps_} * width(); }
+    [[nodiscard]] At at(std::uint64_t local) const {
+        const std::uint32_t w = width();
+        if (local < (std::uint64_t{1} << 32)) {  // 32-bit division where it fits (most rings): a few times faster
+            const auto l = static_cast<std::uint32_t>(local);
+            return {l / w, l % w};
+        }
+        return {static_cast<std::uint32_t>(local / w), static_cast<std::uint32_t>(local % w)};
+    }
+    [[nodiscard]] std::uint64_t local_of(At a) const { return std::uint64_t{a.step} * width() + a.slot; }
 
-    // Everything below takes and returns indices local to the schedule (plan index - first).
-    [[nodiscard]] PlannedTransfer transfer(std::uint64_t local) const;
+    // Everything below takes and returns indices local to the schedule (plan index - first), or places.
+    [[nodiscard]] PlannedTransfer transfer(At a) const;
+    [[nodiscard]] PlannedTransfer transfer(std::uint64_t local) const { return transfer(at(local)); }
     /// The transfer whose arrival this one waits for (the piece it forwards), or none.
-    [[nodiscard]] std::uint64_t data_dependency(std::uint64_t local) const;
+    [[nodiscard]] std::uint64_t data_dependency(At a) const;
+    [[nodiscard]] std::uint64_t data_dependency(std::uint64_t local) const { return data_dependency(at(local)); }
     /// The previous send on the same edge in the same phase, which must have left first, or none.
-    [[nodiscard]] std::uint64_t fifo_predecessor(std::uint64_t local) const;
+    [[nodiscard]] std::uint64_t fifo_predecessor(At a) const;
+    [[nodiscard]] std::uint64_t fifo_predecessor(std::uint64_t local) const { return fifo_predecessor(at(local)); }
     /// The transfer that waits for this one's arrival, or none.
-    [[nodiscard]] std::uint64_t data_dependent(std::uint64_t local) const;
+    [[nodiscard]] std::uint64_t data_dependent(At a) const;
+    [[nodiscard]] std::uint64_t data_dependent(std::uint64_t local) const { return data_dependent(at(local)); }
     /// The transfer that waits for this one to have left, or none.
-    [[nodiscard]] std::uint64_t fifo_successor(std::uint64_t local) const;
+    [[nodiscard]] std::uint64_t fifo_successor(At a) const;
+    [[nodiscard]] std::uint64_t fifo_successor(std::uint64_t local) const { return fifo_successor(at(local)); }
     /// The first-step transfers that `member` sends or receives, in index order, into `out` (at most 4).
     std::uint32_t first_step_transfers(std::uint32_t member, std::uint64_t out[4]) const;
     /// Transfers `member` sends or receives over the whole schedule.
@@ -61,7 +84,14 @@ struct RingSchedule {
     void expand_into(CollectivePlan& plan) const;
 
 private:
-    [[nodiscard]] bool phase_start(std::uint32_t step) const;
+    [[nodiscard]] bool phase_start(std::uint32_t step) const {
+        return std::find(phase_starts_.begin(), phase_starts_.end(), step) != phase_starts_.end();
+    }
+    std::uint32_t steps_ = 0;
+    std::vector<std::uint32_t> phase_starts_;  // first step of each phase
+    std::vector<std::uint8_t> reduces_;        // by phase
+    std::uint64_t piece_ = 0;                  // bytes / n: the smaller pieces
+    std::uint32_t larger_pieces_ = 0;          // bytes % n: pieces 0 .. larger_pieces_ - 1 carry one byte more
 };
 
 }  // namespace clustersim::sim

@@ -9,9 +9,11 @@
 #include <cmath>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include "engine/error.h"
 #include "engine/hash.h"
+#include "engine/log.h"
 
 namespace clustersim::sim {
 
@@ -396,6 +398,14 @@ ReplayResult ReplayEngine::run() {
     result.flows_in_classes = net_.flows_in_classes();
     result.classes_split = net_.classes_split();
     result.bytes_on_network = net_.delivered_bytes();
+    // What the contention-aware network cost, for whoever asks why a run is slow (-v).
+    engine::layer_log("sim").debug(
+        "network: {} flows, {} events, {} rate updates, {:.1f} solver entities per update, {} rates changed, {} "
+        "classes of {} flows ({} split)",
+        net_.flows_completed(), sim_.events_processed(), net_.rate_updates(),
+        net_.rate_updates() ? static_cast<double>(net_.flows_reassigned()) / static_cast<double>(net_.rate_updates())
+                            : 0.0,
+        net_.flows_rerated(), net_.classes_formed(), net_.flows_in_classes(), net_.classes_split());
     result.timeline = std::move(timeline_);
     return result;
 }

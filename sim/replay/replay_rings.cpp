@@ -32,12 +32,11 @@ void ReplayEngine::scheduled_condition_met(std::uint32_t index, std::uint64_t t)
     if (inserted) {
         // Its conditions, none met before this one (every condition is reported to the transfer it concerns).
         const RingSchedule& ring = inst.plan.ring_of(t);
-        const std::uint64_t local = t - ring.first;
-        state.pending = (ring.data_dependency(local) != RingSchedule::none ? 1U : 0U) +
-                        (ring.fifo_predecessor(local) != RingSchedule::none ? 1U : 0U) +
-                        (local < ring.width() ? 2U : 0U);
-        state.readers = static_cast<std::uint8_t>((ring.data_dependent(local) != RingSchedule::none ? 1 : 0) +
-                                                  (ring.fifo_successor(local) != RingSchedule::none ? 1 : 0));
+        const RingSchedule::At at = ring.at(t - ring.first);
+        state.pending = (ring.data_dependency(at) != RingSchedule::none ? 1U : 0U) +
+                        (ring.fifo_predecessor(at) != RingSchedule::none ? 1U : 0U) + (at.step == 0 ? 2U : 0U);
+        state.readers = static_cast<std::uint8_t>((ring.data_dependent(at) != RingSchedule::none ? 1 : 0) +
+                                                  (ring.fifo_successor(at) != RingSchedule::none ? 1 : 0));
     }
     CLUSTERSIM_CHECK(state.pending > 0, "scheduled transfer {} met more conditions than it has", t);
     if (--state.pending == 0) start_transfer(index, t);
@@ -46,11 +45,11 @@ void ReplayEngine::scheduled_condition_met(std::uint32_t index, std::uint64_t t)
 void ReplayEngine::start_scheduled(std::uint32_t index, std::uint64_t t) {
     Instance& inst = instances_[index];
     const RingSchedule& ring = inst.plan.ring_of(t);
-    const std::uint64_t local = t - ring.first;
-    const PlannedTransfer x = ring.transfer(local);
+    const RingSchedule::At at = ring.at(t - ring.first);
+    const PlannedTransfer x = ring.transfer(at);
     CLUSTERSIM_CHECK(inst.members[x.src].valid() && inst.members[x.dst].valid(),
                      "scheduled transfer {} ready before its ends arrived", t);
-    const std::uint64_t data = ring.data_dependency(local), fifo = ring.fifo_predecessor(local);
+    const std::uint64_t data = ring.data_dependency(at), fifo = ring.fifo_predecessor(at);
     Time ideal{0};
     const std::uint32_t flows = start_flows(index, t, x, data == RingSchedule::none, ideal);
     // Its dependencies' ideal ends, read once each; a dependency that has arrived and has no reader left goes.
@@ -83,9 +82,10 @@ bool ReplayEngine::scheduled_flow_arrived(std::uint32_t index, std::uint64_t t) 
 void ReplayEngine::finish_scheduled(std::uint32_t index, std::uint64_t t) {
     Instance& inst = instances_[index];
     const RingSchedule& ring = inst.plan.ring_of(t);
-    const std::uint64_t local = t - ring.first, first = ring.first;
-    const PlannedTransfer x = ring.transfer(local);
-    const std::uint64_t dependent = ring.data_dependent(local);
+    const RingSchedule::At at = ring.at(t - ring.first);
+    const std::uint64_t first = ring.first;
+    const PlannedTransfer x = ring.transfer(at);
+    const std::uint64_t dependent = ring.data_dependent(at);
     TransferState* state = inst.ring_states.find(t);
     state->done = true;
     if (state->readers == 0) inst.ring_states.erase(t);
