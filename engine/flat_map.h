@@ -69,6 +69,7 @@ private:
         std::uint64_t key = empty;
         Value value{};
     };
+    // Mixed: dense keys as they are would cluster (several rings' live windows overlap in slot space).
     [[nodiscard]] std::size_t slot_of(std::uint64_t key) const { return splitmix64(key) & mask_; }
     void grow() {
         std::vector<Entry> old(std::max<std::size_t>(64, entries_.size() * 2));

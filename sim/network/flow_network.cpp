@@ -18,7 +18,11 @@ FlowNetwork::FlowNetwork(const topo::Cluster& cluster, engine::Simulator& sim, N
     router_.set_two_level(options.two_level_routing);
     const std::size_t links = cluster.links().size();
     capacity_.reserve(links);
-    for (const topo::Link& l : cluster.links()) capacity_.push_back(l.bandwidth_bytes_per_s);
+    link_latency_.reserve(links);
+    for (const topo::Link& l : cluster.links()) {
+        capacity_.push_back(l.bandwidth_bytes_per_s);
+        link_latency_.push_back(l.latency);
+    }
     link_flows_.resize(links);
     demand_bound_.assign(links, 0);
     link_delay_s_.assign(links, 0);

@@ -227,6 +227,7 @@ private:
     NetworkOptions options_;
     topo::Router router_;
     std::vector<double> capacity_;                    // by link
+    std::vector<engine::Time> link_latency_;          // by link (flat: read for every hop of every flow started)
     std::vector<std::vector<LinkEntry>> link_flows_;  // by link: draining flows on it
     std::vector<double> demand_bound_;                // by link: sum of cap x weight of its draining flows
     std::vector<double> link_delay_s_;                // by link: contention delay attributed to it

@@ -23,7 +23,7 @@ double FlowNetwork::set_cap_from_route(std::uint32_t flow, Time extra_latency) {
     Time latency = extra_latency;
     double bottleneck = 0;
     for (const topo::LinkId l : f.route) {
-        latency += cluster_.link(l).latency;
+        latency += link_latency_[l.index()];
         const double bw = capacity_[l.index()];
         bottleneck = bottleneck == 0 ? bw : std::min(bottleneck, bw);
     }
@@ -63,7 +63,7 @@ void FlowNetwork::set_link_state(topo::LinkId link, double factor, const std::st
     router_.set_link_down(link, factor == 0);
     const auto route_latency = [&](const FlowState& f) {
         Time sum{0};
-        for (const topo::LinkId l : f.route) sum += cluster_.link(l).latency;
+        for (const topo::LinkId l : f.route) sum += link_latency_[l.index()];
         return sum;
     };
     // Flows sending on it, in slot order (a deterministic order, whatever the link's list order).
