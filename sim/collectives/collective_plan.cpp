@@ -53,6 +53,7 @@ void CollectivePlan::add_ring(RingSchedule ring) {
     CLUSTERSIM_CHECK(ring.members() >= 2 && ring.position.size() == ring.members(), "ring schedule of {} members",
                      ring.members());
     ring.first = size();
+    ring.first_slot = rings_.empty() ? 0 : rings_.back().first_slot + rings_.back().width();
     ring.prepare();
     rings_.push_back(std::move(ring));
 }

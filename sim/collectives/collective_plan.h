@@ -40,6 +40,10 @@ public:
     void add_ring(RingSchedule ring);
     [[nodiscard]] const std::vector<RingSchedule>& rings() const { return rings_; }
     [[nodiscard]] bool scheduled() const { return !rings_.empty(); }
+    /// Slots (positions and relays) of all the schedules together.
+    [[nodiscard]] std::uint32_t slots() const {
+        return rings_.empty() ? 0 : rings_.back().first_slot + rings_.back().width();
+    }
     /// The schedule holding plan index `t` (scheduled plans only): one of a handful (one per channel).
     [[nodiscard]] const RingSchedule& ring_of(std::uint64_t t) const {
         std::size_t r = rings_.size() - 1;

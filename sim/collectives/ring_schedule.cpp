@@ -51,29 +51,20 @@ PlannedTransfer RingSchedule::transfer(At a) const {
     return t;
 }
 
-std::uint64_t RingSchedule::data_dependency(At a) const {
+RingSchedule::At RingSchedule::data_dependency(At a) const {
     const std::uint32_t n = members();
-    if (a.slot == n) return local_of({a.step, n - 1});  // the forward waits for its hop
-    if (a.step == 0) return none;
+    if (a.slot == n) return {a.step, n - 1};  // the forward waits for its hop
+    if (a.step == 0) return nowhere;
     // The transfer into this position one step earlier: from the previous position, or the relay's forward.
-    const std::uint32_t into = a.slot == 0 ? (relay != UINT32_MAX ? n : n - 1) : a.slot - 1;
-    return local_of({a.step - 1, into});
+    return {a.step - 1, a.slot == 0 ? (relay != UINT32_MAX ? n : n - 1) : a.slot - 1};
 }
 
-std::uint64_t RingSchedule::fifo_predecessor(At a) const {
-    return a.step == 0 || phase_start(a.step) ? none : local_of({a.step - 1, a.slot});
-}
-
-std::uint64_t RingSchedule::data_dependent(At a) const {
+RingSchedule::At RingSchedule::data_dependent(At a) const {
     const std::uint32_t n = members();
-    if (a.slot == n - 1 && relay != UINT32_MAX) return local_of({a.step, n});  // the hop's forward
-    if (a.step + 1 >= steps_) return none;
+    if (a.slot == n - 1 && relay != UINT32_MAX) return {a.step, n};  // the hop's forward
+    if (a.step + 1 >= steps_) return nowhere;
     // The next position's send one step later (the forward feeds position 0).
-    return local_of({a.step + 1, a.slot >= n - 1 ? 0 : a.slot + 1});
-}
-
-std::uint64_t RingSchedule::fifo_successor(At a) const {
-    return a.step + 1 >= steps_ || phase_start(a.step + 1) ? none : local_of({a.step + 1, a.slot});
+    return {a.step + 1, a.slot >= n - 1 ? 0 : a.slot + 1};
 }
 
 std::uint32_t RingSchedule::first_step_transfers(std::uint32_t member, std::uint64_t out[4]) const {

@@ -35,6 +35,7 @@ struct RingSchedule {
     bool whole = false;
     std::vector<RingPhase> phases;  // one per append_ring call, in order
     std::uint64_t first = 0;        // the plan's index of the schedule's first transfer (set by add_ring)
+    std::uint32_t first_slot = 0;   // the slots of the plan's earlier schedules (set by add_ring)
 
     static constexpr std::uint64_t none = UINT64_MAX;
     /// A transfer's place: its step, and its slot in the step.
@@ -61,21 +62,37 @@ struct RingSchedule {
     }
     [[nodiscard]] std::uint64_t local_of(At a) const { return std::uint64_t{a.step} * width() + a.slot; }
 
-    // Everything below takes and returns indices local to the schedule (plan index - first), or places.
+    /// No place (a transfer without that dependency or dependent).
+    static constexpr At nowhere{UINT32_MAX, UINT32_MAX};
+    [[nodiscard]] static bool exists(At a) { return a.step != UINT32_MAX; }
+
+    // By place, and by index local to the schedule (plan index - first; `none` for no transfer).
     [[nodiscard]] PlannedTransfer transfer(At a) const;
     [[nodiscard]] PlannedTransfer transfer(std::uint64_t local) const { return transfer(at(local)); }
-    /// The transfer whose arrival this one waits for (the piece it forwards), or none.
-    [[nodiscard]] std::uint64_t data_dependency(At a) const;
-    [[nodiscard]] std::uint64_t data_dependency(std::uint64_t local) const { return data_dependency(at(local)); }
-    /// The previous send on the same edge in the same phase, which must have left first, or none.
-    [[nodiscard]] std::uint64_t fifo_predecessor(At a) const;
-    [[nodiscard]] std::uint64_t fifo_predecessor(std::uint64_t local) const { return fifo_predecessor(at(local)); }
-    /// The transfer that waits for this one's arrival, or none.
-    [[nodiscard]] std::uint64_t data_dependent(At a) const;
-    [[nodiscard]] std::uint64_t data_dependent(std::uint64_t local) const { return data_dependent(at(local)); }
-    /// The transfer that waits for this one to have left, or none.
-    [[nodiscard]] std::uint64_t fifo_successor(At a) const;
-    [[nodiscard]] std::uint64_t fifo_successor(std::uint64_t local) const { return fifo_successor(at(local)); }
+    /// The transfer whose arrival this one waits for (the piece it forwards).
+    [[nodiscard]] At data_dependency(At a) const;
+    [[nodiscard]] std::uint64_t data_dependency(std::uint64_t local) const {
+        return local_or_none(data_dependency(at(local)));
+    }
+    /// The previous send on the same edge in the same phase, which must have left first.
+    [[nodiscard]] At fifo_predecessor(At a) const {
+        return a.step == 0 || phase_start(a.step) ? nowhere : At{a.step - 1, a.slot};
+    }
+    [[nodiscard]] std::uint64_t fifo_predecessor(std::uint64_t local) const {
+        return local_or_none(fifo_predecessor(at(local)));
+    }
+    /// The transfer that waits for this one's arrival.
+    [[nodiscard]] At data_dependent(At a) const;
+    [[nodiscard]] std::uint64_t data_dependent(std::uint64_t local) const {
+        return local_or_none(data_dependent(at(local)));
+    }
+    /// The transfer that waits for this one to have left.
+    [[nodiscard]] At fifo_successor(At a) const {
+        return a.step + 1 >= steps_ || phase_start(a.step + 1) ? nowhere : At{a.step + 1, a.slot};
+    }
+    [[nodiscard]] std::uint64_t fifo_successor(std::uint64_t local) const {
+        return local_or_none(fifo_successor(at(local)));
+    }
     /// The first-step transfers that `member` sends or receives, in index order, into `out` (at most 4).
     std::uint32_t first_step_transfers(std::uint32_t member, std::uint64_t out[4]) const;
     /// Transfers `member` sends or receives over the whole schedule.
@@ -84,6 +101,7 @@ struct RingSchedule {
     void expand_into(CollectivePlan& plan) const;
 
 private:
+    [[nodiscard]] std::uint64_t local_or_none(At a) const { return exists(a) ? local_of(a) : none; }
     [[nodiscard]] bool phase_start(std::uint32_t step) const {
         return std::find(phase_starts_.begin(), phase_starts_.end(), step) != phase_starts_.end();
     }

@@ -138,6 +138,7 @@ void ReplayEngine::plan_instance(std::uint32_t index, const traces::Op& op) {
     inst.member_arrival.assign(members, Time{0});
     inst.member_ideal.assign(members, Time{0});
     if (inst.plan.scheduled()) {
+        inst.ring_states.reset(inst.plan.slots());
         for (const RingSchedule& schedule : inst.plan.rings()) {
             for (std::uint32_t m = 0; m < members; ++m)
                 inst.member_left[m] += static_cast<std::uint32_t>(schedule.member_transfers(m));
@@ -299,7 +300,8 @@ double ReplayEngine::route_bottleneck(topo::DeviceId from, topo::DeviceId to) {
 void ReplayEngine::start_transfer(std::uint32_t index, std::uint64_t t) {
     Instance& inst = instances_[index];
     if (inst.plan.scheduled()) {
-        start_scheduled(index, t);
+        const RingSchedule& ring = inst.plan.ring_of(t);
+        start_scheduled(index, ring, ring.at(t - ring.first));
         return;
     }
     const PlannedTransfer& x = inst.plan.transfers()[t];

@@ -108,8 +108,8 @@ private:
     void transfer_done(std::uint32_t instance, const PlannedTransfer& x);
     // Ring schedules (replay_rings.cpp): the same steps as a listed plan, with state only for live transfers.
     void scheduled_member_arrived(std::uint32_t instance, std::uint32_t member);
-    void scheduled_condition_met(std::uint32_t instance, std::uint64_t transfer);
-    void start_scheduled(std::uint32_t instance, std::uint64_t transfer);
+    void scheduled_condition_met(std::uint32_t instance, const RingSchedule& ring, RingSchedule::At at);
+    void start_scheduled(std::uint32_t instance, const RingSchedule& ring, RingSchedule::At at);
     void scheduled_drained(std::uint32_t instance, std::uint64_t transfer);
     /// One flow of the transfer arrived; true when it was the last.
     bool scheduled_flow_arrived(std::uint32_t instance, std::uint64_t transfer);

@@ -19,77 +19,77 @@ void ReplayEngine::scheduled_member_arrived(std::uint32_t index, std::uint32_t m
     std::uint64_t local[4];
     for (std::size_t r = 0; r < instances_[index].plan.rings().size(); ++r) {
         const RingSchedule& ring = instances_[index].plan.rings()[r];
-        const std::uint64_t first = ring.first;
         const std::uint32_t count = ring.first_step_transfers(member, local);
-        for (std::uint32_t k = 0; k < count; ++k) scheduled_condition_met(index, first + local[k]);
+        for (std::uint32_t k = 0; k < count; ++k) scheduled_condition_met(index, ring, ring.at(local[k]));
     }
 }
 
-void ReplayEngine::scheduled_condition_met(std::uint32_t index, std::uint64_t t) {
+void ReplayEngine::scheduled_condition_met(std::uint32_t index, const RingSchedule& ring, RingSchedule::At at) {
     Instance& inst = instances_[index];
     bool inserted = false;
-    TransferState& state = inst.ring_states.find_or_insert(t, inserted);
+    TransferState& state = inst.ring_states.find_or_insert(ring.first_slot + at.slot, at.step, inserted);
     if (inserted) {
         // Its conditions, none met before this one (every condition is reported to the transfer it concerns).
-        const RingSchedule& ring = inst.plan.ring_of(t);
-        const RingSchedule::At at = ring.at(t - ring.first);
-        state.pending = (ring.data_dependency(at) != RingSchedule::none ? 1U : 0U) +
-                        (ring.fifo_predecessor(at) != RingSchedule::none ? 1U : 0U) + (at.step == 0 ? 2U : 0U);
-        state.readers = static_cast<std::uint8_t>((ring.data_dependent(at) != RingSchedule::none ? 1 : 0) +
-                                                  (ring.fifo_successor(at) != RingSchedule::none ? 1 : 0));
+        state.pending = (RingSchedule::exists(ring.data_dependency(at)) ? 1U : 0U) +
+                        (RingSchedule::exists(ring.fifo_predecessor(at)) ? 1U : 0U) + (at.step == 0 ? 2U : 0U);
+        state.readers = static_cast<std::uint8_t>((RingSchedule::exists(ring.data_dependent(at)) ? 1 : 0) +
+                                                  (RingSchedule::exists(ring.fifo_successor(at)) ? 1 : 0));
     }
-    CLUSTERSIM_CHECK(state.pending > 0, "scheduled transfer {} met more conditions than it has", t);
-    if (--state.pending == 0) start_transfer(index, t);
+    CLUSTERSIM_CHECK(state.pending > 0, "scheduled transfer ({}, {}) met more conditions than it has", at.step,
+                     at.slot);
+    if (--state.pending == 0) start_scheduled(index, ring, at);
 }
 
-void ReplayEngine::start_scheduled(std::uint32_t index, std::uint64_t t) {
+void ReplayEngine::start_scheduled(std::uint32_t index, const RingSchedule& ring, RingSchedule::At at) {
     Instance& inst = instances_[index];
-    const RingSchedule& ring = inst.plan.ring_of(t);
-    const RingSchedule::At at = ring.at(t - ring.first);
+    const std::uint64_t t = ring.first + ring.local_of(at);
     const PlannedTransfer x = ring.transfer(at);
     CLUSTERSIM_CHECK(inst.members[x.src].valid() && inst.members[x.dst].valid(),
                      "scheduled transfer {} ready before its ends arrived", t);
-    const std::uint64_t data = ring.data_dependency(at), fifo = ring.fifo_predecessor(at);
+    const RingSchedule::At data = ring.data_dependency(at), fifo = ring.fifo_predecessor(at);
     Time ideal{0};
-    const std::uint32_t flows = start_flows(index, t, x, data == RingSchedule::none, ideal);
+    const std::uint32_t flows = start_flows(index, t, x, !RingSchedule::exists(data), ideal);
     // Its dependencies' ideal ends, read once each; a dependency that has arrived and has no reader left goes.
     Time ready_ideal{0};
-    for (const std::uint64_t d : {data, fifo}) {
-        if (d == RingSchedule::none) continue;
-        TransferState* before = inst.ring_states.find(ring.first + d);
+    for (const RingSchedule::At d : {data, fifo}) {
+        if (!RingSchedule::exists(d)) continue;
+        TransferState* before = inst.ring_states.find(ring.first_slot + d.slot, d.step);
         CLUSTERSIM_CHECK(before != nullptr && before->readers > 0, "scheduled transfer {} lost its dependency", t);
         ready_ideal = std::max(ready_ideal, before->ideal_done);
-        if (--before->readers == 0 && before->done) inst.ring_states.erase(ring.first + d);
+        if (--before->readers == 0 && before->done) inst.ring_states.erase(ring.first_slot + d.slot, d.step);
     }
-    TransferState* state = inst.ring_states.find(t);
+    TransferState* state = inst.ring_states.find(ring.first_slot + at.slot, at.step);
     state->flows_left = state->flows_unsent = flows;
     state->ideal_done = ideal_end(inst, x, ready_ideal, ideal);
 }
 
 void ReplayEngine::scheduled_drained(std::uint32_t index, std::uint64_t t) {
     Instance& inst = instances_[index];
-    TransferState* state = inst.ring_states.find(t);
-    if (--state->flows_unsent > 0) return;
     const RingSchedule& ring = inst.plan.ring_of(t);
-    const std::uint64_t next = ring.fifo_successor(t - ring.first);
-    if (next != RingSchedule::none) scheduled_condition_met(index, ring.first + next);
+    const RingSchedule::At at = ring.at(t - ring.first);
+    TransferState* state = inst.ring_states.find(ring.first_slot + at.slot, at.step);
+    if (--state->flows_unsent > 0) return;
+    const RingSchedule::At next = ring.fifo_successor(at);
+    if (RingSchedule::exists(next)) scheduled_condition_met(index, ring, next);
 }
 
 bool ReplayEngine::scheduled_flow_arrived(std::uint32_t index, std::uint64_t t) {
-    return --instances_[index].ring_states.find(t)->flows_left == 0;
+    Instance& inst = instances_[index];
+    const RingSchedule& ring = inst.plan.ring_of(t);
+    const RingSchedule::At at = ring.at(t - ring.first);
+    return --inst.ring_states.find(ring.first_slot + at.slot, at.step)->flows_left == 0;
 }
 
 void ReplayEngine::finish_scheduled(std::uint32_t index, std::uint64_t t) {
     Instance& inst = instances_[index];
     const RingSchedule& ring = inst.plan.ring_of(t);
     const RingSchedule::At at = ring.at(t - ring.first);
-    const std::uint64_t first = ring.first;
     const PlannedTransfer x = ring.transfer(at);
-    const std::uint64_t dependent = ring.data_dependent(at);
-    TransferState* state = inst.ring_states.find(t);
+    const RingSchedule::At dependent = ring.data_dependent(at);
+    TransferState* state = inst.ring_states.find(ring.first_slot + at.slot, at.step);
     state->done = true;
-    if (state->readers == 0) inst.ring_states.erase(t);
-    if (dependent != RingSchedule::none) scheduled_condition_met(index, first + dependent);
+    if (state->readers == 0) inst.ring_states.erase(ring.first_slot + at.slot, at.step);
+    if (RingSchedule::exists(dependent)) scheduled_condition_met(index, ring, dependent);
     transfer_done(index, x);
 }
 
