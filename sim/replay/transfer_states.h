@@ -29,40 +29,39 @@ class TransferStates {
 public:
     /// Empty, with windows for `slots` slots.
     void reset(std::uint32_t slots) {
-        cells_.assign(std::size_t{slots} * window, TransferState{});
-        cell_step_.assign(std::size_t{slots} * window, empty);
+        cells_.assign(std::size_t{slots} * window, Cell{});
         overflow_.clear();
         size_ = 0;
     }
     /// The state of (slot, step), inserted (zeroed) if absent; `inserted` says which. The reference lasts until
     /// the next insert or erase.
     TransferState& find_or_insert(std::uint32_t slot, std::uint32_t step, bool& inserted) {
-        const std::size_t c = cell(slot, step);
+        Cell& c = cells_[cell(slot, step)];
         inserted = false;
-        if (cell_step_[c] == step) return cells_[c];
+        if (c.step == step) return c.state;
         if (overflow_.size() > 0) {
             if (TransferState* found = overflow_.find(key(slot, step))) return *found;
         }
         inserted = true;
         ++size_;
-        if (cell_step_[c] == empty) {
-            cell_step_[c] = step;
-            cells_[c] = TransferState{};
-            return cells_[c];
+        if (c.step == empty) {
+            c.step = step;
+            c.state = TransferState{};
+            return c.state;
         }
         bool fresh = false;
         return overflow_.find_or_insert(key(slot, step), fresh);
     }
     /// The state of (slot, step), or null.
     TransferState* find(std::uint32_t slot, std::uint32_t step) {
-        const std::size_t c = cell(slot, step);
-        if (cell_step_[c] == step) return &cells_[c];
+        Cell& c = cells_[cell(slot, step)];
+        if (c.step == step) return &c.state;
         return overflow_.size() > 0 ? overflow_.find(key(slot, step)) : nullptr;
     }
     void erase(std::uint32_t slot, std::uint32_t step) {
-        const std::size_t c = cell(slot, step);
-        if (cell_step_[c] == step) {
-            cell_step_[c] = empty;
+        Cell& c = cells_[cell(slot, step)];
+        if (c.step == step) {
+            c.step = empty;
         } else {
             overflow_.erase(key(slot, step));
         }
@@ -73,8 +72,7 @@ public:
     [[nodiscard]] std::size_t overflowing() const { return overflow_.size(); }
     /// Frees the memory.
     void clear() {
-        std::vector<TransferState>().swap(cells_);
-        std::vector<std::uint32_t>().swap(cell_step_);
+        std::vector<Cell>().swap(cells_);
         overflow_.clear();
         size_ = 0;
     }
@@ -88,8 +86,11 @@ private:
     [[nodiscard]] static std::uint64_t key(std::uint32_t slot, std::uint32_t step) {
         return (std::uint64_t{slot} << 32) | step;
     }
-    std::vector<TransferState> cells_;
-    std::vector<std::uint32_t> cell_step_;  // the step each cell holds, or empty
+    struct Cell {  // the step it holds (or empty) beside its state: one cache line per lookup
+        std::uint32_t step = empty;
+        TransferState state;
+    };
+    std::vector<Cell> cells_;
     engine::FlatMap64<TransferState> overflow_;
     std::size_t size_ = 0;
 };
