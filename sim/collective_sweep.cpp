@@ -24,9 +24,17 @@ std::vector<std::uint64_t> sizes(const CollectiveSweepOptions& o) {
     return out;
 }
 
-/// One collective per member of each group, all issued at time zero.
-traces::OpGraph graph_of(std::uint32_t ranks, const std::vector<std::vector<traces::RankId>>& groups,
-                         CollectiveKind kind, std::uint64_t bytes) {
+engine::Time group_time(const ReplayResult& r, std::size_t group) {
+    for (const auto& c : r.collectives) {
+        if (c.comm.index() == group) return c.end - c.first_arrival;
+    }
+    return engine::Time{0};
+}
+
+}  // namespace
+
+traces::OpGraph collective_graph(std::uint32_t ranks, const std::vector<std::vector<traces::RankId>>& groups,
+                                 traces::CollectiveKind kind, std::uint64_t bytes) {
     traces::OpGraph g;
     g.rank_count = ranks;
     g.source = "collective sweep";
@@ -44,15 +52,6 @@ traces::OpGraph graph_of(std::uint32_t ranks, const std::vector<std::vector<trac
     return g;
 }
 
-engine::Time group_time(const ReplayResult& r, std::size_t group) {
-    for (const auto& c : r.collectives) {
-        if (c.comm.index() == group) return c.end - c.first_arrival;
-    }
-    return engine::Time{0};
-}
-
-}  // namespace
-
 std::vector<CollectiveRow> run_collective_sweep(const topo::Cluster& cluster, const CollectiveSweepOptions& o,
                                                 RowSink sink) {
     const auto n = static_cast<std::uint32_t>(cluster.gpus().size());
@@ -66,7 +65,7 @@ std::vector<CollectiveRow> run_collective_sweep(const topo::Cluster& cluster, co
         // nccl-tests sizes all_gather by its output; the op carries each rank's contribution.
         const std::uint64_t op_bytes =
             o.kind == CollectiveKind::all_gather ? std::max<std::uint64_t>(1, size / n) : size;
-        const auto graph = graph_of(n, {world}, o.kind, op_bytes);
+        const auto graph = collective_graph(n, {world}, o.kind, op_bytes);
         const ReplayResult r = replay(graph, cluster, o.replay);
         CollectiveRow row;
         row.bytes = o.kind == CollectiveKind::all_gather ? op_bytes * n : size;
@@ -132,11 +131,11 @@ std::vector<ConcurrentRow> run_concurrent_sweep(const topo::Cluster& cluster, co
             for (std::size_t k = first; k < first + count; ++k) t = std::max(t, group_time(r, k));
             return t;
         };
-        row.tp_alone = slowest(replay(graph_of(n, tp, o.kind, size), cluster, o.replay), 0, tp.size());
-        row.dp_alone = slowest(replay(graph_of(n, dp, o.kind, size), cluster, o.replay), 0, dp.size());
+        row.tp_alone = slowest(replay(collective_graph(n, tp, o.kind, size), cluster, o.replay), 0, tp.size());
+        row.dp_alone = slowest(replay(collective_graph(n, dp, o.kind, size), cluster, o.replay), 0, dp.size());
         std::vector<std::vector<traces::RankId>> both = tp;
         both.insert(both.end(), dp.begin(), dp.end());
-        const ReplayResult together = replay(graph_of(n, both, o.kind, size), cluster, o.replay);
+        const ReplayResult together = replay(collective_graph(n, both, o.kind, size), cluster, o.replay);
         row.tp_together = slowest(together, 0, tp.size());
         row.dp_together = slowest(together, tp.size(), dp.size());
         rows.push_back(row);

@@ -47,6 +47,10 @@ struct CollectiveRow {
     engine::Time fastest_time{};
 };
 
+/// One collective per member of each group (its communicator), all issued at time zero.
+traces::OpGraph collective_graph(std::uint32_t ranks, const std::vector<std::vector<traces::RankId>>& groups,
+                                 traces::CollectiveKind kind, std::uint64_t bytes);
+
 /// One call per size on a communicator of every GPU of the cluster.
 std::vector<CollectiveRow> run_collective_sweep(const topo::Cluster& cluster, const CollectiveSweepOptions& options,
                                                 RowSink sink = {});

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <sstream>
 
 #include <fmt/format.h>
 
@@ -41,7 +42,21 @@ std::string op_args(const OpGraph& g, const Op& op, const OpTiming& t) {
 }  // namespace
 
 std::string perfetto_json(const OpGraph& g, const Timeline& tl, const PerfettoOptions& options) {
-    std::string out = "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
+    std::ostringstream text;
+    write_perfetto_json(text, g, tl, options);
+    return std::move(text).str();
+}
+
+void write_perfetto_json(std::ostream& stream, const OpGraph& g, const Timeline& tl, const PerfettoOptions& options) {
+    // Built in chunks handed to the stream as they fill: a timeline of tens of millions of ops is gigabytes of
+    // text, which must never be held whole (or doubled while a string grows).
+    std::string out;
+    const auto flush_if_full = [&] {
+        if (out.size() < (1U << 20)) return;
+        stream.write(out.data(), static_cast<std::streamsize>(out.size()));
+        out.clear();
+    };
+    out = "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
     out += "{\"ph\":\"M\",\"name\":\"clustersim\",\"pid\":0,\"args\":{}}";
     for (std::uint32_t r = 0; r < g.rank_count; ++r) {
         const std::string label = r < options.rank_labels.size()
@@ -70,6 +85,7 @@ std::string perfetto_json(const OpGraph& g, const Timeline& tl, const PerfettoOp
                                : op.kind == OpKind::delay                                       ? "host"
                                                                                                 : "memory";
         slice(out, name, category, pid, tid, t.start, t.end, op_args(g, op, t));
+        flush_if_full();
     }
     for (std::size_t k = 0; k < tl.transfers.size(); ++k) {
         const Transfer& x = tl.transfers[k];
@@ -83,6 +99,7 @@ std::string perfetto_json(const OpGraph& g, const Timeline& tl, const PerfettoOp
             ",\n{{\"ph\":\"f\",\"bp\":\"e\",\"id\":{},\"name\":\"p2p\",\"cat\":\"p2p\",\"pid\":{},\"tid\":{},\"ts\":{}}"
             "}",
             k, recv.rank.value + 1, recv.stream.value, microseconds_text(rt.start + (rt.end - rt.start) / 2));
+        flush_if_full();
     }
     // Memory held by each rank (alloc/free ops), as a counter track of GiB in the rank's process.
     std::vector<double> held(g.rank_count, 0.0);
@@ -93,6 +110,7 @@ std::string perfetto_json(const OpGraph& g, const Timeline& tl, const PerfettoOp
         h += op.kind == OpKind::alloc ? static_cast<double>(op.bytes) : -static_cast<double>(op.bytes);
         out += fmt::format(",\n{{\"ph\":\"C\",\"name\":\"memory\",\"pid\":{},\"ts\":{},\"args\":{{\"GiB\":{}}}}}",
                            op.rank.value + 1, microseconds_text(tl.ops[i].start), json_number(h / (1u << 30)));
+        flush_if_full();
     }
     // Busiest links by bytes carried (ties by name), as counter tracks of GB/s.
     std::vector<std::pair<double, std::size_t>> busiest;
@@ -110,6 +128,7 @@ std::string perfetto_json(const OpGraph& g, const Timeline& tl, const PerfettoOp
         for (const auto& [at, rate] : series.points)
             out += fmt::format(",\n{{\"ph\":\"C\",\"name\":{},\"pid\":{},\"ts\":{},\"args\":{{\"GB/s\":{}}}}}",
                                json_string(series.name), network_pid, microseconds_text(at), json_number(rate / 1e9));
+        flush_if_full();
     }
     // Changes to the cluster (system.events): global instant events, drawn across every track, and a process of
     // their own so they can be listed.
@@ -125,7 +144,7 @@ std::string perfetto_json(const OpGraph& g, const Timeline& tl, const PerfettoOp
                 json_string(m.label), events_pid, microseconds_text(m.at));
     }
     out += "\n]}\n";
-    return out;
+    stream.write(out.data(), static_cast<std::streamsize>(out.size()));
 }
 
 }  // namespace clustersim::traces

@@ -3,6 +3,7 @@
 // links in a "network" process. Loads in ui.perfetto.dev and chrome://tracing.
 #pragma once
 
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,9 @@ struct PerfettoOptions {
 };
 
 std::string perfetto_json(const OpGraph& graph, const Timeline& timeline, const PerfettoOptions& options);
+/// The same text, written to `out` as it is made (for outputs too large to hold in memory).
+void write_perfetto_json(std::ostream& out, const OpGraph& graph, const Timeline& timeline,
+                         const PerfettoOptions& options);
 
 /// Microseconds with exactly six decimals (picosecond precision), as trace-event "ts" wants.
 std::string microseconds_text(engine::Time t);

@@ -311,8 +311,9 @@ void write_outputs(const Scenario& scenario, const RunResult& result, const std:
                                               ? name
                                               : fmt::format("job rank {}, {}", scenario.graph.job_rank(rank), name));
         }
-        engine::write_file_atomically(out / "timeline.json",
-                                      traces::perfetto_json(scenario.graph, result.replay.timeline, options));
+        engine::AtomicFile timeline(out / "timeline.json");
+        traces::write_perfetto_json(timeline.stream(), scenario.graph, result.replay.timeline, options);
+        timeline.commit();
     } else {
         std::filesystem::remove(out / "timeline.json", ec);  // a run owns its folder: no stale timeline beside it
     }
