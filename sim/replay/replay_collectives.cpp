@@ -299,11 +299,8 @@ double ReplayEngine::route_bottleneck(topo::DeviceId from, topo::DeviceId to) {
 
 void ReplayEngine::start_transfer(std::uint32_t index, std::uint64_t t) {
     Instance& inst = instances_[index];
-    if (inst.plan.scheduled()) {
-        const RingSchedule& ring = inst.plan.ring_of(t);
-        start_scheduled(index, ring, ring.at(t - ring.first));
-        return;
-    }
+    // Listed plans only: a schedule's transfers start from scheduled_condition_met (replay_rings.cpp).
+    CLUSTERSIM_CHECK(!inst.plan.scheduled(), "listed-plan start of scheduled transfer {}", t);
     const PlannedTransfer& x = inst.plan.transfers()[t];
     Time ideal{0};
     const std::uint32_t flows = start_flows(index, t, x, inst.plan.after(t).empty(), ideal);

@@ -96,6 +96,7 @@ private:
     topo::DeviceId node_switch(topo::DeviceId gpu);
     const std::vector<std::uint32_t>& ring_order(traces::CommId comm);
     const std::vector<std::vector<std::uint32_t>>& mesh_rings(traces::CommId comm);
+    /// Starts a listed plan's transfer (a scheduled one starts in start_scheduled).
     void start_transfer(std::uint32_t instance, std::uint64_t transfer);
     /// Starts the flows of a transfer (one per channel path); returns how many, and in `ideal` the longest one's
     /// duration on an empty network. `first_of_call`: it waits for no other transfer (pays the base latency).
