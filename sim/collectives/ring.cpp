@@ -4,7 +4,6 @@
 // Uncontended all-reduce time: 2(n-1)(alpha + S/(nB)).
 #include <algorithm>
 
-#include "engine/error.h"
 #include "sim/collectives/collective_algorithm.h"
 
 namespace clustersim::sim {
@@ -96,13 +95,6 @@ public:
             // As a schedule: the same transfers as append_ring's, computed when they start (ring_schedule.h).
             RingSchedule schedule;
             schedule.order = ring;
-            schedule.position.assign(n, UINT32_MAX);
-            for (std::uint32_t p = 0; p < ring.size() && ring.size() == n; ++p) {
-                if (ring[p] < n) schedule.position[ring[p]] = p;
-            }
-            CLUSTERSIM_CHECK(
-                std::find(schedule.position.begin(), schedule.position.end(), UINT32_MAX) == schedule.position.end(),
-                "ring {} of {} positions does not visit each of the {} members once", k, ring.size(), n);
             schedule.relay = relay;
             schedule.bytes = share_of(total, rings, k);
             switch (r.kind) {

@@ -9,12 +9,17 @@
 namespace clustersim::sim {
 
 void RingSchedule::prepare() {
+    const std::uint32_t n = members();
+    position_.assign(n, UINT32_MAX);
+    for (std::uint32_t p = 0; p < n; ++p) {
+        CLUSTERSIM_CHECK(order[p] < n && position_[order[p]] == UINT32_MAX,
+                         "ring of {} positions visits member {} twice or names no member", n, order[p]);
+        position_[order[p]] = p;
+    }
     steps_ = 0;
     phase_starts_.clear();
-    reduces_.clear();
     for (const RingPhase& p : phases) {
         phase_starts_.push_back(steps_);
-        reduces_.push_back(p.reduce ? 1 : 0);
         steps_ += p.steps;
     }
     // transfer() takes a step modulo n by one subtraction.
@@ -36,7 +41,7 @@ PlannedTransfer RingSchedule::transfer(At a) const {
     t.step = a.step;
     std::size_t phase = 0;
     while (phase + 1 < phase_starts_.size() && a.step >= phase_starts_[phase + 1]) ++phase;
-    t.reduces = !reduces_.empty() && reduces_[phase] != 0;
+    t.reduces = !phases.empty() && phases[phase].reduce;
     if (a.slot == n) {  // the relay's forward
         t.src = relay;
         t.dst = order[0];
@@ -70,7 +75,7 @@ RingSchedule::At RingSchedule::data_dependent(At a) const {
 std::uint32_t RingSchedule::first_step_transfers(std::uint32_t member, std::uint64_t out[4]) const {
     const std::uint32_t n = members();
     std::uint32_t count = 0;
-    const std::uint32_t p = position[member];
+    const std::uint32_t p = position_[member];
     out[count++] = p;                                                  // its send (or hop to the relay)
     out[count++] = p > 0 ? p - 1 : (relay != UINT32_MAX ? n : n - 1);  // the send into it
     if (member == relay) {

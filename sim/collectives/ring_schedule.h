@@ -28,10 +28,9 @@ struct RingPhase {
 };
 
 struct RingSchedule {
-    std::vector<std::uint32_t> order;     // members in ring order (at least two)
-    std::vector<std::uint32_t> position;  // by member: its position in `order`
-    std::uint32_t relay = UINT32_MAX;     // the wrap-around hop's relay member (PXN), or none
-    std::uint64_t bytes = 0;              // split in n pieces, or sent whole by every position (`whole`)
+    std::vector<std::uint32_t> order;  // members in ring order: each of members 0 .. n-1 once, n >= 2
+    std::uint32_t relay = UINT32_MAX;  // the wrap-around hop's relay member (PXN), or none
+    std::uint64_t bytes = 0;           // split in n pieces, or sent whole by every position (`whole`)
     bool whole = false;
     std::vector<RingPhase> phases;  // one per append_ring call, in order
     std::uint64_t first = 0;        // the plan's index of the schedule's first transfer (set by add_ring)
@@ -44,8 +43,8 @@ struct RingSchedule {
         std::uint32_t slot = 0;
     };
 
-    /// Computes what the formulas read often (steps in all, phase starts, piece sizes); CollectivePlan::add_ring
-    /// calls it.
+    /// Computes what the formulas read often (each member's position, steps in all, phase starts, piece sizes) and
+    /// checks that `order` visits every member once; CollectivePlan::add_ring calls it.
     void prepare();
     [[nodiscard]] std::uint32_t members() const { return static_cast<std::uint32_t>(order.size()); }
     /// Transfers per step: one per position, and the relay's forward.
@@ -105,9 +104,9 @@ private:
     [[nodiscard]] bool phase_start(std::uint32_t step) const {
         return std::find(phase_starts_.begin(), phase_starts_.end(), step) != phase_starts_.end();
     }
+    std::vector<std::uint32_t> position_;  // by member: its position in `order`
     std::uint32_t steps_ = 0;
     std::vector<std::uint32_t> phase_starts_;  // first step of each phase
-    std::vector<std::uint8_t> reduces_;        // by phase
     std::uint64_t piece_ = 0;                  // bytes / n: the smaller pieces
     std::uint32_t larger_pieces_ = 0;          // bytes % n: pieces 0 .. larger_pieces_ - 1 carry one byte more
 };
