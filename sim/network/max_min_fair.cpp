@@ -131,16 +131,21 @@ void FlowNetwork::fill() {
         shares.pop_back();
     };
     for (const std::uint32_t l : component_links_) {
-        double held = 0;
+        double held = 0, demand = 0;
         std::uint32_t weight = 0;
         for (const auto [f, hop] : link_flows_[l]) {
-            if (flow_mark_[f] == epoch_)
+            if (flow_mark_[f] == epoch_) {
                 weight += share_[f].weight;
-            else
+                demand += share_[f].cap * share_[f].weight;
+            } else {
                 held += share_[f].rate;
+            }
         }
         residual_[l] = std::max(0.0, capacity_[l] - held);
-        unfixed_[l] = weight;
+        // A link whose residual covers the caps of all its selected flows never fixes one: fixing a flow takes at
+        // most its cap from the residual, so its fair share stays at or above the least cap of its unfixed flows,
+        // and ties go to the cap. Left out (unfixed 0), it costs the heap nothing.
+        unfixed_[l] = residual_[l] >= demand ? 0 : weight;
         if (unfixed_[l] > 0) shares.emplace_back(residual_[l] / unfixed_[l], l);
     }
     for (const std::uint32_t f : component_flows_) fixed_[f] = 0;
@@ -170,7 +175,8 @@ void FlowNetwork::fill() {
         new_limit_[f] = at_link;
         for (const topo::LinkId other : flows_[f].route) {
             const std::uint32_t o = other.value;
-            if (link_mark_[o] != epoch_) continue;  // outside the component: cannot bind
+            // Outside the component, or left out above: cannot bind.
+            if (link_mark_[o] != epoch_ || unfixed_[o] == 0) continue;
             residual_[o] = std::max(0.0, residual_[o] - rate);
             unfixed_[o] -= weight;
         }
@@ -180,6 +186,8 @@ void FlowNetwork::fill() {
     // in the heap is a lower bound of its link's share. A popped key below the current share is pushed back with
     // the current one; a key equal to it is the true minimum. Each link is in the heap once.
     while (true) {
+        while (next_cap < by_cap_.size() && fixed_[by_cap_[next_cap]]) ++next_cap;
+        if (next_cap == by_cap_.size()) break;  // every flow fixed
         while (!shares.empty()) {
             const auto [share, link] = shares.front();
             if (unfixed_[link] == 0) {
@@ -191,8 +199,6 @@ void FlowNetwork::fill() {
             pop();
             push(current, link);
         }
-        while (next_cap < by_cap_.size() && fixed_[by_cap_[next_cap]]) ++next_cap;
-        if (next_cap == by_cap_.size()) break;  // every flow fixed
         const std::uint32_t capped = by_cap_[next_cap];
         if (shares.empty() || share_[capped].cap <= shares.front().first) {
             fix(capped, share_[capped].cap, UINT32_MAX);
