@@ -119,15 +119,20 @@ void FlowNetwork::fill() {
     // = residual / unfixed weight; flows not selected keep their rates and take their part of the capacity) and
     // each flow's own cap. The lowest water level fixes first.
     using Share = std::pair<double, std::uint32_t>;  // (fair share, link): smallest first, then lowest link id
+    // The heap's order, written out: std::greater on a pair goes through a three-way comparison of the doubles
+    // (a partial ordering), which was a tenth of the network benchmark's time. Shares are never NaN.
+    const auto later = [](const Share& a, const Share& b) {
+        return a.first > b.first || (a.first == b.first && a.second > b.second);
+    };
     // A min-heap on a member vector (no allocation per update once it has grown).
     std::vector<Share>& shares = share_heap_;
     shares.clear();
     const auto push = [&](double share, std::uint32_t link) {
         shares.emplace_back(share, link);
-        std::push_heap(shares.begin(), shares.end(), std::greater<>{});
+        std::push_heap(shares.begin(), shares.end(), later);
     };
     const auto pop = [&] {
-        std::pop_heap(shares.begin(), shares.end(), std::greater<>{});
+        std::pop_heap(shares.begin(), shares.end(), later);
         shares.pop_back();
     };
     for (const std::uint32_t l : component_links_) {
@@ -154,14 +159,14 @@ void FlowNetwork::fill() {
         // if that is lower; the same choice, and ties, as the filling below would make.
         const std::uint32_t f = component_flows_.front();
         Share least{INFINITY, UINT32_MAX};
-        for (const Share& s : shares) least = std::min(least, s);
+        for (const Share& s : shares) least = later(least, s) ? s : least;
         const bool capped = shares.empty() || share_[f].cap <= least.first;
         fixed_[f] = 1;
         new_rate_[f] = (capped ? share_[f].cap : least.first) * share_[f].weight;
         new_limit_[f] = capped ? UINT32_MAX : least.second;
         return;
     }
-    std::make_heap(shares.begin(), shares.end(), std::greater<>{});
+    std::make_heap(shares.begin(), shares.end(), later);
     by_cap_.assign(component_flows_.begin(), component_flows_.end());
     std::sort(by_cap_.begin(), by_cap_.end(), [this](std::uint32_t a, std::uint32_t b) {
         return share_[a].cap != share_[b].cap ? share_[a].cap < share_[b].cap : a < b;
