@@ -77,7 +77,7 @@ void FlowNetwork::route_around_failures(topo::DeviceId src, topo::DeviceId dst, 
 
 FlowId FlowNetwork::start_flow_on_route(topo::DeviceId src, topo::DeviceId dst, std::span<const topo::LinkId> route,
                                         std::uint64_t bytes, std::uint32_t owner, std::uint32_t weight,
-                                        Time extra_latency) {
+                                        Time extra_latency, const RouteCost* cost) {
     CLUSTERSIM_CHECK(weight >= 1, "flow of weight 0");
     // A route chosen before a link failed (a collective's channel routes): taken again around it.
     if (router_.links_down() > 0 &&
@@ -98,7 +98,8 @@ FlowId FlowNetwork::start_flow_on_route(topo::DeviceId src, topo::DeviceId dst, 
     f.last_update = sim_.now();
     f.draining = false;
     f.group = no_class;
-    const double bottleneck = set_cap_from_route(slot, extra_latency);
+    const double bottleneck =
+        cost ? set_cap_from_route(slot, extra_latency, *cost) : set_cap_from_route(slot, extra_latency);
     const Time latency = f.latency;
     f.start = sim_.now();
     ++active_;

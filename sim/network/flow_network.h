@@ -70,13 +70,24 @@ public:
     /// `owner` is the caller's tag, returned with the arrival.
     FlowId start_flow(topo::DeviceId src, topo::DeviceId dst, std::uint64_t bytes, std::uint64_t flow_key,
                       std::uint32_t owner);
+    /// What a flow's timing reads of its route: the sum of its links' latencies and its bottleneck capacity, as
+    /// of the link states of `version` (see link_state_version).
+    struct RouteCost {
+        engine::Time latency{0};
+        double bottleneck = 0;
+        std::uint64_t version = 0;
+    };
+    [[nodiscard]] RouteCost route_cost(std::span<const topo::LinkId> route) const;
+    /// Counts the changes of link state (set_link_state): a RouteCost of another version is stale.
+    [[nodiscard]] std::uint64_t link_state_version() const { return link_state_version_; }
     /// Starts a flow on a given route (links from src to dst) standing for `weight` flows that share it: it
     /// gets `weight` shares wherever it competes (NCCL channels that take the same path), and `bytes` is their
     /// total. Alone on its path it moves at the bottleneck bandwidth, like one flow.
-    /// `extra_latency` (software or protocol latency) is added to the route's latency.
+    /// `extra_latency` (software or protocol latency) is added to the route's latency. `cost`, when given, is the
+    /// route's route_cost (callers that start many flows on one route keep it; checked to be current).
     FlowId start_flow_on_route(topo::DeviceId src, topo::DeviceId dst, std::span<const topo::LinkId> route,
                                std::uint64_t bytes, std::uint32_t owner, std::uint32_t weight,
-                               engine::Time extra_latency = engine::Time{0});
+                               engine::Time extra_latency = engine::Time{0}, const RouteCost* cost = nullptr);
 
     /// What an event did to flows: their last byte left the source (drained) or reached the destination.
     struct FlowEvent {
@@ -218,16 +229,20 @@ private:
     void route_around_failures(topo::DeviceId src, topo::DeviceId dst, std::uint64_t flow_key, std::uint32_t owner);
     /// A new route for `flow` from its source to its destination, avoiding links that are down (link_events.cpp).
     void reroute(std::uint32_t flow, const std::string& what);
-    /// Cap and latency of `flow` (its weight set) from its route now; returns the route's bottleneck bandwidth.
-    double set_cap_from_route(std::uint32_t flow, engine::Time extra_latency);
+    /// Cap and latency of `flow` (its weight set) from its route's cost; returns the route's bottleneck bandwidth.
+    double set_cap_from_route(std::uint32_t flow, engine::Time extra_latency, const RouteCost& cost);
+    double set_cap_from_route(std::uint32_t flow, engine::Time extra_latency) {
+        return set_cap_from_route(flow, extra_latency, route_cost(flows_[flow].route));
+    }
     [[nodiscard]] std::string describe_owner(std::uint32_t owner) const;
 
     const topo::Cluster& cluster_;
     engine::Simulator& sim_;
     NetworkOptions options_;
     topo::Router router_;
-    std::vector<double> capacity_;                    // by link
-    std::vector<engine::Time> link_latency_;          // by link (flat: read for every hop of every flow started)
+    std::vector<double> capacity_;            // by link
+    std::vector<engine::Time> link_latency_;  // by link (flat: read for every hop of every flow started)
+    std::uint64_t link_state_version_ = 0;
     std::vector<std::vector<LinkEntry>> link_flows_;  // by link: draining flows on it
     std::vector<double> demand_bound_;                // by link: sum of cap x weight of its draining flows
     std::vector<double> link_delay_s_;                // by link: contention delay attributed to it
@@ -257,7 +272,7 @@ private:
     std::vector<std::uint32_t> check_links_;                    // links the consistency check visits
     std::vector<std::uint32_t> check_mark_;                     // stamps, by link
     std::uint32_t check_stamp_ = 0;
-    std::vector<std::uint32_t> by_cap_;  // component flows by cap
+    std::vector<std::pair<double, std::uint32_t>> by_cap_;  // component flows (cap, slot), by cap then slot
     std::vector<std::uint32_t> touched_links_;
     std::vector<std::uint32_t> utilization_mark_;  // epoch stamps, by link
 

@@ -17,21 +17,26 @@ std::string FlowNetwork::describe_owner(std::uint32_t owner) const {
                                  : fmt::format("flow owner {}", owner);
 }
 
-double FlowNetwork::set_cap_from_route(std::uint32_t flow, Time extra_latency) {
+FlowNetwork::RouteCost FlowNetwork::route_cost(std::span<const topo::LinkId> route) const {
+    RouteCost cost;
+    cost.version = link_state_version_;
+    for (const topo::LinkId l : route) {
+        cost.latency += link_latency_[l.index()];
+        const double bw = capacity_[l.index()];
+        cost.bottleneck = cost.bottleneck == 0 ? bw : std::min(cost.bottleneck, bw);
+    }
+    return cost;
+}
+
+double FlowNetwork::set_cap_from_route(std::uint32_t flow, Time extra_latency, const RouteCost& cost) {
+    CLUSTERSIM_CHECK(cost.version == link_state_version_, "a route's cost from before a link changed state");
     FlowState& f = flows_[flow];
     FlowShare& share = share_[flow];
-    Time latency = extra_latency;
-    double bottleneck = 0;
-    for (const topo::LinkId l : f.route) {
-        latency += link_latency_[l.index()];
-        const double bw = capacity_[l.index()];
-        bottleneck = bottleneck == 0 ? bw : std::min(bottleneck, bw);
-    }
-    f.latency = latency;
+    f.latency = extra_latency + cost.latency;
     // One share's cap: the bottleneck split over the weight, so that the flow alone gets the bottleneck.
-    share.cap = bottleneck / share.weight;
+    share.cap = cost.bottleneck / share.weight;
     share.limiting_link = UINT32_MAX;
-    return bottleneck;
+    return cost.bottleneck;
 }
 
 void FlowNetwork::reroute(std::uint32_t flow, const std::string& what) {
@@ -60,6 +65,7 @@ void FlowNetwork::set_link_state(topo::LinkId link, double factor, const std::st
     leaders.erase(std::unique(leaders.begin(), leaders.end()), leaders.end());
     for (const std::uint32_t leader : leaders) split_class(leader);
     capacity_[link.index()] = cluster_.link(link).bandwidth_bytes_per_s * factor;
+    ++link_state_version_;
     router_.set_link_down(link, factor == 0);
     const auto route_latency = [&](const FlowState& f) {
         Time sum{0};

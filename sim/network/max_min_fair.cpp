@@ -167,9 +167,11 @@ void FlowNetwork::fill() {
         return;
     }
     std::make_heap(shares.begin(), shares.end(), later);
-    by_cap_.assign(component_flows_.begin(), component_flows_.end());
-    std::sort(by_cap_.begin(), by_cap_.end(), [this](std::uint32_t a, std::uint32_t b) {
-        return share_[a].cap != share_[b].cap ? share_[a].cap < share_[b].cap : a < b;
+    // Sorted as (cap, slot) pairs side by side: comparing through share_ missed the cache on large components.
+    by_cap_.clear();
+    for (const std::uint32_t f : component_flows_) by_cap_.emplace_back(share_[f].cap, f);
+    std::sort(by_cap_.begin(), by_cap_.end(), [](const auto& a, const auto& b) {
+        return a.first < b.first || (a.first == b.first && a.second < b.second);
     });
     // Fixes flow f at water level `level` per share: its rate is level x weight.
     auto fix = [&](std::uint32_t f, double level, std::uint32_t at_link) {
@@ -191,7 +193,7 @@ void FlowNetwork::fill() {
     // in the heap is a lower bound of its link's share. A popped key below the current share is pushed back with
     // the current one; a key equal to it is the true minimum. Each link is in the heap once.
     while (true) {
-        while (next_cap < by_cap_.size() && fixed_[by_cap_[next_cap]]) ++next_cap;
+        while (next_cap < by_cap_.size() && fixed_[by_cap_[next_cap].second]) ++next_cap;
         if (next_cap == by_cap_.size()) break;  // every flow fixed
         while (!shares.empty()) {
             const auto [share, link] = shares.front();
@@ -204,7 +206,7 @@ void FlowNetwork::fill() {
             pop();
             push(current, link);
         }
-        const std::uint32_t capped = by_cap_[next_cap];
+        const std::uint32_t capped = by_cap_[next_cap].second;
         if (shares.empty() || share_[capped].cap <= shares.front().first) {
             fix(capped, share_[capped].cap, UINT32_MAX);
             continue;

@@ -50,7 +50,8 @@ void ReplayEngine::arrive_p2p(OpId id) {
                                                      : route_efficiency(route.links);
     net_.start_flow_on_route(gpu_of(s.rank), gpu_of(s.peer), route.links,
                              static_cast<std::uint64_t>(std::ceil(static_cast<double>(s.bytes) / efficiency)),
-                             (owner_p2p << owner_shift) | send.value, 1);
+                             (owner_p2p << owner_shift) | send.value, 1, engine::Time{0},
+                             route.kept ? &route.kept->cost : nullptr);
 }
 
 void ReplayEngine::start_copy(OpId id) {

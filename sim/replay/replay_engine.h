@@ -115,10 +115,12 @@ private:
     /// One flow of the transfer arrived; true when it was the last.
     bool scheduled_flow_arrived(std::uint32_t instance, std::uint64_t transfer);
     void finish_scheduled(std::uint32_t instance, std::uint64_t transfer);
+    struct CachedRoute;
     struct RouteView {
         std::span<const topo::LinkId> links;  // valid until the next route_once
         bool multipath = false;               // there was a choice of paths (then `links` is `out`)
         double efficiency = 0;                // route_efficiency of a kept route; 0: not computed
+        const CachedRoute* kept = nullptr;    // the kept route's entry (its cost), valid until the next route_once
     };
     /// The route from src to dst (flow key `key` picks among equal-cost paths). Routes without a choice are kept
     /// by (src, dst) in single_routes_; others are routed into `out`.
@@ -180,10 +182,14 @@ private:
     std::vector<topo::LinkId> route_scratch_;
     // Single-path routes by (source << 32 | destination): offset and length in route_pool_; looked up, never
     // iterated. Cleared when a link's state changes (the router then routes around it).
+    // With what starting a flow on it reads of its links, so that a transfer's start touches this entry only.
     struct CachedRoute {
         std::uint32_t offset = 0;
         std::uint32_t length = 0;
         double efficiency = 1;
+        FlowNetwork::RouteCost cost;  // latency and bottleneck
+        bool between_nodes = false;   // source and destination in different nodes
+        bool nvlink_first = false;    // its first link is NVLink
     };
     engine::FlatMap64<CachedRoute> single_routes_;
     std::vector<topo::LinkId> route_pool_;

@@ -54,6 +54,8 @@ std::uint32_t ReplayEngine::start_flows(std::uint32_t index, std::uint64_t t, co
     for (std::uint32_t c = 0; c < routed; ++c) {
         bool merged_before = false;
         const std::span<const topo::LinkId> route = route_of(c);
+        // The kept route's entry holds its cost and endpoints (the first channel's, when there is no choice).
+        const CachedRoute* kept = c == 0 ? first.kept : nullptr;
         for (std::uint32_t e = 0; e < c && !merged_before; ++e) merged_before = std::ranges::equal(route_of(e), route);
         if (merged_before) continue;
         std::uint64_t bytes = multipath ? 0 : x.bytes;
@@ -71,8 +73,9 @@ std::uint32_t ReplayEngine::start_flows(std::uint32_t index, std::uint64_t t, co
             const double efficiency = c == 0 && first.efficiency > 0 ? first.efficiency : route_efficiency(route);
             bytes = static_cast<std::uint64_t>(
                 std::ceil(static_cast<double>(bytes) * nccl_wire_factor(inst.protocol) / efficiency));
-            const bool network = cluster_.device(src).node != cluster_.device(dst).node;
-            const bool nvlink = !route.empty() && cluster_.link(route.front()).kind == topo::LinkKind::nvlink;
+            const bool network = kept ? kept->between_nodes : cluster_.device(src).node != cluster_.device(dst).node;
+            const bool nvlink = kept ? kept->nvlink_first
+                                     : !route.empty() && cluster_.link(route.front()).kind == topo::LinkKind::nvlink;
             const NcclAlgorithm family = inst.algorithm == tree_algorithm_   ? NcclAlgorithm::tree
                                          : inst.algorithm == nvls_algorithm_ ? NcclAlgorithm::nvls
                                                                              : NcclAlgorithm::ring;
@@ -90,8 +93,8 @@ std::uint32_t ReplayEngine::start_flows(std::uint32_t index, std::uint64_t t, co
             }
             extra = engine::from_seconds(us * 1e-6);
         }
-        const FlowId f =
-            net_.start_flow_on_route(src, dst, route, bytes, (owner_collective << owner_shift) | slot, weight, extra);
+        const FlowId f = net_.start_flow_on_route(src, dst, route, bytes, (owner_collective << owner_shift) | slot,
+                                                  weight, extra, kept ? &kept->cost : nullptr);
         ideal = std::max(ideal, net_.ideal_duration(f));
         ++flows;
     }
@@ -105,16 +108,20 @@ ReplayEngine::RouteView ReplayEngine::route_once(topo::DeviceId src, topo::Devic
     // their NCCL efficiency.
     const std::uint64_t pair = (std::uint64_t{src.value} << 32) | dst.value;
     if (const CachedRoute* cached = single_routes_.find(pair))
-        return {{route_pool_.data() + cached->offset, cached->length}, false, cached->efficiency};
+        return {{route_pool_.data() + cached->offset, cached->length}, false, cached->efficiency, cached};
     out.clear();
     const bool multipath = net_.router().route(src, dst, key, out);
     if (multipath || single_routes_.size() >= max_cached_routes) return {out, multipath, 0};
     bool inserted = false;
     CachedRoute& entry = single_routes_.find_or_insert(pair, inserted);
-    entry = {static_cast<std::uint32_t>(route_pool_.size()), static_cast<std::uint32_t>(out.size()),
-             route_efficiency(out)};
+    entry = {static_cast<std::uint32_t>(route_pool_.size()),
+             static_cast<std::uint32_t>(out.size()),
+             route_efficiency(out),
+             net_.route_cost(out),
+             cluster_.device(src).node != cluster_.device(dst).node,
+             !out.empty() && cluster_.link(out.front()).kind == topo::LinkKind::nvlink};
     route_pool_.insert(route_pool_.end(), out.begin(), out.end());
-    return {{route_pool_.data() + entry.offset, entry.length}, false, entry.efficiency};
+    return {{route_pool_.data() + entry.offset, entry.length}, false, entry.efficiency, &entry};
 }
 
 double ReplayEngine::route_efficiency(std::span<const topo::LinkId> route) const {
