@@ -41,7 +41,7 @@ void FlowNetwork::form_classes() {
             c.offsets.push_back(static_cast<std::uint32_t>(head.route.size()));
             for (std::size_t k = i + 1; k < j; ++k) {
                 FlowState& member = flows_[starting_[k]];
-                head.route.insert(head.route.end(), member.route.begin(), member.route.end());
+                head.route.append(member.route.begin(), member.route.end());
                 c.offsets.push_back(static_cast<std::uint32_t>(head.route.size()));
                 member.route.clear();
                 member.group = group;

@@ -259,8 +259,8 @@ FlowNetwork::FlowEvent FlowNetwork::handle(const engine::Event& event) {
                 // single flow will reuse.
                 FlowState& head = flows_[slot];
                 if (head.route.capacity() > 64) {
-                    std::vector<topo::LinkId>().swap(head.route);
-                    std::vector<std::uint32_t>().swap(head.link_pos);
+                    head.route.release();
+                    head.link_pos.release();
                 }
             }
             return {event_flows_, true};

@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "engine/simulator.h"
+#include "engine/small_vector.h"
 #include "sim/event_kind.h"
 #include "sim/network/flow.h"
 #include "sim/network/link_utilization.h"
@@ -177,9 +178,10 @@ private:
     };
     static constexpr std::uint32_t no_class = UINT32_MAX;
     struct FlowState {
-        std::vector<topo::LinkId> route;      // reused when the slot is; a class's leader: every member's
-        std::vector<std::uint32_t> link_pos;  // index of this flow in link_flows_ of route[i]
-        double remaining = 0;                 // bytes not yet sent as of last_update
+        // Held in place up to 8 hops (a route across a rail-optimized fabric): read on every event of the flow.
+        engine::SmallVector<topo::LinkId, 8> route;      // reused when the slot is; a class's leader: every member's
+        engine::SmallVector<std::uint32_t, 8> link_pos;  // index of this flow in link_flows_ of route[i]
+        double remaining = 0;                            // bytes not yet sent as of last_update
         engine::Time start{};
         engine::Time ideal{};
         engine::Time last_update{};
