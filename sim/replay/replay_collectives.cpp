@@ -147,8 +147,6 @@ void ReplayEngine::plan_instance(std::uint32_t index, const traces::Op& op) {
     }
     const auto transfers = static_cast<std::size_t>(inst.plan.size());
     inst.pending.assign(transfers, 0);
-    inst.flows_left.assign(transfers, 0);
-    inst.flows_unsent.assign(transfers, 0);
     inst.fifo_next.assign(transfers, no_transfer);
     inst.ideal_done.assign(transfers, Time{0});
     inst.dependent_offsets.assign(transfers + 1, 0);
@@ -303,9 +301,7 @@ void ReplayEngine::start_transfer(std::uint32_t index, std::uint64_t t) {
     CLUSTERSIM_CHECK(!inst.plan.scheduled(), "listed-plan start of scheduled transfer {}", t);
     const PlannedTransfer& x = inst.plan.transfers()[t];
     Time ideal{0};
-    const std::uint32_t flows = start_flows(index, t, x, inst.plan.after(t).empty(), ideal);
-    inst.flows_left[t] += flows;
-    inst.flows_unsent[t] += flows;
+    start_flows(index, t, x, inst.plan.after(t).empty(), ideal);
     // When it would end on an empty network: after its dependencies would have, and not before both ends had
     // arrived (a late member is a wait, not contention). Times relative to the call's first transfer.
     Time ready_ideal{0};
@@ -352,9 +348,8 @@ void ReplayEngine::transfer_done(std::uint32_t index, const PlannedTransfer& x) 
         // Done: release the plan's memory; the instance record stays for the deadlock report.
         inst.plan = CollectivePlan{};
         inst.ring_states.clear();
-        for (auto* v :
-             {&inst.pending, &inst.dependent_offsets, &inst.dependents, &inst.member_offsets, &inst.member_transfers,
-              &inst.flows_left, &inst.member_active, &inst.flows_unsent, &inst.fifo_next})
+        for (auto* v : {&inst.pending, &inst.dependent_offsets, &inst.dependents, &inst.member_offsets,
+                        &inst.member_transfers, &inst.member_active, &inst.fifo_next})
             std::vector<std::uint32_t>().swap(*v);
         for (auto* v :
              {&inst.ideal_done, &inst.member_busy_since, &inst.member_busy, &inst.member_arrival, &inst.member_ideal})

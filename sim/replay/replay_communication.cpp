@@ -71,13 +71,15 @@ void ReplayEngine::start_copy(OpId id) {
 void ReplayEngine::on_drained(FlowId flow) {
     const std::uint32_t owner = net_.owner(flow);
     if ((owner >> owner_shift) != owner_collective) return;
-    const auto [index, t] = live_transfers_[owner & ((1U << owner_shift) - 1)];
+    LiveTransfer& live = live_transfers_[owner & ((1U << owner_shift) - 1)];
+    if (--live.flows_unsent > 0) return;
+    const std::uint32_t index = live.instance;
+    const std::uint64_t t = live.transfer;
     Instance& inst = instances_[index];
     if (inst.plan.scheduled()) {
         scheduled_drained(index, t);
         return;
     }
-    if (--inst.flows_unsent[t] > 0) return;
     const std::uint32_t next = inst.fifo_next[t];
     if (next != no_transfer && --inst.pending[next] == 0) start_transfer(index, next);
 }
@@ -87,11 +89,10 @@ void ReplayEngine::on_flow(FlowId flow) {
     const std::uint32_t id = owner & ((1U << owner_shift) - 1);
     switch (owner >> owner_shift) {
         case owner_collective: {
-            const auto [index, t] = live_transfers_[id];
-            Instance& inst = instances_[index];
-            if (inst.plan.scheduled() ? !scheduled_flow_arrived(index, t) : --inst.flows_left[t] > 0) return;
+            LiveTransfer& live = live_transfers_[id];
+            if (--live.flows_left > 0) return;
             free_live_.push_back(id);
-            finish_transfer(index, t);
+            finish_transfer(live.instance, live.transfer);
             return;
         }
         case owner_p2p: {
@@ -162,7 +163,7 @@ std::string ReplayEngine::describe_owner(std::uint32_t owner) const {
     const std::uint32_t id = owner & ((1U << owner_shift) - 1);
     switch (owner >> owner_shift) {
         case owner_collective: {
-            const auto [index, t] = live_transfers_[id];
+            const auto [index, unsent, t, left] = live_transfers_[id];
             const Instance& inst = instances_[index];
             const PlannedTransfer tr = inst.plan.transfer(t);
             const auto& ranks = g_.comms[inst.comm.index()].ranks;

@@ -39,8 +39,6 @@ private:
         std::vector<engine::Time> member_busy;        // by member: time with a transfer of its own in flight
         std::vector<engine::Time> member_arrival;     // by member: when it entered the call
         std::vector<engine::Time> member_ideal;       // by member: its last transfer's end on an empty network
-        std::vector<std::uint32_t> flows_left;        // by transfer: flows not yet arrived
-        std::vector<std::uint32_t> flows_unsent;      // by transfer: flows not yet drained
         std::vector<std::uint32_t> fifo_next;         // by transfer: the transfer waiting for it to be sent
         std::vector<engine::Time> ideal_done;         // by transfer: finish on an empty network
         engine::Time first_start{-1};
@@ -111,9 +109,8 @@ private:
     void scheduled_member_arrived(std::uint32_t instance, std::uint32_t member);
     void scheduled_condition_met(std::uint32_t instance, const RingSchedule& ring, RingSchedule::At at);
     void start_scheduled(std::uint32_t instance, const RingSchedule& ring, RingSchedule::At at);
+    /// The transfer's last flow has drained: the next send of its edge may go.
     void scheduled_drained(std::uint32_t instance, std::uint64_t transfer);
-    /// One flow of the transfer arrived; true when it was the last.
-    bool scheduled_flow_arrived(std::uint32_t instance, std::uint64_t transfer);
     void finish_scheduled(std::uint32_t instance, std::uint64_t transfer);
     struct CachedRoute;
     struct RouteView {
@@ -205,7 +202,15 @@ private:
     std::vector<std::vector<std::uint32_t>> ring_orders_;              // by communicator
     std::vector<std::vector<std::vector<std::uint32_t>>> mesh_rings_;  // by communicator (replay_mesh_rings.cpp)
     std::vector<std::uint8_t> mesh_rings_done_;
-    std::vector<std::pair<std::uint32_t, std::uint64_t>> live_transfers_;  // flow owner slot -> (instance, transfer)
+    /// A transfer in flight, by the owner slot its flows carry: what its flows' events read first (and, most of the
+    /// time, only: the transfer's other state is looked up when its last flow has drained or arrived).
+    struct LiveTransfer {
+        std::uint32_t instance = 0;
+        std::uint32_t flows_unsent = 0;  // its flows not yet drained
+        std::uint64_t transfer = 0;
+        std::uint32_t flows_left = 0;  // its flows not yet arrived
+    };
+    std::vector<LiveTransfer> live_transfers_;
     std::vector<std::uint32_t> free_live_;
     std::vector<traces::OpId> ready_queue_;
     std::vector<traces::OpId> done_queue_;

@@ -48,7 +48,7 @@ void ReplayEngine::start_scheduled(std::uint32_t index, const RingSchedule& ring
                      "scheduled transfer {} ready before its ends arrived", t);
     const RingSchedule::At data = ring.data_dependency(at), fifo = ring.fifo_predecessor(at);
     Time ideal{0};
-    const std::uint32_t flows = start_flows(index, t, x, !RingSchedule::exists(data), ideal);
+    start_flows(index, t, x, !RingSchedule::exists(data), ideal);
     // Its dependencies' ideal ends, read once each; a dependency that has arrived and has no reader left goes.
     Time ready_ideal{0};
     for (const RingSchedule::At d : {data, fifo}) {
@@ -59,7 +59,6 @@ void ReplayEngine::start_scheduled(std::uint32_t index, const RingSchedule& ring
         if (--before->readers == 0 && before->done) inst.ring_states.erase(ring.first_slot + d.slot, d.step);
     }
     TransferState* state = inst.ring_states.find(ring.first_slot + at.slot, at.step);
-    state->flows_left = state->flows_unsent = flows;
     state->ideal_done = ideal_end(inst, x, ready_ideal, ideal);
 }
 
@@ -67,17 +66,8 @@ void ReplayEngine::scheduled_drained(std::uint32_t index, std::uint64_t t) {
     Instance& inst = instances_[index];
     const RingSchedule& ring = inst.plan.ring_of(t);
     const RingSchedule::At at = ring.at(t - ring.first);
-    TransferState* state = inst.ring_states.find(ring.first_slot + at.slot, at.step);
-    if (--state->flows_unsent > 0) return;
     const RingSchedule::At next = ring.fifo_successor(at);
     if (RingSchedule::exists(next)) scheduled_condition_met(index, ring, next);
-}
-
-bool ReplayEngine::scheduled_flow_arrived(std::uint32_t index, std::uint64_t t) {
-    Instance& inst = instances_[index];
-    const RingSchedule& ring = inst.plan.ring_of(t);
-    const RingSchedule::At at = ring.at(t - ring.first);
-    return --inst.ring_states.find(ring.first_slot + at.slot, at.step)->flows_left == 0;
 }
 
 void ReplayEngine::finish_scheduled(std::uint32_t index, std::uint64_t t) {

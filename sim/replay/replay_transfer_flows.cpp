@@ -44,10 +44,10 @@ std::uint32_t ReplayEngine::start_flows(std::uint32_t index, std::uint64_t t, co
     if (!free_live_.empty()) {
         slot = free_live_.back();
         free_live_.pop_back();
-        live_transfers_[slot] = {index, t};
+        live_transfers_[slot] = {index, 0, t, 0};
     } else {
         slot = static_cast<std::uint32_t>(live_transfers_.size());
-        live_transfers_.emplace_back(index, t);
+        live_transfers_.push_back({index, 0, t, 0});
         CLUSTERSIM_CHECK(slot < (1U << owner_shift), "too many transfers in flight");
     }
     std::uint32_t flows = 0;
@@ -98,6 +98,7 @@ std::uint32_t ReplayEngine::start_flows(std::uint32_t index, std::uint64_t t, co
         ideal = std::max(ideal, net_.ideal_duration(f));
         ++flows;
     }
+    live_transfers_[slot].flows_unsent = live_transfers_[slot].flows_left = flows;
     return flows;
 }
 

@@ -17,12 +17,10 @@
 namespace clustersim::sim {
 
 struct TransferState {
-    std::uint32_t pending = 0;       // conditions not yet met before it starts
-    std::uint32_t flows_left = 0;    // its flows not yet arrived
-    std::uint32_t flows_unsent = 0;  // its flows not yet drained
-    std::uint8_t readers = 0;        // dependents that have yet to read ideal_done
-    bool done = false;               // arrived
-    engine::Time ideal_done{};       // its end on an empty network, relative to the call's first transfer
+    std::uint32_t pending = 0;  // conditions not yet met before it starts
+    std::uint8_t readers = 0;   // dependents that have yet to read ideal_done
+    bool done = false;          // arrived
+    engine::Time ideal_done{};  // its end on an empty network, relative to the call's first transfer
 };
 
 class TransferStates {
