@@ -139,6 +139,7 @@ void ReplayEngine::plan_instance(std::uint32_t index, const traces::Op& op) {
     inst.member_ideal.assign(members, Time{0});
     if (inst.plan.scheduled()) {
         inst.ring_states.reset(inst.plan.slots());
+        inst.slot_routes.assign(inst.plan.slots(), SlotRoute{});
         for (const RingSchedule& schedule : inst.plan.rings()) {
             for (std::uint32_t m = 0; m < members; ++m)
                 inst.member_left[m] += static_cast<std::uint32_t>(schedule.member_transfers(m));
@@ -348,6 +349,7 @@ void ReplayEngine::transfer_done(std::uint32_t index, const PlannedTransfer& x) 
         // Done: release the plan's memory; the instance record stays for the deadlock report.
         inst.plan = CollectivePlan{};
         inst.ring_states.clear();
+        std::vector<SlotRoute>().swap(inst.slot_routes);
         for (auto* v : {&inst.pending, &inst.dependent_offsets, &inst.dependents, &inst.member_offsets,
                         &inst.member_transfers, &inst.member_active, &inst.fifo_next})
             std::vector<std::uint32_t>().swap(*v);

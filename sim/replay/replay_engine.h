@@ -19,6 +19,13 @@ public:
     ReplayResult run();
 
 private:
+    /// The kept route a ring slot's transfers took last (kept_routes_[kept] while epoch is routes_epoch_), for the
+    /// (source, destination) pair `pair`: a ring edge sends step after step between the same two GPUs.
+    struct SlotRoute {
+        std::uint64_t pair = UINT64_MAX;
+        std::uint32_t kept = UINT32_MAX;
+        std::uint32_t epoch = 0;
+    };
     struct Instance {  // one collective call, across its members
         traces::CommId comm;
         std::vector<traces::OpId> members;        // by member index; invalid until that member arrives
@@ -45,6 +52,7 @@ private:
         engine::Time ideal{};  // longest chain of empty-network transfer times
         std::uint64_t transfers_left = 0;
         TransferStates ring_states;  // a scheduled plan's transfers in flight or partly ready (replay_rings.cpp)
+        std::vector<SlotRoute> slot_routes;  // a scheduled plan's kept route by slot (its edge, step after step)
         std::size_t algorithm = 0;
         NcclProtocol protocol = NcclProtocol::simple;
         bool modelled_protocol = false;
@@ -98,8 +106,9 @@ private:
     void start_transfer(std::uint32_t instance, std::uint64_t transfer);
     /// Starts the flows of a transfer (one per channel path); returns how many, and in `ideal` the longest one's
     /// duration on an empty network. `first_of_call`: it waits for no other transfer (pays the base latency).
+    /// `slot_route`: the ring slot's kept route, read and updated (null: none).
     std::uint32_t start_flows(std::uint32_t instance, std::uint64_t transfer, const PlannedTransfer& x,
-                              bool first_of_call, engine::Time& ideal);
+                              bool first_of_call, engine::Time& ideal, SlotRoute* slot_route = nullptr);
     /// A transfer's end on an empty network from when its dependencies would have ended and its own duration;
     /// updates the call's and its members' ideal ends.
     engine::Time ideal_end(Instance& inst, const PlannedTransfer& x, engine::Time ready_ideal, engine::Time ideal);
@@ -121,7 +130,8 @@ private:
     };
     /// The route from src to dst (flow key `key` picks among equal-cost paths). Routes without a choice are kept
     /// by (src, dst) in single_routes_; others are routed into `out`.
-    RouteView route_once(topo::DeviceId src, topo::DeviceId dst, std::uint64_t key, std::vector<topo::LinkId>& out);
+    RouteView route_once(topo::DeviceId src, topo::DeviceId dst, std::uint64_t key, std::vector<topo::LinkId>& out,
+                         SlotRoute* slot_route = nullptr);
     void finish_transfer(std::uint32_t instance, std::uint64_t transfer);
     void finish_member(std::uint32_t instance, std::uint32_t member);
     void on_flow(FlowId flow);
@@ -188,7 +198,9 @@ private:
         bool between_nodes = false;   // source and destination in different nodes
         bool nvlink_first = false;    // its first link is NVLink
     };
-    engine::FlatMap64<CachedRoute> single_routes_;
+    std::vector<CachedRoute> kept_routes_;
+    engine::FlatMap64<std::uint32_t> single_routes_;  // (src << 32 | dst) -> index in kept_routes_
+    std::uint32_t routes_epoch_ = 0;                  // counts the clearings of the kept routes
     std::vector<topo::LinkId> route_pool_;
     static constexpr std::size_t max_cached_routes = 1 << 20;
     std::vector<double> link_load_scratch_;  // by link: bytes of a modelled all-to-all crossing it

@@ -48,7 +48,7 @@ void ReplayEngine::start_scheduled(std::uint32_t index, const RingSchedule& ring
                      "scheduled transfer {} ready before its ends arrived", t);
     const RingSchedule::At data = ring.data_dependency(at), fifo = ring.fifo_predecessor(at);
     Time ideal{0};
-    start_flows(index, t, x, !RingSchedule::exists(data), ideal);
+    start_flows(index, t, x, !RingSchedule::exists(data), ideal, &inst.slot_routes[ring.first_slot + at.slot]);
     // Its dependencies' ideal ends, read once each; a dependency that has arrived and has no reader left goes.
     Time ready_ideal{0};
     for (const RingSchedule::At d : {data, fifo}) {

@@ -13,7 +13,7 @@ namespace clustersim::sim {
 using engine::Time;
 
 std::uint32_t ReplayEngine::start_flows(std::uint32_t index, std::uint64_t t, const PlannedTransfer& x,
-                                        bool first_of_call, Time& ideal) {
+                                        bool first_of_call, Time& ideal, SlotRoute* slot_route) {
     Instance& inst = instances_[index];
     const auto& ranks = g_.comms[inst.comm.index()].ranks;
     if (inst.first_start.count() < 0) inst.first_start = sim_.now();
@@ -29,7 +29,7 @@ std::uint32_t ReplayEngine::start_flows(std::uint32_t index, std::uint64_t t, co
     const topo::DeviceId src = x.src == switch_endpoint ? node_switch(gpu_of(ranks[x.dst])) : gpu_of(ranks[x.src]);
     const topo::DeviceId dst = x.dst == switch_endpoint ? node_switch(gpu_of(ranks[x.src])) : gpu_of(ranks[x.dst]);
     channel_routes_.resize(channels);
-    const RouteView first = route_once(src, dst, key, channel_routes_[0]);
+    const RouteView first = route_once(src, dst, key, channel_routes_[0], slot_route);
     const bool multipath = first.multipath;
     // Without a choice of paths every channel takes the first one's: one flow of all the channels' shares.
     const std::uint32_t routed = multipath ? channels : 1;
@@ -103,26 +103,34 @@ std::uint32_t ReplayEngine::start_flows(std::uint32_t index, std::uint64_t t, co
 }
 
 ReplayEngine::RouteView ReplayEngine::route_once(topo::DeviceId src, topo::DeviceId dst, std::uint64_t key,
-                                                 std::vector<topo::LinkId>& out) {
+                                                 std::vector<topo::LinkId>& out, SlotRoute* slot_route) {
     // A route without a choice of paths does not depend on the key: the transfers of a collective repeat the same
     // (source, destination) pairs step after step, so such routes are kept (until a link's state changes), with
     // their NCCL efficiency.
     const std::uint64_t pair = (std::uint64_t{src.value} << 32) | dst.value;
-    if (const CachedRoute* cached = single_routes_.find(pair))
-        return {{route_pool_.data() + cached->offset, cached->length}, false, cached->efficiency, cached};
+    const auto view = [&](std::uint32_t kept) -> RouteView {
+        const CachedRoute& c = kept_routes_[kept];
+        return {{route_pool_.data() + c.offset, c.length}, false, c.efficiency, &c};
+    };
+    // A ring slot's edge: the route it took last, without a hash lookup.
+    if (slot_route && slot_route->pair == pair && slot_route->epoch == routes_epoch_) return view(slot_route->kept);
+    if (const std::uint32_t* kept = single_routes_.find(pair)) {
+        if (slot_route) *slot_route = {pair, *kept, routes_epoch_};
+        return view(*kept);
+    }
     out.clear();
     const bool multipath = net_.router().route(src, dst, key, out);
     if (multipath || single_routes_.size() >= max_cached_routes) return {out, multipath, 0};
     bool inserted = false;
-    CachedRoute& entry = single_routes_.find_or_insert(pair, inserted);
-    entry = {static_cast<std::uint32_t>(route_pool_.size()),
-             static_cast<std::uint32_t>(out.size()),
-             route_efficiency(out),
-             net_.route_cost(out),
-             cluster_.device(src).node != cluster_.device(dst).node,
-             !out.empty() && cluster_.link(out.front()).kind == topo::LinkKind::nvlink};
+    const auto kept = static_cast<std::uint32_t>(kept_routes_.size());
+    single_routes_.find_or_insert(pair, inserted) = kept;
+    kept_routes_.push_back({static_cast<std::uint32_t>(route_pool_.size()), static_cast<std::uint32_t>(out.size()),
+                            route_efficiency(out), net_.route_cost(out),
+                            cluster_.device(src).node != cluster_.device(dst).node,
+                            !out.empty() && cluster_.link(out.front()).kind == topo::LinkKind::nvlink});
     route_pool_.insert(route_pool_.end(), out.begin(), out.end());
-    return {{route_pool_.data() + entry.offset, entry.length}, false, entry.efficiency, &entry};
+    if (slot_route) *slot_route = {pair, kept, routes_epoch_};
+    return view(kept);
 }
 
 double ReplayEngine::route_efficiency(std::span<const topo::LinkId> route) const {

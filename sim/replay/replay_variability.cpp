@@ -102,7 +102,9 @@ void ReplayEngine::apply_cluster_event(std::uint32_t index) {
     if (ev.kind == ClusterEvent::Kind::links) {
         for (const topo::LinkId l : ev.links) net_.set_link_state(l, ev.factor, ev.label);
         single_routes_.clear();  // routes may go around the link now, or over it again
+        kept_routes_.clear();
         route_pool_.clear();
+        ++routes_epoch_;
         return;
     }
     // A GPU fails: fatal if a rank on it still has work (the others would wait for it forever).
