@@ -163,8 +163,8 @@ std::string ReplayEngine::describe_owner(std::uint32_t owner) const {
     const std::uint32_t id = owner & ((1U << owner_shift) - 1);
     switch (owner >> owner_shift) {
         case owner_collective: {
-            const auto [index, unsent, t, left] = live_transfers_[id];
-            const Instance& inst = instances_[index];
+            const std::uint64_t t = live_transfers_[id].transfer;
+            const Instance& inst = instances_[live_transfers_[id].instance];
             const PlannedTransfer tr = inst.plan.transfer(t);
             const auto& ranks = g_.comms[inst.comm.index()].ranks;
             const auto member = [&](std::uint32_t m) {
