@@ -45,9 +45,9 @@ void ReplayEngine::arrive_p2p(OpId id) {
     const auto& s = g_.ops[send.index()];
     const RouteView route =
         route_once(gpu_of(s.rank), gpu_of(s.peer), engine::hash_combine(send.value, 1), route_scratch_);
-    const double efficiency = !options_.protocols    ? 1.0
-                              : route.efficiency > 0 ? route.efficiency
-                                                     : route_efficiency(route.links);
+    const double efficiency = !options_.protocols ? 1.0
+                              : route.kept        ? route.kept->efficiency
+                                                  : route_efficiency(route.links);
     net_.start_flow_on_route(gpu_of(s.rank), gpu_of(s.peer), route.links,
                              static_cast<std::uint64_t>(std::ceil(static_cast<double>(s.bytes) / efficiency)),
                              (owner_p2p << owner_shift) | send.value, 1, engine::Time{0},

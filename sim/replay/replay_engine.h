@@ -125,8 +125,7 @@ private:
     struct RouteView {
         std::span<const topo::LinkId> links;  // valid until the next route_once
         bool multipath = false;               // there was a choice of paths (then `links` is `out`)
-        double efficiency = 0;                // route_efficiency of a kept route; 0: not computed
-        const CachedRoute* kept = nullptr;    // the kept route's entry (its cost), valid until the next route_once
+        const CachedRoute* kept = nullptr;  // a kept route's entry (efficiency, cost), valid until the next route_once
     };
     /// The route from src to dst (flow key `key` picks among equal-cost paths). Routes without a choice are kept
     /// by (src, dst) in single_routes_; others are routed into `out`.
@@ -187,13 +186,13 @@ private:
     std::vector<std::pair<std::uint32_t, traces::OpId>> deferred_starts_;  // (rank, op) ready at the rank's start
     std::vector<std::vector<topo::LinkId>> channel_routes_;                // scratch of start_transfer
     std::vector<topo::LinkId> route_scratch_;
-    // Single-path routes by (source << 32 | destination): offset and length in route_pool_; looked up, never
+    // Single-path routes by (source << 32 | destination): offset and length in route_pool_, with what starting a
+    // flow on one reads of its links (so that a transfer's start touches this entry only); looked up, never
     // iterated. Cleared when a link's state changes (the router then routes around it).
-    // With what starting a flow on it reads of its links, so that a transfer's start touches this entry only.
     struct CachedRoute {
+        double efficiency = 1;  // route_efficiency
         std::uint32_t offset = 0;
         std::uint32_t length = 0;
-        double efficiency = 1;
         FlowNetwork::RouteCost cost;  // latency and bottleneck
         bool between_nodes = false;   // source and destination in different nodes
         bool nvlink_first = false;    // its first link is NVLink

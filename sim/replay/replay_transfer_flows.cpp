@@ -70,7 +70,7 @@ std::uint32_t ReplayEngine::start_flows(std::uint32_t index, std::uint64_t t, co
             // The protocol's line format inflates the bytes; its per-hop latency (and, for the first transfers,
             // the call's base latency) delays the arrival.
             // It also reaches only a fraction of the bottleneck link's raw bandwidth (nccl_link_efficiency).
-            const double efficiency = c == 0 && first.efficiency > 0 ? first.efficiency : route_efficiency(route);
+            const double efficiency = kept ? kept->efficiency : route_efficiency(route);
             bytes = static_cast<std::uint64_t>(
                 std::ceil(static_cast<double>(bytes) * nccl_wire_factor(inst.protocol) / efficiency));
             const bool network = kept ? kept->between_nodes : cluster_.device(src).node != cluster_.device(dst).node;
@@ -110,7 +110,7 @@ ReplayEngine::RouteView ReplayEngine::route_once(topo::DeviceId src, topo::Devic
     const std::uint64_t pair = (std::uint64_t{src.value} << 32) | dst.value;
     const auto view = [&](std::uint32_t kept) -> RouteView {
         const CachedRoute& c = kept_routes_[kept];
-        return {{route_pool_.data() + c.offset, c.length}, false, c.efficiency, &c};
+        return {{route_pool_.data() + c.offset, c.length}, false, &c};
     };
     // A ring slot's edge: the route it took last, without a hash lookup.
     if (slot_route && slot_route->pair == pair && slot_route->epoch == routes_epoch_) return view(slot_route->kept);
@@ -120,12 +120,12 @@ ReplayEngine::RouteView ReplayEngine::route_once(topo::DeviceId src, topo::Devic
     }
     out.clear();
     const bool multipath = net_.router().route(src, dst, key, out);
-    if (multipath || single_routes_.size() >= max_cached_routes) return {out, multipath, 0};
+    if (multipath || single_routes_.size() >= max_cached_routes) return {out, multipath, nullptr};
     bool inserted = false;
     const auto kept = static_cast<std::uint32_t>(kept_routes_.size());
     single_routes_.find_or_insert(pair, inserted) = kept;
-    kept_routes_.push_back({static_cast<std::uint32_t>(route_pool_.size()), static_cast<std::uint32_t>(out.size()),
-                            route_efficiency(out), net_.route_cost(out),
+    kept_routes_.push_back({route_efficiency(out), static_cast<std::uint32_t>(route_pool_.size()),
+                            static_cast<std::uint32_t>(out.size()), net_.route_cost(out),
                             cluster_.device(src).node != cluster_.device(dst).node,
                             !out.empty() && cluster_.link(out.front()).kind == topo::LinkKind::nvlink});
     route_pool_.insert(route_pool_.end(), out.begin(), out.end());
