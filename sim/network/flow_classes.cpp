@@ -72,7 +72,7 @@ bool FlowNetwork::class_exact(std::uint32_t leader) {
                 exact_mark_[l] = exact_stamp_;
                 double total = 0, max_level = 0;
                 for (const LinkEntry& e : link_flows_[l]) {
-                    const double rate = flow_mark_[e.flow] == epoch_ ? new_rate_[e.flow] : share_[e.flow].rate;
+                    const double rate = share_[e.flow].mark == epoch_ ? new_rate_[e.flow] : share_[e.flow].rate;
                     total += rate;
                     max_level = std::max(max_level, rate / share_[e.flow].weight);
                 }
@@ -131,7 +131,9 @@ void FlowNetwork::split_class(std::uint32_t leader) {
         member.remaining = head.remaining;
         member.last_update = now;
         member.group = no_class;
+        const std::uint32_t mark = share_[m].mark;  // its own selection stamp, not the leader's
         share_[m] = alone;
+        share_[m].mark = mark;
         attach(m);
     }
     head.route.resize(c.offsets[1]);

@@ -26,11 +26,9 @@ FlowNetwork::FlowNetwork(const topo::Cluster& cluster, engine::Simulator& sim, N
     link_flows_.resize(links);
     demand_bound_.assign(links, 0);
     link_delay_s_.assign(links, 0);
-    link_mark_.assign(links, 0);
+    link_fill_.assign(links, LinkFill{});
     utilization_mark_.assign(links, 0);
     check_mark_.assign(links, 0);
-    residual_.assign(links, 0);
-    unfixed_.assign(links, 0);
     link_weight_.assign(links, 0);
     exact_mark_.assign(links, 0);
     exact_ok_.assign(links, 0);
@@ -49,7 +47,6 @@ std::uint32_t FlowNetwork::allocate_slot() {
     flows_.back().timer = sim_.make_timer();
     if (timer_flow_.size() <= flows_.back().timer) timer_flow_.resize(flows_.back().timer + 1, UINT32_MAX);
     timer_flow_[flows_.back().timer] = slot;
-    flow_mark_.push_back(0);
     new_rate_.push_back(0);
     fixed_.push_back(0);
     new_limit_.push_back(UINT32_MAX);

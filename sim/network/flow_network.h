@@ -160,6 +160,7 @@ private:
         double cap = 0;            // bottleneck bandwidth of the route over the weight: the most one share can get
         std::uint32_t weight = 1;  // shares it stands for (channels on one path)
         std::uint32_t limiting_link = UINT32_MAX;  // the link that holds it below cap, if any
+        std::uint32_t mark = 0;                    // epoch stamp: selected by the update in progress
     };
     /// A flow's place on a link: its slot and the index in its route of that hop (a class crosses a link once per
     /// member that does).
@@ -258,14 +259,18 @@ private:
 
     // Dirty links since the last recompute, and scratch space of the solver (kept to avoid reallocation).
     std::vector<std::uint32_t> dirty_links_;
-    std::vector<std::uint32_t> link_mark_;  // epoch stamps
-    std::vector<std::uint32_t> flow_mark_;
+    /// The solver's state of a link, side by side (one cache line holds four links: a fill visits every link of
+    /// its flows, and three parallel arrays cost three misses per link).
+    struct LinkFill {
+        double residual = 0;        // capacity not yet given out in the fill in progress
+        std::uint32_t unfixed = 0;  // weight of its flows not yet fixed (0: left out of the fill)
+        std::uint32_t mark = 0;     // epoch stamp: in the component of the update in progress
+    };
+    std::vector<LinkFill> link_fill_;  // by link
     std::uint32_t epoch_ = 0;
     bool update_pending_ = false;
     std::vector<std::uint32_t> component_links_;
     std::vector<std::uint32_t> component_flows_;
-    std::vector<double> residual_;            // by link
-    std::vector<std::uint32_t> unfixed_;      // by link: weight of its flows not yet fixed
     std::vector<std::uint32_t> link_weight_;  // by link: weight of its draining flows
     std::vector<double> new_rate_;            // by flow slot
     std::vector<std::uint8_t> fixed_;         // by flow slot

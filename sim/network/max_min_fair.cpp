@@ -22,19 +22,19 @@ void FlowNetwork::collect_component() {
     // Every flow on a touched link is recomputed; from there the component grows only through links that can
     // bind (see flow_network.h).
     for (const std::uint32_t l : dirty_links_) {
-        if (link_mark_[l] == epoch_) continue;
-        link_mark_[l] = epoch_;
+        if (link_fill_[l].mark == epoch_) continue;
+        link_fill_[l].mark = epoch_;
         component_links_.push_back(l);
     }
     dirty_links_.clear();
     for (std::size_t i = 0; i < component_links_.size(); ++i) {
         for (const auto [f, hop] : link_flows_[component_links_[i]]) {
-            if (flow_mark_[f] == epoch_) continue;
-            flow_mark_[f] = epoch_;
+            if (share_[f].mark == epoch_) continue;
+            share_[f].mark = epoch_;
             component_flows_.push_back(f);
             for (const topo::LinkId l : flows_[f].route) {
-                if (link_mark_[l.index()] == epoch_ || !can_bind(l.value)) continue;
-                link_mark_[l.index()] = epoch_;
+                if (link_fill_[l.index()].mark == epoch_ || !can_bind(l.value)) continue;
+                link_fill_[l.index()].mark = epoch_;
                 component_links_.push_back(l.value);
             }
         }
@@ -48,13 +48,13 @@ void FlowNetwork::select_affected_flows() {
     component_links_.clear();
     component_flows_.clear();
     auto add_link = [&](std::uint32_t l) {
-        if (link_mark_[l] == epoch_) return;
-        link_mark_[l] = epoch_;
+        if (link_fill_[l].mark == epoch_) return;
+        link_fill_[l].mark = epoch_;
         component_links_.push_back(l);
     };
     auto add_flow = [&](std::uint32_t f) {
-        if (flow_mark_[f] == epoch_) return;
-        flow_mark_[f] = epoch_;
+        if (share_[f].mark == epoch_) return;
+        share_[f].mark = epoch_;
         component_flows_.push_back(f);
         for (const topo::LinkId l : flows_[f].route) add_link(l.value);
     };
@@ -88,7 +88,7 @@ void FlowNetwork::select_affected_flows() {
             const std::uint32_t l = check_links_[i];
             double total = 0, max_level = 0, min_bottleneck_level = INFINITY;
             for (const auto [f, hop] : link_flows_[l]) {
-                const bool in = flow_mark_[f] == epoch_;
+                const bool in = share_[f].mark == epoch_;
                 const double rate = in ? new_rate_[f] : share_[f].rate;
                 const double level = rate / share_[f].weight;
                 total += rate;
@@ -97,7 +97,7 @@ void FlowNetwork::select_affected_flows() {
             }
             const bool saturated = total >= capacity_[l] * (1 - 1e-9);
             for (const auto [g, hop] : link_flows_[l]) {
-                if (flow_mark_[g] == epoch_) continue;
+                if (share_[g].mark == epoch_) continue;
                 const FlowShare& flow = share_[g];
                 const double level = flow.rate / flow.weight;
                 // g's bottleneck is here but it no longer binds g (slack, or someone above g): g may rise. A class
@@ -139,19 +139,19 @@ void FlowNetwork::fill() {
         double held = 0, demand = 0;
         std::uint32_t weight = 0;
         for (const auto [f, hop] : link_flows_[l]) {
-            if (flow_mark_[f] == epoch_) {
+            if (share_[f].mark == epoch_) {
                 weight += share_[f].weight;
                 demand += share_[f].cap * share_[f].weight;
             } else {
                 held += share_[f].rate;
             }
         }
-        residual_[l] = std::max(0.0, capacity_[l] - held);
+        link_fill_[l].residual = std::max(0.0, capacity_[l] - held);
         // A link whose residual covers the caps of all its selected flows never fixes one: fixing a flow takes at
         // most its cap from the residual, so its fair share stays at or above the least cap of its unfixed flows,
         // and ties go to the cap. Left out (unfixed 0), it costs the heap nothing.
-        unfixed_[l] = residual_[l] >= demand ? 0 : weight;
-        if (unfixed_[l] > 0) shares.emplace_back(residual_[l] / unfixed_[l], l);
+        link_fill_[l].unfixed = link_fill_[l].residual >= demand ? 0 : weight;
+        if (link_fill_[l].unfixed > 0) shares.emplace_back(link_fill_[l].residual / link_fill_[l].unfixed, l);
     }
     for (const std::uint32_t f : component_flows_) fixed_[f] = 0;
     if (component_flows_.size() == 1) {
@@ -183,9 +183,9 @@ void FlowNetwork::fill() {
         for (const topo::LinkId other : flows_[f].route) {
             const std::uint32_t o = other.value;
             // Outside the component, or left out above: cannot bind.
-            if (link_mark_[o] != epoch_ || unfixed_[o] == 0) continue;
-            residual_[o] = std::max(0.0, residual_[o] - rate);
-            unfixed_[o] -= weight;
+            if (link_fill_[o].mark != epoch_ || link_fill_[o].unfixed == 0) continue;
+            link_fill_[o].residual = std::max(0.0, link_fill_[o].residual - rate);
+            link_fill_[o].unfixed -= weight;
         }
     };
     std::size_t next_cap = 0;
@@ -197,11 +197,11 @@ void FlowNetwork::fill() {
         if (next_cap == by_cap_.size()) break;  // every flow fixed
         while (!shares.empty()) {
             const auto [share, link] = shares.front();
-            if (unfixed_[link] == 0) {
+            if (link_fill_[link].unfixed == 0) {
                 pop();  // all its flows fixed through other links
                 continue;
             }
-            const double current = residual_[link] / unfixed_[link];
+            const double current = link_fill_[link].residual / link_fill_[link].unfixed;
             if (share == current) break;
             pop();
             push(current, link);
