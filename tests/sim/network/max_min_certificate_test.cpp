@@ -48,9 +48,10 @@ std::size_t check_max_min(const sim::FlowNetwork& net, const std::map<std::uint3
         for (const topo::LinkId l : a.route) bottleneck = std::min(bottleneck, net.capacity(l));
         if (rate >= bottleneck * (1 - 1e-9)) continue;  // at its own cap
         ++held;
+        const std::uint32_t weight = a.weight;  // (clang 14 does not capture structured bindings)
         each_has_bottleneck = each_has_bottleneck && std::any_of(a.route.begin(), a.route.end(), [&](topo::LinkId l) {
                                   return load[l.index()] >= net.capacity(l) * (1 - 1e-9) &&
-                                         rate / a.weight >= top_level[l.index()] * (1 - 1e-9);
+                                         rate / weight >= top_level[l.index()] * (1 - 1e-9);
                               });
     }
     REQUIRE(each_has_bottleneck);
