@@ -72,15 +72,13 @@ public:
     FlowId start_flow(topo::DeviceId src, topo::DeviceId dst, std::uint64_t bytes, std::uint64_t flow_key,
                       std::uint32_t owner);
     /// What a flow's timing reads of its route: the sum of its links' latencies and its bottleneck capacity, as
-    /// of the link states of `version` (see link_state_version).
+    /// of `version` of the link states (set_link_state counts its changes; a cost of another version is stale).
     struct RouteCost {
         engine::Time latency{0};
         double bottleneck = 0;
         std::uint64_t version = 0;
     };
     [[nodiscard]] RouteCost route_cost(std::span<const topo::LinkId> route) const;
-    /// Counts the changes of link state (set_link_state): a RouteCost of another version is stale.
-    [[nodiscard]] std::uint64_t link_state_version() const { return link_state_version_; }
     /// Starts a flow on a given route (links from src to dst) standing for `weight` flows that share it: it
     /// gets `weight` shares wherever it competes (NCCL channels that take the same path), and `bytes` is their
     /// total. Alone on its path it moves at the bottleneck bandwidth, like one flow.

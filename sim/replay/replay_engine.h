@@ -104,11 +104,12 @@ private:
     const std::vector<std::vector<std::uint32_t>>& mesh_rings(traces::CommId comm);
     /// Starts a listed plan's transfer (a scheduled one starts in start_scheduled).
     void start_transfer(std::uint32_t instance, std::uint64_t transfer);
-    /// Starts the flows of a transfer (one per channel path); returns how many, and in `ideal` the longest one's
-    /// duration on an empty network. `first_of_call`: it waits for no other transfer (pays the base latency).
+    /// Starts the flows of a transfer (one per channel path; their count goes to its in-flight record), and gives in
+    /// `ideal` the longest one's duration on an empty network. `first_of_call`: it waits for no other transfer (pays
+    /// the base latency).
     /// `slot_route`: the ring slot's kept route, read and updated (null: none).
-    std::uint32_t start_flows(std::uint32_t instance, std::uint64_t transfer, const PlannedTransfer& x,
-                              bool first_of_call, engine::Time& ideal, SlotRoute* slot_route = nullptr);
+    void start_flows(std::uint32_t instance, std::uint64_t transfer, const PlannedTransfer& x, bool first_of_call,
+                     engine::Time& ideal, SlotRoute* slot_route = nullptr);
     /// A transfer's end on an empty network from when its dependencies would have ended and its own duration;
     /// updates the call's and its members' ideal ends.
     engine::Time ideal_end(Instance& inst, const PlannedTransfer& x, engine::Time ready_ideal, engine::Time ideal);

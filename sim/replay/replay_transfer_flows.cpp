@@ -12,8 +12,8 @@ namespace clustersim::sim {
 
 using engine::Time;
 
-std::uint32_t ReplayEngine::start_flows(std::uint32_t index, std::uint64_t t, const PlannedTransfer& x,
-                                        bool first_of_call, Time& ideal, SlotRoute* slot_route) {
+void ReplayEngine::start_flows(std::uint32_t index, std::uint64_t t, const PlannedTransfer& x, bool first_of_call,
+                               Time& ideal, SlotRoute* slot_route) {
     Instance& inst = instances_[index];
     const auto& ranks = g_.comms[inst.comm.index()].ranks;
     if (inst.first_start.count() < 0) inst.first_start = sim_.now();
@@ -99,7 +99,6 @@ std::uint32_t ReplayEngine::start_flows(std::uint32_t index, std::uint64_t t, co
         ++flows;
     }
     live_transfers_[slot].flows_unsent = live_transfers_[slot].flows_left = flows;
-    return flows;
 }
 
 ReplayEngine::RouteView ReplayEngine::route_once(topo::DeviceId src, topo::DeviceId dst, std::uint64_t key,
