@@ -3,6 +3,7 @@
 #include "sim/network/flow_network.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -25,6 +26,8 @@ FlowNetwork::FlowNetwork(const topo::Cluster& cluster, engine::Simulator& sim, N
     }
     link_flows_.resize(links);
     demand_bound_.assign(links, 0);
+    demand_units_.assign(links, 0);
+    for (const double c : capacity_) capacity_units_.push_back(static_cast<std::int64_t>(std::floor(c)));
     link_delay_s_.assign(links, 0);
     link_fill_.assign(links, LinkFill{});
     utilization_mark_.assign(links, 0);
@@ -131,12 +134,15 @@ void FlowNetwork::attach(std::uint32_t flow) {
     FlowState& f = flows_[flow];
     const FlowShare& share = share_[flow];
     f.draining = true;
+    if (options_.incremental) attached_.push_back(flow);
     f.link_pos.resize(f.route.size());
     for (std::size_t i = 0; i < f.route.size(); ++i) {
         auto& on_link = link_flows_[f.route[i].index()];
         f.link_pos[i] = static_cast<std::uint32_t>(on_link.size());
         on_link.push_back({flow, static_cast<std::uint32_t>(i)});
         demand_bound_[f.route[i].index()] += share.cap * share.weight;
+        demand_units_[f.route[i].index()] += demand_units(share);
+        if (may_bind(f.route[i].value)) solve_needed_ = true;
         link_weight_[f.route[i].index()] += share.weight;
         mark_dirty(f.route[i].value);
     }
@@ -147,6 +153,8 @@ void FlowNetwork::detach(std::uint32_t flow) {
     f.draining = false;
     for (std::size_t i = 0; i < f.route.size(); ++i) {
         const std::uint32_t link = f.route[i].value;
+        if (may_bind(link)) solve_needed_ = true;  // a flow held here may rise
+        demand_units_[link] -= demand_units(share_[flow]);
         auto& on_link = link_flows_[link];
         const std::uint32_t pos = f.link_pos[i];
         const LinkEntry moved = on_link.back();

@@ -2,10 +2,12 @@
 // fairness (progressive filling). When flows start or end, rates are recomputed once per instant, and only for
 // the flows connected to the touched links through shared links (a component), never globally.
 //
-// By default the update is incremental: it starts from the flows on the touched links, fills their rates with every
-// other flow holding its rate, then adds each other flow whose max-min conditions the new rates break on a shared
-// link (its bottleneck link no longer binds it, or a flow held on a link it crosses sits below it) and fills again,
-// until no condition is broken. The result is a max-min fair allocation, found by touching a handful of flows.
+// By default the update is incremental: it starts from the new flows and the flows on the touched links that may
+// bind (below), fills their rates with every other flow holding its rate, then adds each other flow whose max-min
+// conditions the new rates break on a shared link (its bottleneck link no longer binds it, or a flow held on a link
+// it crosses sits below it) and fills again, until no condition is broken. The result is a max-min fair
+// allocation, found by touching a handful of flows. When no touched link may bind, before a flow left it or after
+// one came, the solver is skipped: the new flows take their caps and no other rate changes (demand_units_).
 // The reference mode recomputes the whole component (below); tests check that both agree.
 //
 // Links that cannot bind are skipped when forming components: when the bottleneck bandwidths of all flows on a
@@ -28,6 +30,7 @@
 // end = start + latency + bytes / bottleneck bandwidth.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -135,6 +138,8 @@ public:
     [[nodiscard]] std::uint64_t started_bytes() const { return started_bytes_; }
     [[nodiscard]] std::uint64_t flows_completed() const { return completed_; }
     [[nodiscard]] std::uint64_t rate_updates() const { return rate_updates_; }
+    /// Updates that touched no link able to limit a flow: the new flows took their caps, without the solver.
+    [[nodiscard]] std::uint64_t updates_at_caps() const { return updates_at_caps_; }
     /// Flows whose rates were recomputed, summed over all updates (the cost of contention-awareness).
     [[nodiscard]] std::uint64_t flows_reassigned() const { return flows_reassigned_; }
     /// Flows whose rate actually changed, summed over all updates.
@@ -200,6 +205,14 @@ private:
     void on_drained(std::uint32_t flow);
     /// Progressive filling over the component of the dirty links (max_min_fair.cpp).
     void recompute_rates();
+    /// The update when no touched link may bind: the new flows at their caps, every other rate kept.
+    void rate_flows_at_caps();
+    /// The update otherwise: the affected flows' max-min rates (classes split until exact).
+    void solve();
+    /// Applies the update's rates to its flows (re-arming their drains) and records link utilization.
+    void apply_rates();
+    /// A new epoch whose component starts as the dirty links (once each), and no flow.
+    void select_dirty_links();
     void collect_component();
     void select_affected_flows();
     void fill();
@@ -246,7 +259,18 @@ private:
     std::uint64_t link_state_version_ = 0;
     std::vector<std::vector<LinkEntry>> link_flows_;  // by link: draining flows on it
     std::vector<double> demand_bound_;                // by link: sum of cap x weight of its draining flows
-    std::vector<double> link_delay_s_;                // by link: contention delay attributed to it
+    // The same bound in whole bytes/s, each flow's part rounded up and the capacity down (demand_units_ <=
+    // capacity_units_ proves the link limits none of its flows); integers, so adding and removing flows is exact.
+    std::vector<std::int64_t> demand_units_;    // by link
+    std::vector<std::int64_t> capacity_units_;  // by link
+    [[nodiscard]] static std::int64_t demand_units(const FlowShare& s) {
+        return static_cast<std::int64_t>(std::ceil(s.cap * s.weight));
+    }
+    [[nodiscard]] bool may_bind(std::uint32_t link) const { return demand_units_[link] > capacity_units_[link]; }
+    /// A flow was attached to, or detached from, a link that may bind (or a link changed state) since the last
+    /// update: rates other than the new flows' may change, and the solver runs.
+    bool solve_needed_ = false;
+    std::vector<double> link_delay_s_;  // by link: contention delay attributed to it
     void account_progress(std::uint32_t flow, engine::Time now);
     [[nodiscard]] bool can_bind(std::uint32_t link) const { return demand_bound_[link] > capacity_[link]; }
     std::vector<FlowState> flows_;
@@ -257,6 +281,7 @@ private:
 
     // Dirty links since the last recompute, and scratch space of the solver (kept to avoid reallocation).
     std::vector<std::uint32_t> dirty_links_;
+    std::vector<std::uint32_t> attached_;  // flows attached since the last update (incremental mode)
     /// The solver's state of a link, side by side (one cache line holds four links: a fill visits every link of
     /// its flows, and three parallel arrays cost three misses per link).
     struct LinkFill {
@@ -300,6 +325,7 @@ private:
     std::uint64_t started_bytes_ = 0;
     std::uint64_t completed_ = 0;
     std::uint64_t rate_updates_ = 0;
+    std::uint64_t updates_at_caps_ = 0;
     std::uint64_t flows_reassigned_ = 0;
     std::uint64_t flows_rerated_ = 0;
     std::uint64_t classes_formed_ = 0;

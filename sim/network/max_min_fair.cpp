@@ -15,18 +15,22 @@ namespace clustersim::sim {
 
 using engine::Time;
 
-void FlowNetwork::collect_component() {
+void FlowNetwork::select_dirty_links() {
     ++epoch_;
     component_links_.clear();
     component_flows_.clear();
-    // Every flow on a touched link is recomputed; from there the component grows only through links that can
-    // bind (see flow_network.h).
     for (const std::uint32_t l : dirty_links_) {
         if (link_fill_[l].mark == epoch_) continue;
         link_fill_[l].mark = epoch_;
         component_links_.push_back(l);
     }
     dirty_links_.clear();
+}
+
+void FlowNetwork::collect_component() {
+    // Every flow on a touched link is recomputed; from there the component grows only through links that can
+    // bind (see flow_network.h).
+    select_dirty_links();
     for (std::size_t i = 0; i < component_links_.size(); ++i) {
         for (const auto [f, hop] : link_flows_[component_links_[i]]) {
             if (share_[f].mark == epoch_) continue;
@@ -61,8 +65,16 @@ void FlowNetwork::select_affected_flows() {
     for (const std::uint32_t l : dirty_links_) add_link(l);
     dirty_links_.clear();
     const std::size_t touched = component_links_.size();
+    // Flows attached in this instant have no rate yet.
+    for (const std::uint32_t f : attached_) {
+        if (flows_[f].draining) add_flow(f);
+    }
     for (std::size_t i = 0; i < touched; ++i) {
-        for (const LinkEntry& e : link_flows_[component_links_[i]]) {
+        const std::uint32_t l = component_links_[i];
+        // A touched link whose flows' caps fit in its capacity limits none of them: a flow held below its cap is
+        // held elsewhere, and one that was held here (before a flow left) is found freed by the check below.
+        if (!may_bind(l)) continue;
+        for (const LinkEntry& e : link_flows_[l]) {
             // A class at its cap cannot rise, and if the change squeezes it the check below adds it: held, it costs
             // nothing, where adding it would refill every link of every member.
             if (!at_cap_class(e.flow)) add_flow(e.flow);
@@ -222,6 +234,36 @@ void FlowNetwork::fill() {
 void FlowNetwork::recompute_rates() {
     ++rate_updates_;
     if (!starting_.empty()) form_classes();
+    if (options_.incremental && !solve_needed_) {
+        ++updates_at_caps_;
+        rate_flows_at_caps();
+    } else {
+        solve();
+    }
+    attached_.clear();
+    solve_needed_ = false;
+    flows_reassigned_ += component_flows_.size();
+    update_pending_ = false;  // (attaching classes and splitting them marked links dirty: handled above)
+    apply_rates();
+}
+
+void FlowNetwork::rate_flows_at_caps() {
+    // Every link touched since the last update limited none of its flows before, and limits none now: only the
+    // new flows need rates, their caps (what the fill gives a flow whose links are all left out), and no other
+    // flow's conditions changed.
+    select_dirty_links();
+    for (const std::uint32_t f : attached_) {
+        if (!flows_[f].draining || share_[f].mark == epoch_) continue;
+        share_[f].mark = epoch_;
+        component_flows_.push_back(f);
+        new_rate_[f] = share_[f].cap * share_[f].weight;
+        new_limit_[f] = UINT32_MAX;
+        // A class at its cap: nothing holds any member.
+        if (flows_[f].group != no_class) classes_[flows_[f].group].next_limit.clear();
+    }
+}
+
+void FlowNetwork::solve() {
     round_dirty_.assign(dirty_links_.begin(), dirty_links_.end());
     while (true) {
         if (options_.incremental) {
@@ -235,9 +277,9 @@ void FlowNetwork::recompute_rates() {
         dirty_links_.insert(dirty_links_.end(), round_dirty_.begin(), round_dirty_.end());
         round_dirty_.assign(dirty_links_.begin(), dirty_links_.end());
     }
-    flows_reassigned_ += component_flows_.size();
-    update_pending_ = false;  // (attaching classes and splitting them marked links dirty: handled above)
+}
 
+void FlowNetwork::apply_rates() {
     const Time now = sim_.now();
     for (const std::uint32_t f : component_flows_) {
         FlowState& flow = flows_[f];

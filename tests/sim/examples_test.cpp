@@ -309,7 +309,7 @@ TEST_CASE("the studies' READMEs quote the runs their tables come from", "[exampl
                                    : us < 1e6 ? fmt::format("{:.3f} ms", us / 1e3)
                                               : fmt::format("{:.3f} s", us / 1e6);
         INFO(p.example << ": " << stated);
-        REQUIRE(read_text(dir + "/README.md").find(stated) != std::string::npos);
+        CHECK(read_text(dir + "/README.md").find(stated) != std::string::npos);
     }
 }
 
