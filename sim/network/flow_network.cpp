@@ -3,7 +3,6 @@
 #include "sim/network/flow_network.h"
 
 #include <algorithm>
-#include <cmath>
 
 #include <fmt/format.h>
 
@@ -27,7 +26,7 @@ FlowNetwork::FlowNetwork(const topo::Cluster& cluster, engine::Simulator& sim, N
     link_flows_.resize(links);
     demand_bound_.assign(links, 0);
     demand_units_.assign(links, 0);
-    for (const double c : capacity_) capacity_units_.push_back(static_cast<std::int64_t>(std::floor(c)));
+    for (const double c : capacity_) capacity_units_.push_back(capacity_units(c));
     link_delay_s_.assign(links, 0);
     link_fill_.assign(links, LinkFill{});
     utilization_mark_.assign(links, 0);

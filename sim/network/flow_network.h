@@ -261,12 +261,22 @@ private:
     std::vector<double> demand_bound_;                // by link: sum of cap x weight of its draining flows
     // The same bound in whole bytes/s, each flow's part rounded up and the capacity down (demand_units_ <=
     // capacity_units_ proves the link limits none of its flows); integers, so adding and removing flows is exact.
-    std::vector<std::int64_t> demand_units_;    // by link
-    std::vector<std::int64_t> capacity_units_;  // by link
-    [[nodiscard]] static std::int64_t demand_units(const FlowShare& s) {
-        return static_cast<std::int64_t>(std::ceil(s.cap * s.weight));
+    // Both are clamped at max_units (a flow clamped there is alone under a capacity clamped too, or the link may
+    // bind), and unsigned sums are exact modulo 2^64, so below 2^24 flows on a link the sum is the true one.
+    static constexpr std::uint64_t max_units = std::uint64_t{1} << 40;  // 1.1 TB/s
+    std::vector<std::uint64_t> demand_units_;                           // by link
+    std::vector<std::uint64_t> capacity_units_;                         // by link
+    [[nodiscard]] static std::uint64_t demand_units(const FlowShare& s) {
+        const double units = std::ceil(s.cap * s.weight);
+        return units >= static_cast<double>(max_units) ? max_units : static_cast<std::uint64_t>(units);
     }
-    [[nodiscard]] bool may_bind(std::uint32_t link) const { return demand_units_[link] > capacity_units_[link]; }
+    [[nodiscard]] static std::uint64_t capacity_units(double capacity) {
+        const double units = std::floor(capacity);
+        return units >= static_cast<double>(max_units) ? max_units : static_cast<std::uint64_t>(units);
+    }
+    [[nodiscard]] bool may_bind(std::uint32_t link) const {
+        return demand_units_[link] > capacity_units_[link] || link_flows_[link].size() >= (std::size_t{1} << 24);
+    }
     /// A flow was attached to, or detached from, a link that may bind (or a link changed state) since the last
     /// update: rates other than the new flows' may change, and the solver runs.
     bool solve_needed_ = false;

@@ -1,7 +1,6 @@
 // Links changing under running flows: degraded, failed, restored. The flows on the link are split out of their
 // classes, re-capped or re-routed with the bytes they have left, and re-shared in this instant's update.
 #include <algorithm>
-#include <cmath>
 
 #include <fmt/format.h>
 
@@ -66,7 +65,7 @@ void FlowNetwork::set_link_state(topo::LinkId link, double factor, const std::st
     leaders.erase(std::unique(leaders.begin(), leaders.end()), leaders.end());
     for (const std::uint32_t leader : leaders) split_class(leader);
     capacity_[link.index()] = cluster_.link(link).bandwidth_bytes_per_s * factor;
-    capacity_units_[link.index()] = static_cast<std::int64_t>(std::floor(capacity_[link.index()]));
+    capacity_units_[link.index()] = capacity_units(capacity_[link.index()]);
     solve_needed_ = true;
     ++link_state_version_;
     router_.set_link_down(link, factor == 0);
