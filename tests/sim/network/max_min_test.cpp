@@ -62,6 +62,28 @@ TEST_CASE("two flows on one link each get half, and a third arriving mid-way re-
     REQUIRE(f.net->delivered_bytes() == 3'600'000);
 }
 
+TEST_CASE("links faster than the demand bound's clamp (2^40 B/s) still share, and a flow alone skips the solver",
+          "[sim][network]") {
+    // One 4 PB/s link, 1 us latency. A (8 GB) starts alone: 4e15 B/s, the solver skipped; at 1 us it has 4 GB left
+    // when B (2 GB) joins: 2e15 B/s each. B drains at 2 us, arrives at 3 us; A has 2 GB left, alone again: drains
+    // at 2.5 us, arrives at 3.5 us.
+    NetworkFixture f;
+    const auto a = f.gpu("a"), b = f.gpu("b");
+    f.cluster.add_cable(a, b, 4e15, 1us, topo::LinkKind::nvlink);
+    f.start(recording());
+    const auto fa = f.net->start_flow(a, b, 8'000'000'000, 0, 1);
+    f.run(Time{0});
+    REQUIRE(f.net->rate(fa) == 4e15);
+    REQUIRE(f.net->updates_at_caps() == 1);
+    f.run(1us);
+    f.net->start_flow(a, b, 2'000'000'000, 0, 2);
+    f.run(1us);
+    REQUIRE(f.net->rate(fa) == 2e15);
+    f.run();
+    REQUIRE(f.arrival_of(2) == 3us);
+    REQUIRE(f.arrival_of(1) == Time{3'500'000});
+}
+
 TEST_CASE("a textbook max-min example on three links gets the hand-computed rates", "[sim][network]") {
     // Switch chain s0 -L1(10)-> s1 -L2(12)-> s2 -L3(16)-> s3 (GB/s); GPU gi hangs off si by 1000 GB/s links.
     // Flows: f0 g0->g3 (L1 L2 L3), f1 g0->g1 (L1), f2 g1->g2 (L2), f3 g2->g3 (L3), f4 g1->g3 (L2 L3).
