@@ -24,7 +24,6 @@ FlowNetwork::FlowNetwork(const topo::Cluster& cluster, engine::Simulator& sim, N
         link_latency_.push_back(l.latency);
     }
     link_flows_.resize(links);
-    demand_bound_.assign(links, 0);
     demand_units_.assign(links, 0);
     for (const double c : capacity_) capacity_units_.push_back(capacity_units(c));
     link_delay_s_.assign(links, 0);
@@ -139,7 +138,6 @@ void FlowNetwork::attach(std::uint32_t flow) {
         auto& on_link = link_flows_[f.route[i].index()];
         f.link_pos[i] = static_cast<std::uint32_t>(on_link.size());
         on_link.push_back({flow, static_cast<std::uint32_t>(i)});
-        demand_bound_[f.route[i].index()] += share.cap * share.weight;
         demand_units_[f.route[i].index()] += demand_units(share);
         if (may_bind(f.route[i].value)) solve_needed_ = true;
         link_weight_[f.route[i].index()] += share.weight;
@@ -161,13 +159,6 @@ void FlowNetwork::detach(std::uint32_t flow) {
         on_link.pop_back();
         // The entry moved into `pos` records its new position (it may be another hop of this same flow).
         flows_[moved.flow].link_pos[moved.hop] = pos;
-        // Only the full-component mode reads the bound. Recomputed from the flows left rather than decremented,
-        // so rounding never accumulates.
-        if (!options_.incremental) {
-            double bound = 0;
-            for (const LinkEntry& other : on_link) bound += share_[other.flow].cap * share_[other.flow].weight;
-            demand_bound_[link] = bound;
-        }
         link_weight_[link] -= share_[flow].weight;
         mark_dirty(link);
     }

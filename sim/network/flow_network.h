@@ -258,9 +258,9 @@ private:
     std::vector<engine::Time> link_latency_;  // by link (flat: read for every hop of every flow started)
     std::uint64_t link_state_version_ = 0;
     std::vector<std::vector<LinkEntry>> link_flows_;  // by link: draining flows on it
-    std::vector<double> demand_bound_;                // by link: sum of cap x weight of its draining flows
-    // The same bound in whole bytes/s, each flow's part rounded up and the capacity down (demand_units_ <=
-    // capacity_units_ proves the link limits none of its flows); integers, so adding and removing flows is exact.
+    // By link, the sum of its draining flows' caps (cap x weight) in whole bytes/s, each flow's part rounded up and
+    // the capacity down (demand_units_ <= capacity_units_ proves the link limits none of its flows: it cannot bind);
+    // integers, so adding and removing flows is exact.
     // Both are clamped at max_units (a flow clamped there is alone under a capacity clamped too, or the link may
     // bind), and unsigned sums are exact modulo 2^64, so below 2^24 flows on a link the sum is the true one.
     static constexpr std::uint64_t max_units = std::uint64_t{1} << 40;  // 1.1 TB/s
@@ -282,7 +282,6 @@ private:
     bool solve_needed_ = false;
     std::vector<double> link_delay_s_;  // by link: contention delay attributed to it
     void account_progress(std::uint32_t flow, engine::Time now);
-    [[nodiscard]] bool can_bind(std::uint32_t link) const { return demand_bound_[link] > capacity_[link]; }
     std::vector<FlowState> flows_;
     std::vector<FlowShare> share_;  // by flow slot
     std::vector<std::uint32_t> free_slots_;

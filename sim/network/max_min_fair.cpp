@@ -37,7 +37,7 @@ void FlowNetwork::collect_component() {
             share_[f].mark = epoch_;
             component_flows_.push_back(f);
             for (const topo::LinkId l : flows_[f].route) {
-                if (link_fill_[l.index()].mark == epoch_ || !can_bind(l.value)) continue;
+                if (link_fill_[l.index()].mark == epoch_ || !may_bind(l.value)) continue;
                 link_fill_[l.index()].mark = epoch_;
                 component_links_.push_back(l.value);
             }
