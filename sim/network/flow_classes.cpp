@@ -44,9 +44,9 @@ void FlowNetwork::form_classes() {
                 head.route.append(member.route.begin(), member.route.end());
                 c.offsets.push_back(static_cast<std::uint32_t>(head.route.size()));
                 member.route.clear();
-                member.group = group;
+                share_[starting_[k]].group = group;
             }
-            head.group = group;
+            share_[leader].group = group;
             ++classes_formed_;
             flows_in_classes_ += j - i;
         }
@@ -60,7 +60,7 @@ bool FlowNetwork::class_exact(std::uint32_t leader) {
     // The common rate is every member's max-min rate when each member crosses a link that is saturated and on
     // which no flow has a higher share (its bottleneck): then every flow has one, which characterizes the max-min
     // allocation. Records each member's bottleneck, to charge it the delay it causes.
-    FlowClass& c = classes_[flows_[leader].group];
+    FlowClass& c = classes_[share_[leader].group];
     const auto& route = flows_[leader].route;
     const double level = new_rate_[leader] / share_[leader].weight;
     ++exact_stamp_;
@@ -93,6 +93,7 @@ bool FlowNetwork::class_bottleneck(std::uint32_t group, std::uint32_t link) cons
 
 void FlowNetwork::adopt_limits(std::uint32_t group) {
     FlowClass& c = classes_[group];
+    if (c.next_limit == c.member_limit) return;  // the same bottlenecks (often: a held class's rate changed)
     c.member_limit.swap(c.next_limit);
     c.limit_links.assign(c.member_limit.begin(), c.member_limit.end());
     std::sort(c.limit_links.begin(), c.limit_links.end());
@@ -102,7 +103,7 @@ void FlowNetwork::adopt_limits(std::uint32_t group) {
 bool FlowNetwork::split_inexact_classes() {
     to_split_.clear();
     for (const std::uint32_t f : component_flows_) {
-        const std::uint32_t group = flows_[f].group;
+        const std::uint32_t group = share_[f].group;
         if (group == no_class) continue;
         if (new_limit_[f] == UINT32_MAX) {
             classes_[group].next_limit.clear();  // at its cap: nothing holds any member
@@ -120,7 +121,7 @@ void FlowNetwork::split_class(std::uint32_t leader) {
     account_progress(leader, now);
     detach(leader);
     FlowState& head = flows_[leader];
-    const std::uint32_t group = head.group;
+    const std::uint32_t group = share_[leader].group;
     FlowClass& c = classes_[group];
     FlowShare alone = share_[leader];
     alone.limiting_link = UINT32_MAX;
@@ -130,14 +131,14 @@ void FlowNetwork::split_class(std::uint32_t leader) {
         member.route.assign(head.route.begin() + c.offsets[k], head.route.begin() + c.offsets[k + 1]);
         member.remaining = head.remaining;
         member.last_update = now;
-        member.group = no_class;
         const std::uint32_t mark = share_[m].mark;  // its own selection stamp, not the leader's
         share_[m] = alone;
         share_[m].mark = mark;
+        share_[m].group = no_class;
         attach(m);
     }
     head.route.resize(c.offsets[1]);
-    head.group = no_class;
+    share_[leader].group = no_class;
     share_[leader].limiting_link = UINT32_MAX;
     attach(leader);
     c.members.clear();

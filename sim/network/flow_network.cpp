@@ -95,7 +95,7 @@ FlowId FlowNetwork::start_flow_on_route(topo::DeviceId src, topo::DeviceId dst, 
     share.weight = weight;
     f.last_update = sim_.now();
     f.draining = false;
-    f.group = no_class;
+    share.group = no_class;
     const double bottleneck =
         cost ? set_cap_from_route(slot, extra_latency, *cost) : set_cap_from_route(slot, extra_latency);
     const Time latency = f.latency;
@@ -186,11 +186,11 @@ void FlowNetwork::account_progress(std::uint32_t flow, engine::Time now) {
     const double full = share.cap * share.weight;
     if (share.limiting_link != UINT32_MAX && share.rate < full) {
         const double lost_s = (full - share.rate) / full * dt_ps * 1e-12;
-        if (f.group == no_class) {
+        if (share.group == no_class) {
             link_delay_s_[share.limiting_link] += lost_s;
         } else {
             // Each member is held by its own bottleneck link.
-            for (const std::uint32_t l : classes_[f.group].member_limit) link_delay_s_[l] += lost_s;
+            for (const std::uint32_t l : classes_[share.group].member_limit) link_delay_s_[l] += lost_s;
         }
     }
     f.last_update = now;
@@ -226,7 +226,7 @@ FlowNetwork::FlowEvent FlowNetwork::handle(const engine::Event& event) {
         case EventKind::flow_drained: {
             const std::uint32_t slot = timer_flow_[event.target];
             on_drained(slot);
-            const std::uint32_t group = flows_[slot].group;
+            const std::uint32_t group = share_[slot].group;
             if (group == no_class) {
                 event_flows_.push_back(FlowId{slot});
             } else {
@@ -239,14 +239,14 @@ FlowNetwork::FlowEvent FlowNetwork::handle(const engine::Event& event) {
             return {};
         case EventKind::flow_arrived: {
             const std::uint32_t slot = event.target;
-            const std::uint32_t group = flows_[slot].group;
+            const std::uint32_t group = share_[slot].group;
             if (group == no_class) {
                 finish_arrival(slot);
             } else {
                 FlowClass& c = classes_[group];
                 for (const std::uint32_t m : c.members) {
                     finish_arrival(m);
-                    flows_[m].group = no_class;
+                    share_[m].group = no_class;
                 }
                 c.members.clear();
                 free_classes_.push_back(group);

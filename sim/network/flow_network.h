@@ -122,7 +122,7 @@ public:
     [[nodiscard]] std::uint32_t owner(FlowId flow) const { return flows_[flow.index()].owner; }
     /// The flow's rate now (its class's: each member has the same).
     [[nodiscard]] double rate(FlowId flow) const {
-        const std::uint32_t group = flows_[flow.index()].group;
+        const std::uint32_t group = share_[flow.index()].group;
         return share_[group == no_class ? flow.index() : classes_[group].members.front()].rate;
     }
     /// The flow's duration alone on an empty network: route latency + bytes / bottleneck bandwidth.
@@ -158,12 +158,14 @@ public:
 private:
     /// What the solver reads of a flow, by slot in one flat array (share_): the loops over a link's flows touch
     /// these and nothing else of the flow.
+    static constexpr std::uint32_t no_class = UINT32_MAX;
     struct FlowShare {
         double rate = 0;
         double cap = 0;            // bottleneck bandwidth of the route over the weight: the most one share can get
         std::uint32_t weight = 1;  // shares it stands for (channels on one path)
         std::uint32_t limiting_link = UINT32_MAX;  // the link that holds it below cap, if any
         std::uint32_t mark = 0;                    // epoch stamp: selected by the update in progress
+        std::uint32_t group = no_class;            // its class, if any (FlowClass index); read in link scans
     };
     /// A flow's place on a link: its slot and the index in its route of that hop (a class crosses a link once per
     /// member that does).
@@ -180,7 +182,6 @@ private:
         std::vector<std::uint32_t> next_limit;    // the same, found by the update in progress
         std::vector<std::uint32_t> limit_links;   // member_limit's links, sorted, once each
     };
-    static constexpr std::uint32_t no_class = UINT32_MAX;
     struct FlowState {
         // Held in place up to 8 hops (a route across a rail-optimized fabric): read on every event of the flow.
         engine::SmallVector<topo::LinkId, 8> route;      // reused when the slot is; a class's leader: every member's
@@ -194,7 +195,6 @@ private:
         std::uint32_t record = UINT32_MAX;
         std::uint32_t owner = 0;
         std::uint64_t bytes = 0;
-        std::uint32_t group = no_class;  // its class, if any (FlowClass index)
         bool draining = false;           // on its links, sending
     };
 
@@ -231,7 +231,7 @@ private:
     /// A class whose members all move at their cap, with its drain scheduled.
     [[nodiscard]] bool at_cap_class(std::uint32_t flow) const {
         const FlowShare& s = share_[flow];
-        return flows_[flow].group != no_class && s.limiting_link == UINT32_MAX && s.rate == s.cap * s.weight &&
+        return s.group != no_class && s.limiting_link == UINT32_MAX && s.rate == s.cap * s.weight &&
                sim_.armed(flows_[flow].timer);
     }
     /// Whether `link` is the bottleneck of a member of the class.

@@ -60,7 +60,7 @@ void FlowNetwork::set_link_state(topo::LinkId link, double factor, const std::st
     // Classes with a member on the link: their members no longer share one fate.
     std::vector<std::uint32_t> leaders;
     for (const LinkEntry& e : link_flows_[link.index()])
-        if (flows_[e.flow].group != no_class) leaders.push_back(classes_[flows_[e.flow].group].members.front());
+        if (share_[e.flow].group != no_class) leaders.push_back(classes_[share_[e.flow].group].members.front());
     std::sort(leaders.begin(), leaders.end());
     leaders.erase(std::unique(leaders.begin(), leaders.end()), leaders.end());
     for (const std::uint32_t leader : leaders) split_class(leader);

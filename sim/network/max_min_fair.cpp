@@ -115,7 +115,7 @@ void FlowNetwork::select_affected_flows() {
                 // g's bottleneck is here but it no longer binds g (slack, or someone above g): g may rise. A class
                 // held below its cap has a bottleneck per member: any of its links may be one.
                 const bool bottleneck =
-                    flows_[g].group == no_class ? flow.limiting_link == l : class_bottleneck(flows_[g].group, l);
+                    flow.group == no_class ? flow.limiting_link == l : class_bottleneck(flow.group, l);
                 const bool freed = bottleneck && (!saturated || max_level > level * (1 + 1e-9));
                 // A flow held here below g's level: g must come down to share.
                 const bool squeezed = saturated && min_bottleneck_level < level * (1 - 1e-9);
@@ -259,7 +259,7 @@ void FlowNetwork::rate_flows_at_caps() {
         new_rate_[f] = share_[f].cap * share_[f].weight;
         new_limit_[f] = UINT32_MAX;
         // A class at its cap: nothing holds any member.
-        if (flows_[f].group != no_class) classes_[flows_[f].group].next_limit.clear();
+        if (share_[f].group != no_class) classes_[share_[f].group].next_limit.clear();
     }
 }
 
@@ -285,19 +285,19 @@ void FlowNetwork::apply_rates() {
         FlowState& flow = flows_[f];
         FlowShare& share = share_[f];
         const double rate = new_rate_[f];
-        const bool grouped = flow.group != no_class;
+        const bool grouped = share.group != no_class;
         if (rate == share.rate && sim_.armed(flow.timer)) {
             // Same rate: its finish time still holds. A new limiting link only changes whom later delay is
             // charged to.
             if (share.limiting_link != new_limit_[f] || grouped) {
                 account_progress(f, now);
                 share.limiting_link = new_limit_[f];
-                if (grouped) adopt_limits(flow.group);
+                if (grouped) adopt_limits(share.group);
             }
             continue;
         }
         account_progress(f, now);
-        if (grouped) adopt_limits(flow.group);
+        if (grouped) adopt_limits(share.group);
         ++flows_rerated_;
         share.rate = rate;
         share.limiting_link = new_limit_[f];
