@@ -134,24 +134,29 @@ void FlowNetwork::attach(std::uint32_t flow) {
     f.draining = true;
     if (options_.incremental) attached_.push_back(flow);
     f.link_pos.resize(f.route.size());
+    const std::uint64_t units = demand_units(share);  // the same on every hop (a class: every member's)
+    const std::uint32_t weight = share.weight;
     for (std::size_t i = 0; i < f.route.size(); ++i) {
-        auto& on_link = link_flows_[f.route[i].index()];
+        const std::uint32_t link = f.route[i].value;
+        auto& on_link = link_flows_[link];
         f.link_pos[i] = static_cast<std::uint32_t>(on_link.size());
         on_link.push_back({flow, static_cast<std::uint32_t>(i)});
-        demand_units_[f.route[i].index()] += demand_units(share);
-        if (may_bind(f.route[i].value)) solve_needed_ = true;
-        link_weight_[f.route[i].index()] += share.weight;
-        mark_dirty(f.route[i].value);
+        demand_units_[link] += units;
+        if (may_bind(link)) solve_needed_ = true;
+        link_weight_[link] += weight;
+        mark_dirty(link);
     }
 }
 
 void FlowNetwork::detach(std::uint32_t flow) {
     FlowState& f = flows_[flow];
     f.draining = false;
+    const std::uint64_t units = demand_units(share_[flow]);
+    const std::uint32_t weight = share_[flow].weight;
     for (std::size_t i = 0; i < f.route.size(); ++i) {
         const std::uint32_t link = f.route[i].value;
         if (may_bind(link)) solve_needed_ = true;  // a flow held here may rise
-        demand_units_[link] -= demand_units(share_[flow]);
+        demand_units_[link] -= units;
         auto& on_link = link_flows_[link];
         const std::uint32_t pos = f.link_pos[i];
         const LinkEntry moved = on_link.back();
@@ -159,7 +164,7 @@ void FlowNetwork::detach(std::uint32_t flow) {
         on_link.pop_back();
         // The entry moved into `pos` records its new position (it may be another hop of this same flow).
         flows_[moved.flow].link_pos[moved.hop] = pos;
-        link_weight_[link] -= share_[flow].weight;
+        link_weight_[link] -= weight;
         mark_dirty(link);
     }
 }
