@@ -195,7 +195,7 @@ private:
         std::uint32_t record = UINT32_MAX;
         std::uint32_t owner = 0;
         std::uint64_t bytes = 0;
-        bool draining = false;           // on its links, sending
+        bool draining = false;  // on its links, sending
     };
 
     std::uint32_t allocate_slot();
@@ -303,13 +303,14 @@ private:
     bool update_pending_ = false;
     std::vector<std::uint32_t> component_links_;
     std::vector<std::uint32_t> component_flows_;
-    std::vector<std::uint32_t> link_weight_;  // by link: weight of its draining flows
-    std::vector<double> new_rate_;            // by flow slot
-    std::vector<std::uint8_t> fixed_;         // by flow slot
-    std::vector<std::uint32_t> new_limit_;    // by flow slot: link that fixed it, or none (its own cap)
-    std::vector<std::pair<double, std::uint32_t>> share_heap_;  // fill's heap of (fair share, link)
-    std::vector<std::uint32_t> check_links_;                    // links the consistency check visits
-    std::vector<std::uint32_t> check_mark_;                     // stamps, by link
+    std::vector<std::uint32_t> link_weight_;           // by link: weight of its draining flows
+    std::vector<double> new_rate_;                     // by flow slot
+    std::vector<std::uint8_t> fixed_;                  // by flow slot
+    std::vector<std::uint32_t> new_limit_;             // by flow slot: link that fixed it, or none (its own cap)
+    __extension__ typedef unsigned __int128 ShareKey;  // (fair share bits << 32) | link: fill's heap order
+    std::vector<ShareKey> share_heap_;                 // fill's heap of (fair share, link)
+    std::vector<std::uint32_t> check_links_;           // links the consistency check visits
+    std::vector<std::uint32_t> check_mark_;            // stamps, by link
     std::uint32_t check_stamp_ = 0;
     std::vector<std::pair<double, std::uint32_t>> by_cap_;  // component flows (cap, slot), by cap then slot
     std::vector<std::uint32_t> touched_links_;

@@ -6,6 +6,7 @@
 // the result is the same on every machine. Cost: O((L + F * hops) log L + F log F) for a component of L links and F
 // flows.
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <queue>
 
@@ -130,22 +131,35 @@ void FlowNetwork::fill() {
     // Progressive filling over the selected flows, with two kinds of constraint: the selected links (fair share
     // = residual / unfixed weight; flows not selected keep their rates and take their part of the capacity) and
     // each flow's own cap. The lowest water level fixes first.
-    using Share = std::pair<double, std::uint32_t>;  // (fair share, link): smallest first, then lowest link id
-    // The heap's order, written out: std::greater on a pair goes through a three-way comparison of the doubles
-    // (a partial ordering), which was a tenth of the network benchmark's time. Shares are never NaN.
-    const auto later = [](const Share& a, const Share& b) {
-        return a.first > b.first || (a.first == b.first && a.second > b.second);
-    };
-    // A min-heap on a member vector (no allocation per update once it has grown).
-    std::vector<Share>& shares = share_heap_;
+    // The heap of (fair share, link), smallest first, then lowest link id: each pair packed in one 128-bit key
+    // (a non-negative double's bits order as the double does, and shares are never negative or NaN), so a
+    // comparison is two integer compares without a branch. A link is in the heap once, so keys are distinct and
+    // the minimum popped is the same whatever the heap's layout.
+    std::vector<ShareKey>& shares = share_heap_;
     shares.clear();
-    const auto push = [&](double share, std::uint32_t link) {
-        shares.emplace_back(share, link);
-        std::push_heap(shares.begin(), shares.end(), later);
+    const auto key = [](double share, std::uint32_t link) {
+        return (ShareKey{std::bit_cast<std::uint64_t>(share)} << 32) | link;
+    };
+    const auto share_of = [](ShareKey k) { return std::bit_cast<double>(static_cast<std::uint64_t>(k >> 32)); };
+    const auto link_of = [](ShareKey k) { return static_cast<std::uint32_t>(k); };
+    // A binary min-heap written out: sift_down also replaces the top with a larger key in one pass.
+    const auto sift_down = [&](std::size_t i) {
+        const std::size_t n = shares.size();
+        const ShareKey moving = shares[i];
+        while (true) {
+            std::size_t child = 2 * i + 1;
+            if (child >= n) break;
+            if (child + 1 < n && shares[child + 1] < shares[child]) ++child;
+            if (!(shares[child] < moving)) break;
+            shares[i] = shares[child];
+            i = child;
+        }
+        shares[i] = moving;
     };
     const auto pop = [&] {
-        std::pop_heap(shares.begin(), shares.end(), later);
+        shares.front() = shares.back();
         shares.pop_back();
+        if (!shares.empty()) sift_down(0);
     };
     for (const std::uint32_t l : component_links_) {
         double held = 0, demand = 0;
@@ -163,22 +177,21 @@ void FlowNetwork::fill() {
         // most its cap from the residual, so its fair share stays at or above the least cap of its unfixed flows,
         // and ties go to the cap. Left out (unfixed 0), it costs the heap nothing.
         link_fill_[l].unfixed = link_fill_[l].residual >= demand ? 0 : weight;
-        if (link_fill_[l].unfixed > 0) shares.emplace_back(link_fill_[l].residual / link_fill_[l].unfixed, l);
+        if (link_fill_[l].unfixed > 0) shares.push_back(key(link_fill_[l].residual / link_fill_[l].unfixed, l));
     }
     for (const std::uint32_t f : component_flows_) fixed_[f] = 0;
     if (component_flows_.size() == 1) {
         // One flow (often a class alone on its links): its level is the least fair share of its links, or its cap
         // if that is lower; the same choice, and ties, as the filling below would make.
         const std::uint32_t f = component_flows_.front();
-        Share least{INFINITY, UINT32_MAX};
-        for (const Share& s : shares) least = later(least, s) ? s : least;
-        const bool capped = shares.empty() || share_[f].cap <= least.first;
+        const ShareKey least = shares.empty() ? 0 : *std::min_element(shares.begin(), shares.end());
+        const bool capped = shares.empty() || share_[f].cap <= share_of(least);
         fixed_[f] = 1;
-        new_rate_[f] = (capped ? share_[f].cap : least.first) * share_[f].weight;
-        new_limit_[f] = capped ? UINT32_MAX : least.second;
+        new_rate_[f] = (capped ? share_[f].cap : share_of(least)) * share_[f].weight;
+        new_limit_[f] = capped ? UINT32_MAX : link_of(least);
         return;
     }
-    std::make_heap(shares.begin(), shares.end(), later);
+    for (std::size_t i = shares.size() / 2; i-- > 0;) sift_down(i);
     // Sorted as (cap, slot) pairs side by side: comparing through share_ missed the cache on large components.
     by_cap_.clear();
     for (const std::uint32_t f : component_flows_) by_cap_.emplace_back(share_[f].cap, f);
@@ -208,22 +221,23 @@ void FlowNetwork::fill() {
         while (next_cap < by_cap_.size() && fixed_[by_cap_[next_cap].second]) ++next_cap;
         if (next_cap == by_cap_.size()) break;  // every flow fixed
         while (!shares.empty()) {
-            const auto [share, link] = shares.front();
+            const std::uint32_t link = link_of(shares.front());
             if (link_fill_[link].unfixed == 0) {
                 pop();  // all its flows fixed through other links
                 continue;
             }
             const double current = link_fill_[link].residual / link_fill_[link].unfixed;
-            if (share == current) break;
-            pop();
-            push(current, link);
+            if (share_of(shares.front()) == current) break;
+            shares.front() = key(current, link);  // a key only rises: sifted down in place
+            sift_down(0);
         }
         const std::uint32_t capped = by_cap_[next_cap].second;
-        if (shares.empty() || share_[capped].cap <= shares.front().first) {
+        if (shares.empty() || share_[capped].cap <= share_of(shares.front())) {
             fix(capped, share_[capped].cap, UINT32_MAX);
             continue;
         }
-        const auto [share, link] = shares.front();
+        const double share = share_of(shares.front());
+        const std::uint32_t link = link_of(shares.front());
         pop();
         for (const auto [f, hop] : link_flows_[link]) {
             if (!fixed_[f]) fix(f, share, link);
