@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "engine/flat_map.h"
 #include "engine/time.h"
 #include "topologies/cluster.h"
 
@@ -108,6 +109,8 @@ private:
     void compute_exits(Server& server);
     /// u's distance to dst by the two-level formula.
     std::int64_t distance(DeviceId u, DeviceId dst, const Walked& w);
+    /// A fabric device's distance to dst (`distance`), kept by (dst, device) in fabric_distances_.
+    std::int64_t fabric_distance(DeviceId x, DeviceId dst, const Walked& w);
     /// u's equal-cost next hops to dst: [first, first + count) in w.links (found and kept on first use).
     std::pair<std::uint32_t, std::uint32_t> walked_hops(DeviceId u, DeviceId dst, Walked& w);
 
@@ -125,11 +128,12 @@ private:
     std::vector<DeviceId> fabric_devices_;
     std::vector<std::uint32_t> fabric_in_offsets_, fabric_in_src_;  // in-edges per fabric device (CSR)
     std::vector<std::int64_t> fabric_in_cost_;
-    std::vector<Walked> walked_;            // by destination
-    std::vector<NextHops> next_hop_cache_;  // by destination; empty until needed
-    std::vector<std::int64_t> scratch_;     // distances while a table is built
-    std::size_t tables_ = 0;                // next-hop tables built
-    std::vector<std::uint8_t> down_;        // by link, once some link failed
+    std::vector<Walked> walked_;                        // by destination
+    engine::FlatMap64<std::int64_t> fabric_distances_;  // by (destination << 32 | fabric device)
+    std::vector<NextHops> next_hop_cache_;              // by destination; empty until needed
+    std::vector<std::int64_t> scratch_;                 // distances while a table is built
+    std::size_t tables_ = 0;                            // next-hop tables built
+    std::vector<std::uint8_t> down_;                    // by link, once some link failed
     std::size_t links_down_ = 0;
 };
 

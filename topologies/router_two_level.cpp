@@ -20,6 +20,7 @@ void Router::index_servers() {
     position_in_server_.assign(devices.size(), UINT32_MAX);
     boundary_slot_.assign(devices.size(), UINT32_MAX);
     walked_.assign(devices.size(), Walked{});
+    fabric_distances_.clear();
     for (std::size_t v = 0; v < devices.size(); ++v) {
         if (devices[v].node < 0) continue;
         Server& server = servers_[static_cast<std::size_t>(devices[v].node)];
@@ -94,12 +95,34 @@ std::int64_t Router::distance(DeviceId u, DeviceId dst, const Walked& w) {
     const std::int32_t node = cluster_.device(dst).node;
     const Server& server = servers_[static_cast<std::size_t>(node)];
     std::int64_t best = cluster_.device(u).node == node ? w.inside[position_in_server_[u.index()]] : unreachable;
+    if (fabric_only_ && fabric_index_[u.index()] == UINT32_MAX) {
+        // Inside a server: out through one of its exits to a fabric device, then on from there. The same minimum
+        // as over entries of (u to the entry's boundary device, which goes out through the exits) + the entry, in
+        // the other order; a fabric device's distance to dst is kept, as every device of every server behind it
+        // asks for it.
+        const Server& from = servers_[static_cast<std::size_t>(cluster_.device(u).node)];
+        const std::size_t exits = from.exits.size();
+        const std::int64_t* row = from.to_exit.data() + position_in_server_[u.index()] * exits;
+        for (std::size_t k = 0; k < exits; ++k) {
+            if (row[k] == unreachable) continue;
+            const std::int64_t rest = fabric_distance(cluster_.link(from.exits[k]).dst, dst, w);
+            if (rest != unreachable) best = std::min(best, row[k] + rest);
+        }
+        return best;
+    }
     for (std::size_t e = 0; e < server.entries.size(); ++e) {
         if (w.through_entry[e] == unreachable) continue;
         const std::int64_t to_b = to_boundary(u, w.entry_slot[e]);
         if (to_b != unreachable) best = std::min(best, to_b + w.through_entry[e]);
     }
     return best;
+}
+
+std::int64_t Router::fabric_distance(DeviceId x, DeviceId dst, const Walked& w) {
+    bool inserted = false;
+    std::int64_t& kept = fabric_distances_.find_or_insert((std::uint64_t{dst.value} << 32) | x.value, inserted);
+    if (inserted) kept = distance(x, dst, w);
+    return kept;
 }
 
 std::pair<std::uint32_t, std::uint32_t> Router::walked_hops(DeviceId u, DeviceId dst, Walked& w) {
