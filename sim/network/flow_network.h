@@ -312,7 +312,7 @@ private:
     std::vector<std::uint32_t> check_links_;           // links the consistency check visits
     std::vector<std::uint32_t> check_mark_;            // stamps, by link
     std::uint32_t check_stamp_ = 0;
-    std::vector<std::pair<double, std::uint32_t>> by_cap_;  // component flows (cap, slot), by cap then slot
+    std::vector<ShareKey> by_cap_;  // component flows as keys (cap, slot), by cap then slot
     std::vector<std::uint32_t> touched_links_;
     std::vector<std::uint32_t> utilization_mark_;  // epoch stamps, by link
 

@@ -137,11 +137,11 @@ void FlowNetwork::fill() {
     // the minimum popped is the same whatever the heap's layout.
     std::vector<ShareKey>& shares = share_heap_;
     shares.clear();
-    const auto key = [](double share, std::uint32_t link) {
-        return (ShareKey{std::bit_cast<std::uint64_t>(share)} << 32) | link;
+    const auto key = [](double value, std::uint32_t id) {  // (a share and its link, or a cap and its flow)
+        return (ShareKey{std::bit_cast<std::uint64_t>(value)} << 32) | id;
     };
     const auto share_of = [](ShareKey k) { return std::bit_cast<double>(static_cast<std::uint64_t>(k >> 32)); };
-    const auto link_of = [](ShareKey k) { return static_cast<std::uint32_t>(k); };
+    const auto id_of = [](ShareKey k) { return static_cast<std::uint32_t>(k); };
     // A binary min-heap written out: sift_down also replaces the top with a larger key in one pass.
     const auto sift_down = [&](std::size_t i) {
         const std::size_t n = shares.size();
@@ -188,16 +188,14 @@ void FlowNetwork::fill() {
         const bool capped = shares.empty() || share_[f].cap <= share_of(least);
         fixed_[f] = 1;
         new_rate_[f] = (capped ? share_[f].cap : share_of(least)) * share_[f].weight;
-        new_limit_[f] = capped ? UINT32_MAX : link_of(least);
+        new_limit_[f] = capped ? UINT32_MAX : id_of(least);
         return;
     }
     for (std::size_t i = shares.size() / 2; i-- > 0;) sift_down(i);
-    // Sorted as (cap, slot) pairs side by side: comparing through share_ missed the cache on large components.
+    // Sorted as (cap, slot) keys side by side: comparing through share_ missed the cache on large components.
     by_cap_.clear();
-    for (const std::uint32_t f : component_flows_) by_cap_.emplace_back(share_[f].cap, f);
-    std::sort(by_cap_.begin(), by_cap_.end(), [](const auto& a, const auto& b) {
-        return a.first < b.first || (a.first == b.first && a.second < b.second);
-    });
+    for (const std::uint32_t f : component_flows_) by_cap_.push_back(key(share_[f].cap, f));  // caps: >= 0, not NaN
+    std::sort(by_cap_.begin(), by_cap_.end());
     // Fixes flow f at water level `level` per share: its rate is level x weight.
     auto fix = [&](std::uint32_t f, double level, std::uint32_t at_link) {
         const std::uint32_t weight = share_[f].weight;
@@ -218,10 +216,10 @@ void FlowNetwork::fill() {
     // in the heap is a lower bound of its link's share. A popped key below the current share is pushed back with
     // the current one; a key equal to it is the true minimum. Each link is in the heap once.
     while (true) {
-        while (next_cap < by_cap_.size() && fixed_[by_cap_[next_cap].second]) ++next_cap;
+        while (next_cap < by_cap_.size() && fixed_[id_of(by_cap_[next_cap])]) ++next_cap;
         if (next_cap == by_cap_.size()) break;  // every flow fixed
         while (!shares.empty()) {
-            const std::uint32_t link = link_of(shares.front());
+            const std::uint32_t link = id_of(shares.front());
             if (link_fill_[link].unfixed == 0) {
                 pop();  // all its flows fixed through other links
                 continue;
@@ -231,13 +229,13 @@ void FlowNetwork::fill() {
             shares.front() = key(current, link);  // a key only rises: sifted down in place
             sift_down(0);
         }
-        const std::uint32_t capped = by_cap_[next_cap].second;
+        const std::uint32_t capped = id_of(by_cap_[next_cap]);
         if (shares.empty() || share_[capped].cap <= share_of(shares.front())) {
             fix(capped, share_[capped].cap, UINT32_MAX);
             continue;
         }
         const double share = share_of(shares.front());
-        const std::uint32_t link = link_of(shares.front());
+        const std::uint32_t link = id_of(shares.front());
         pop();
         for (const auto [f, hop] : link_flows_[link]) {
             if (!fixed_[f]) fix(f, share, link);
