@@ -63,23 +63,23 @@ bool FlowNetwork::class_exact(std::uint32_t leader) {
     FlowClass& c = classes_[share_[leader].group];
     const auto& route = flows_[leader].route;
     const double level = new_rate_[leader] / share_[leader].weight;
-    ++exact_stamp_;
     c.next_limit.assign(c.members.size(), UINT32_MAX);
     for (std::size_t k = 0; k < c.members.size(); ++k) {
         for (std::uint32_t hop = c.offsets[k]; hop < c.offsets[k + 1]; ++hop) {
             const std::uint32_t l = route[hop].value;
-            if (exact_mark_[l] != exact_stamp_) {
-                exact_mark_[l] = exact_stamp_;
+            // A link's load is the same for every class checked in this pass: summed once (split_inexact_classes).
+            LinkLoad& load = link_load_[l];
+            if (load.stamp != exact_stamp_) {
                 double total = 0, max_level = 0;
                 for (const LinkEntry& e : link_flows_[l]) {
                     const double rate = share_[e.flow].mark == epoch_ ? new_rate_[e.flow] : share_[e.flow].rate;
                     total += rate;
                     max_level = std::max(max_level, rate / share_[e.flow].weight);
                 }
-                exact_ok_[l] = total >= capacity_[l] * (1 - 1e-9) && max_level <= level * (1 + 1e-9);
+                load = {max_level, exact_stamp_, total >= capacity_[l] * (1 - 1e-9)};
             }
             // Of several, the lowest link id, as the fill would pick among equal shares.
-            if (exact_ok_[l]) c.next_limit[k] = std::min(c.next_limit[k], l);
+            if (load.saturated && load.max_level <= level * (1 + 1e-9)) c.next_limit[k] = std::min(c.next_limit[k], l);
         }
         if (c.next_limit[k] == UINT32_MAX) return false;
     }
@@ -102,6 +102,7 @@ void FlowNetwork::adopt_limits(std::uint32_t group) {
 
 bool FlowNetwork::split_inexact_classes() {
     to_split_.clear();
+    ++exact_stamp_;  // links' loads summed afresh (no rate changes during the pass: classes split after it)
     for (const std::uint32_t f : component_flows_) {
         const std::uint32_t group = share_[f].group;
         if (group == no_class) continue;

@@ -31,8 +31,7 @@ FlowNetwork::FlowNetwork(const topo::Cluster& cluster, engine::Simulator& sim, N
     utilization_mark_.assign(links, 0);
     check_mark_.assign(links, 0);
     link_weight_.assign(links, 0);
-    exact_mark_.assign(links, 0);
-    exact_ok_.assign(links, 0);
+    link_load_.assign(links, LinkLoad{});
     if (options_.record_link_utilization) utilization_ = LinkUtilization(links);
 }
 

@@ -321,8 +321,12 @@ private:
     std::vector<std::uint32_t> starting_;  // flows started this instant, attached (alone or in classes) by the update
     std::vector<std::uint32_t> to_split_;
     std::vector<std::uint32_t> round_dirty_;  // the update's dirty links, kept for a second round after a split
-    std::vector<std::uint32_t> exact_mark_;   // stamps, by link
-    std::vector<std::uint8_t> exact_ok_;      // by link: saturated with no share above the class being checked
+    struct LinkLoad {  // what class_exact reads of a link: the highest share on it, and whether it is full
+        double max_level = 0;
+        std::uint32_t stamp = 0;  // the pass (exact_stamp_) it was summed in
+        bool saturated = false;
+    };
+    std::vector<LinkLoad> link_load_;  // by link
     std::uint32_t exact_stamp_ = 0;
     std::vector<FlowId> event_flows_;     // the flows of the event handled last
     std::vector<std::uint32_t> release_;  // slots of flows reported arrived, freed at the next event
