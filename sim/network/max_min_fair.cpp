@@ -115,9 +115,10 @@ void FlowNetwork::select_affected_flows() {
                 const double level = flow.rate / flow.weight;
                 // g's bottleneck is here but it no longer binds g (slack, or someone above g): g may rise. A class
                 // held below its cap has a bottleneck per member: any of its links may be one.
-                const bool bottleneck =
-                    flow.group == no_class ? flow.limiting_link == l : class_bottleneck(flow.group, l);
-                const bool freed = bottleneck && (!saturated || max_level > level * (1 + 1e-9));
+                // (The test of the link first: the class's bottleneck lookup only where the link lets g rise.)
+                const bool may_rise = !saturated || max_level > level * (1 + 1e-9);
+                const bool freed =
+                    may_rise && (flow.group == no_class ? flow.limiting_link == l : class_bottleneck(flow.group, l));
                 // A flow held here below g's level: g must come down to share.
                 const bool squeezed = saturated && min_bottleneck_level < level * (1 - 1e-9);
                 if (freed || squeezed) add_flow(g);
