@@ -239,7 +239,9 @@ void FlowNetwork::fill() {
         const std::uint32_t link = id_of(shares.front());
         pop();
         for (const auto [f, hop] : link_flows_[link]) {
-            if (!fixed_[f]) fix(f, share, link);
+            // Only selected flows: a flow held at its rate (counted in the link's residual above) keeps it, and
+            // its fixed_ mark may be stale (flows rated at their caps never pass through a fill).
+            if (share_[f].mark == epoch_ && !fixed_[f]) fix(f, share, link);
         }
     }
 }
