@@ -84,6 +84,46 @@ TEST_CASE("links faster than the demand bound's clamp (2^40 B/s) still share, an
     REQUIRE(f.arrival_of(1) == Time{3'500'000});
 }
 
+TEST_CASE("a class held at its cap keeps its rate out of the fill: a flow on another of its links is not over-given",
+          "[sim][network]") {
+    // Switch chain s1 -L2(300)-> s2 -L3(400)-> s3 (GB/s); other cables 1000 GB/s unless said. At 0, class C starts:
+    // c1 gC -(100)-> s1 -> s2 -> s3 -> gZ and c2 gX -(100)-> s4 -> gY, alike (same bytes, cap 100): no link can
+    // bind, so C takes its caps without the solver. At 1 us, D (s1 -> s2, over L2) and E (s2 -> s3, over L3)
+    // start. C is held (at its cap, not selected); L2 leaves 300 - 100 = 200 for D, L3 leaves 400 - 100 = 300
+    // for E. (The fill once fixed C too when L2 filled, at L2's share 200, taking 200 from L3 a second time and
+    // its count of unfixed flows: E then went to its cap, 400, beside C's 100 on a 400 GB/s link.)
+    NetworkFixture f;
+    const auto s1 = f.network_switch("s1"), s2 = f.network_switch("s2"), s3 = f.network_switch("s3"),
+               s4 = f.network_switch("s4");
+    const auto gc = f.gpu("gC"), gz = f.gpu("gZ"), gx = f.gpu("gX"), gy = f.gpu("gY");
+    const auto gd = f.gpu("gD"), gdd = f.gpu("gDd"), ge = f.gpu("gE"), gee = f.gpu("gEe");
+    f.cluster.add_cable(gc, s1, 100e9, 0ns, topo::LinkKind::pcie);
+    f.cluster.add_cable(gz, s3, 1000e9, 0ns, topo::LinkKind::pcie);
+    f.cluster.add_cable(gx, s4, 100e9, 0ns, topo::LinkKind::pcie);
+    f.cluster.add_cable(gy, s4, 1000e9, 0ns, topo::LinkKind::pcie);
+    f.cluster.add_cable(gd, s1, 1000e9, 0ns, topo::LinkKind::pcie);
+    f.cluster.add_cable(gdd, s2, 1000e9, 0ns, topo::LinkKind::pcie);
+    f.cluster.add_cable(ge, s2, 1000e9, 0ns, topo::LinkKind::pcie);
+    f.cluster.add_cable(gee, s3, 1000e9, 0ns, topo::LinkKind::pcie);
+    f.cluster.add_link(s1, s2, 300e9, 0ns, topo::LinkKind::infiniband);
+    f.cluster.add_link(s2, s3, 400e9, 0ns, topo::LinkKind::infiniband);
+    f.start();
+    const auto c1 = f.net->start_flow(gc, gz, 100'000'000, 0, 1);
+    const auto c2 = f.net->start_flow(gx, gy, 100'000'000, 0, 2);
+    f.run(Time{0});
+    REQUIRE(f.net->classes_formed() == 1);
+    REQUIRE(f.net->updates_at_caps() == 1);
+    REQUIRE(f.net->rate(c1) == 100e9);
+    f.run(1us);
+    const auto d = f.net->start_flow(gd, gdd, 100'000'000, 0, 3);
+    const auto e = f.net->start_flow(ge, gee, 100'000'000, 0, 4);
+    f.run(1us);
+    CHECK(f.net->rate(c1) == 100e9);
+    CHECK(f.net->rate(c2) == 100e9);
+    CHECK(f.net->rate(d) == 200e9);
+    CHECK(f.net->rate(e) == 300e9);
+}
+
 TEST_CASE("a textbook max-min example on three links gets the hand-computed rates", "[sim][network]") {
     // Switch chain s0 -L1(10)-> s1 -L2(12)-> s2 -L3(16)-> s3 (GB/s); GPU gi hangs off si by 1000 GB/s links.
     // Flows: f0 g0->g3 (L1 L2 L3), f1 g0->g1 (L1), f2 g1->g2 (L2), f3 g2->g3 (L3), f4 g1->g3 (L2 L3).
