@@ -30,7 +30,6 @@ FlowNetwork::FlowNetwork(const topo::Cluster& cluster, engine::Simulator& sim, N
     link_fill_.assign(links, LinkFill{});
     utilization_mark_.assign(links, 0);
     check_mark_.assign(links, 0);
-    link_weight_.assign(links, 0);
     link_load_.assign(links, LinkLoad{});
     if (options_.record_link_utilization) utilization_ = LinkUtilization(links);
 }
@@ -134,7 +133,6 @@ void FlowNetwork::attach(std::uint32_t flow) {
     if (options_.incremental) attached_.push_back(flow);
     f.link_pos.resize(f.route.size());
     const std::uint64_t units = demand_units(share);  // the same on every hop (a class: every member's)
-    const std::uint32_t weight = share.weight;
     for (std::size_t i = 0; i < f.route.size(); ++i) {
         const std::uint32_t link = f.route[i].value;
         auto& on_link = link_flows_[link];
@@ -142,7 +140,6 @@ void FlowNetwork::attach(std::uint32_t flow) {
         on_link.push_back({flow, static_cast<std::uint32_t>(i)});
         demand_units_[link] += units;
         if (may_bind(link)) solve_needed_ = true;
-        link_weight_[link] += weight;
         mark_dirty(link);
     }
 }
@@ -151,7 +148,6 @@ void FlowNetwork::detach(std::uint32_t flow) {
     FlowState& f = flows_[flow];
     f.draining = false;
     const std::uint64_t units = demand_units(share_[flow]);
-    const std::uint32_t weight = share_[flow].weight;
     for (std::size_t i = 0; i < f.route.size(); ++i) {
         const std::uint32_t link = f.route[i].value;
         if (may_bind(link)) solve_needed_ = true;  // a flow held here may rise
@@ -163,7 +159,6 @@ void FlowNetwork::detach(std::uint32_t flow) {
         on_link.pop_back();
         // The entry moved into `pos` records its new position (it may be another hop of this same flow).
         flows_[moved.flow].link_pos[moved.hop] = pos;
-        link_weight_[link] -= weight;
         mark_dirty(link);
     }
 }

@@ -303,7 +303,6 @@ private:
     bool update_pending_ = false;
     std::vector<std::uint32_t> component_links_;
     std::vector<std::uint32_t> component_flows_;
-    std::vector<std::uint32_t> link_weight_;           // by link: weight of its draining flows
     std::vector<double> new_rate_;                     // by flow slot
     std::vector<std::uint8_t> fixed_;                  // by flow slot
     std::vector<std::uint32_t> new_limit_;             // by flow slot: link that fixed it, or none (its own cap)
