@@ -101,7 +101,7 @@ private:
     /// The distances to the boundary device b (one Dijkstra, kept): of the fabric's devices on the fabric graph,
     /// or of every device when the servers are cabled to one another (router_fabric.cpp). Returns its slot.
     std::uint32_t distances_to_boundary(DeviceId b);
-    /// u's distance to the boundary device whose distances are in `slot`.
+    /// u's distance to the boundary device whose distances are in `slot` (on the fabric graph: u a fabric device).
     std::int64_t to_boundary(DeviceId u, std::uint32_t slot) const;
     /// The fabric graph: the devices outside servers, their links, and a link per pair crossing a server.
     void build_fabric();

@@ -149,20 +149,10 @@ std::uint32_t Router::distances_to_boundary(DeviceId b) {
 }
 
 std::int64_t Router::to_boundary(DeviceId u, std::uint32_t slot) const {
+    // On the fabric graph, only fabric devices have distances: `distance` takes a server's devices out through
+    // their exits itself.
     const auto& dist = boundary_distances_[slot];
-    if (!fabric_only_) return dist[u.index()];
-    if (fabric_index_[u.index()] != UINT32_MAX) return dist[fabric_index_[u.index()]];
-    // From inside a server: out through the cheapest exit.
-    const Server& server = servers_[static_cast<std::size_t>(cluster_.device(u).node)];
-    const std::size_t exits = server.exits.size();
-    const std::int64_t* row = server.to_exit.data() + position_in_server_[u.index()] * exits;
-    std::int64_t best = unreachable;
-    for (std::size_t k = 0; k < exits; ++k) {
-        if (row[k] == unreachable) continue;
-        const std::int64_t rest = dist[fabric_index_[cluster_.link(server.exits[k]).dst.index()]];
-        if (rest != unreachable) best = std::min(best, row[k] + rest);
-    }
-    return best;
+    return dist[fabric_only_ ? fabric_index_[u.index()] : u.index()];
 }
 
 }  // namespace clustersim::topo
