@@ -2,10 +2,10 @@
 // fairness (progressive filling). When flows start or end, rates are recomputed once per instant, and only for
 // the flows connected to the touched links through shared links (a component), never globally.
 //
-// By default the update is incremental: it starts from the new flows and the flows on the touched links that may
-// bind (below), fills their rates with every other flow holding its rate, then adds each other flow whose max-min
-// conditions the new rates break on a shared link (its bottleneck link no longer binds it, or a flow held on a link
-// it crosses sits below it) and fills again, until no condition is broken. The result is a max-min fair
+// By default the update is incremental: it starts from the new flows and the flows that the touched links held
+// below their caps, fills their rates with every other flow holding its rate, then adds each other flow whose
+// max-min conditions the new rates break on a shared link (its bottleneck link no longer binds it, or a flow held on
+// a link it crosses sits below it) and fills again, until no condition is broken. The result is a max-min fair
 // allocation, found by touching a handful of flows. When no touched link may bind, before a flow left it or after
 // one came, the solver is skipped: the new flows take their caps and no other rate changes (demand_units_).
 // The reference mode recomputes the whole component (below); tests check that both agree.
@@ -228,14 +228,13 @@ private:
     [[nodiscard]] auto class_key(std::uint32_t flow) const {
         return std::tie(flows_[flow].bytes, flows_[flow].latency, share_[flow].weight, share_[flow].cap);
     }
-    /// A class whose members all move at their cap, with its drain scheduled.
-    [[nodiscard]] bool at_cap_class(std::uint32_t flow) const {
-        const FlowShare& s = share_[flow];
-        return s.group != no_class && s.limiting_link == UINT32_MAX && s.rate == s.cap * s.weight &&
-               sim_.armed(flows_[flow].timer);
-    }
     /// Whether `link` is the bottleneck of a member of the class.
     [[nodiscard]] bool class_bottleneck(std::uint32_t group, std::uint32_t link) const;
+    /// Whether `link` holds the flow below its cap (a class: holds one of its members).
+    [[nodiscard]] bool held_by(std::uint32_t flow, std::uint32_t link) const {
+        const FlowShare& s = share_[flow];
+        return s.group == no_class ? s.limiting_link == link : class_bottleneck(s.group, link);
+    }
     /// Makes the bottlenecks the update found the class's own.
     void adopt_limits(std::uint32_t group);
     void finish_arrival(std::uint32_t flow);

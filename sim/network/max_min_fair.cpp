@@ -76,9 +76,12 @@ void FlowNetwork::select_affected_flows() {
         // held elsewhere, and one that was held here (before a flow left) is found freed by the check below.
         if (!may_bind(l)) continue;
         for (const LinkEntry& e : link_flows_[l]) {
-            // A class at its cap cannot rise, and if the change squeezes it the check below adds it: held, it costs
-            // nothing, where adding it would refill every link of every member.
-            if (!at_cap_class(e.flow)) add_flow(e.flow);
+            // Only the flows this link held below their caps: they may rise if flows left it. Every other flow on it
+            // is held elsewhere (or at its cap) and keeps its rate unless the new rates break its conditions, which
+            // the check below finds: a newcomer's share below its level on a saturated link (squeezed), or its own
+            // bottleneck freed by a flow that rose. Starting from all the link's flows gave the same rates (the
+            // max-min allocation is unique) for several times the fill's work on busy links.
+            if (share_[e.flow].mark != epoch_ && held_by(e.flow, l)) add_flow(e.flow);
         }
     }
     while (true) {
