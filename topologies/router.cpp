@@ -91,23 +91,25 @@ bool Router::route(DeviceId src, DeviceId dst, std::uint64_t flow_key, std::vect
     // Next hops at a device: two-level where the destination's server allows it, else the destination's table.
     Walked* w = walked_to(dst);
     const NextHops* table = w ? nullptr : &next_hops_to(dst);
-    const auto hops_at = [&](DeviceId at) -> std::pair<std::uint32_t, std::uint32_t> {
-        if (w) return walked_hops(at, dst, *w);
-        return {table->offsets[at.index()], table->offsets[at.index() + 1] - table->offsets[at.index()]};
+    PatternMemo memo;
+    const auto hops_at = [&](DeviceId at) -> std::span<const LinkId> {
+        if (w) return next_hops(at, dst, *w, memo);
+        const std::uint32_t first = table->offsets[at.index()];
+        return {table->links.data() + first, table->offsets[at.index() + 1] - first};
     };
-    if (hops_at(src).second == 0) {  // no next hop: unreachable
+    if (hops_at(src).empty()) {  // no next hop: unreachable
         throw engine::InputError(fmt::format("no route from '{}' to '{}' in the topology", cluster_.device(src).name,
                                              cluster_.device(dst).name));
     }
     bool multipath = false;
     DeviceId at = src;
     while (at != dst) {
-        const auto [first, count] = hops_at(at);
+        const std::span<const LinkId> hops = hops_at(at);  // (valid until the next lookup)
+        const std::size_t count = hops.size();
         CLUSTERSIM_CHECK(count > 0, "routing broken at '{}'", cluster_.device(at).name);
         multipath = multipath || count > 1;
-        const std::uint32_t pick =
-            count == 1 ? 0 : static_cast<std::uint32_t>((flow_key + engine::splitmix64(at.value)) % count);
-        const LinkId l = (w ? w->links : table->links)[first + pick];
+        const std::size_t pick = count == 1 ? 0 : (flow_key + engine::splitmix64(at.value)) % count;
+        const LinkId l = hops[pick];
         out.push_back(l);
         at = cluster_.link(l).dst;
     }
@@ -129,7 +131,8 @@ engine::Time Router::path_latency(DeviceId src, DeviceId dst) {
 std::optional<int> Router::path_hops(DeviceId src, DeviceId dst) {
     if (src == dst) return 0;
     if (Walked* w = walked_to(dst)) {
-        if (walked_hops(src, dst, *w).second == 0) return std::nullopt;
+        PatternMemo memo;
+        if (next_hops(src, dst, *w, memo).empty()) return std::nullopt;
         return static_cast<int>(route(src, dst, 0).size());
     }
     const NextHops& hops = next_hops_to(dst);

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "engine/flat_map.h"
@@ -113,6 +114,29 @@ private:
     std::int64_t fabric_distance(DeviceId x, DeviceId dst, const Walked& w);
     /// u's equal-cost next hops to dst: [first, first + count) in w.links (found and kept on first use).
     std::pair<std::uint32_t, std::uint32_t> walked_hops(DeviceId u, DeviceId dst, Walked& w);
+    /// The exit pattern of one server towards one destination, kept through one route's walk.
+    struct PatternMemo {
+        std::int32_t node = -1;
+        std::uint32_t pattern = UINT32_MAX;
+    };
+    /// u's equal-cost next hops to dst, wherever they are kept: by exit pattern (below) for a device in a server
+    /// other than dst's on the fabric graph, else walked_hops. Valid until the next call.
+    std::span<const LinkId> next_hops(DeviceId u, DeviceId dst, Walked& w, PatternMemo& memo);
+
+    // Source-side routing by exit pattern (router_exit_patterns.cpp). On the fabric graph, a device u in a server
+    // S other than dst's reaches dst through one of S's exits: its distance is min over exits k of (cost to leave
+    // through k) + R[k], with R[k] the distance from exit k's far end (a fabric device) to dst. So u's next hops
+    // depend on dst only through R, and not at all on a shift of R. R depends on S only through the far ends of
+    // its exits: servers on the same leaves share it (every server of a leaf group, on the presets), and
+    // destinations alike in where they sit share the shifted R (a "pattern"; a few dozen on a rail-optimized
+    // fabric). Next hops are kept by (pattern, u): far fewer than by (dst, u), which grew with every pair of GPUs
+    // that ever exchanged traffic.
+    static constexpr std::uint32_t no_pattern = UINT32_MAX;
+    /// The pattern of server `node`'s exits towards dst.
+    std::uint32_t exit_pattern(std::int32_t node, DeviceId dst, const Walked& w);
+    /// u's next hops under `pattern` (u in a server other than the destination's).
+    std::span<const LinkId> pattern_hops(DeviceId u, std::uint32_t pattern);
+    void index_exit_sets();
 
     const Cluster& cluster_;
     bool two_level_ = true;
@@ -129,6 +153,16 @@ private:
     std::vector<std::uint32_t> fabric_in_offsets_, fabric_in_src_;  // in-edges per fabric device (CSR)
     std::vector<std::int64_t> fabric_in_cost_;
     std::vector<Walked> walked_;                        // by destination
+    std::vector<std::uint32_t> exit_set_;               // by node: its exits' far ends, as an index in exit_far_ends_
+    std::vector<std::vector<DeviceId>> exit_far_ends_;  // distinct lists of exits' far ends
+    engine::FlatMap64<std::uint32_t> exit_patterns_;    // by (destination << 32 | exit set): pattern id
+    std::vector<std::int64_t> pattern_costs_;           // pattern p: R - min R, [pattern_first_[p], [p + 1])
+    std::vector<std::uint32_t> pattern_first_;
+    std::vector<std::uint32_t> pattern_same_hash_;       // by pattern: the next pattern of the same hash, or none
+    engine::FlatMap64<std::uint32_t> patterns_by_hash_;  // by hash of the costs: the first pattern with it
+    engine::FlatMap64<std::uint64_t> pattern_hops_;      // by (pattern << 32 | device): first << 32 | count
+    std::vector<LinkId> pattern_links_;
+    std::vector<std::int64_t> pattern_scratch_;
     engine::FlatMap64<std::int64_t> fabric_distances_;  // by (destination << 32 | fabric device)
     std::vector<NextHops> next_hop_cache_;              // by destination; empty until needed
     std::vector<std::int64_t> scratch_;                 // distances while a table is built

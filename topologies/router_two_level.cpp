@@ -43,7 +43,10 @@ void Router::index_servers() {
                         std::all_of(server.entries.begin(), server.entries.end(),
                                     [&](LinkId l) { return forwards_traffic(cluster_.device(cluster_.link(l).src)); });
     }
-    if (fabric_only_) build_fabric();
+    if (fabric_only_) {
+        build_fabric();
+        index_exit_sets();
+    }
 }
 
 Router::Walked* Router::walked_to(DeviceId dst) {
