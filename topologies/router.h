@@ -114,10 +114,15 @@ private:
     std::int64_t fabric_distance(DeviceId x, DeviceId dst, const Walked& w);
     /// u's equal-cost next hops to dst: [first, first + count) in w.links (found and kept on first use).
     std::pair<std::uint32_t, std::uint32_t> walked_hops(DeviceId u, DeviceId dst, Walked& w);
+    /// A server's exits towards one destination: the pattern of their distances, and the least of them.
+    struct ExitPattern {
+        std::uint32_t pattern = UINT32_MAX;
+        std::int64_t least = unreachable;
+    };
     /// The exit pattern of one server towards one destination, kept through one route's walk.
     struct PatternMemo {
         std::int32_t node = -1;
-        std::uint32_t pattern = UINT32_MAX;
+        ExitPattern exits;
     };
     /// u's equal-cost next hops to dst, wherever they are kept: by exit pattern (below) for a device in a server
     /// other than dst's on the fabric graph, else walked_hops. Valid until the next call.
@@ -133,7 +138,10 @@ private:
     // that ever exchanged traffic.
     static constexpr std::uint32_t no_pattern = UINT32_MAX;
     /// The pattern of server `node`'s exits towards dst.
-    std::uint32_t exit_pattern(std::int32_t node, DeviceId dst, const Walked& w);
+    ExitPattern exit_pattern(std::int32_t node, DeviceId dst, const Walked& w);
+    /// The least over v's server's exits k of (the cost to leave v through k) + (the pattern's entry for k): v's
+    /// distance to the destination minus the pattern's least.
+    [[nodiscard]] std::int64_t through_exits(DeviceId v, std::uint32_t pattern) const;
     /// u's next hops under `pattern` (u in a server other than the destination's).
     std::span<const LinkId> pattern_hops(DeviceId u, std::uint32_t pattern);
     void index_exit_sets();
@@ -155,7 +163,7 @@ private:
     std::vector<Walked> walked_;                        // by destination
     std::vector<std::uint32_t> exit_set_;               // by node: its exits' far ends, as an index in exit_far_ends_
     std::vector<std::vector<DeviceId>> exit_far_ends_;  // distinct lists of exits' far ends
-    engine::FlatMap64<std::uint32_t> exit_patterns_;    // by (destination << 32 | exit set): pattern id
+    engine::FlatMap64<ExitPattern> exit_patterns_;      // by (destination << 32 | exit set)
     std::vector<std::int64_t> pattern_costs_;           // pattern p: R - min R, [pattern_first_[p], [p + 1])
     std::vector<std::uint32_t> pattern_first_;
     std::vector<std::uint32_t> pattern_same_hash_;       // by pattern: the next pattern of the same hash, or none

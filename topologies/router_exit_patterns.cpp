@@ -32,10 +32,10 @@ void Router::index_exit_sets() {
     }
 }
 
-std::uint32_t Router::exit_pattern(std::int32_t node, DeviceId dst, const Walked& w) {
+Router::ExitPattern Router::exit_pattern(std::int32_t node, DeviceId dst, const Walked& w) {
     const std::uint32_t set = exit_set_[static_cast<std::size_t>(node)];
     const std::uint64_t key = (std::uint64_t{dst.value} << 32) | set;
-    if (const std::uint32_t* known = exit_patterns_.find(key)) return *known;
+    if (const ExitPattern* known = exit_patterns_.find(key)) return *known;
     // R: the far ends' distances to dst, shifted so that the least is 0 (unreachable ones stay so).
     auto& costs = pattern_scratch_;
     costs.clear();
@@ -76,8 +76,21 @@ std::uint32_t Router::exit_pattern(std::int32_t node, DeviceId dst, const Walked
         }
     }
     bool added = false;
-    exit_patterns_.find_or_insert(key, added) = pattern;
-    return pattern;
+    const ExitPattern found{pattern, least};
+    exit_patterns_.find_or_insert(key, added) = found;
+    return found;
+}
+
+std::int64_t Router::through_exits(DeviceId v, std::uint32_t pattern) const {
+    const Server& from = servers_[static_cast<std::size_t>(cluster_.device(v).node)];
+    const std::size_t exits = from.exits.size();
+    const std::int64_t* row = from.to_exit.data() + position_in_server_[v.index()] * exits;
+    const std::int64_t* rest = pattern_costs_.data() + pattern_first_[pattern];
+    std::int64_t best = unreachable;
+    for (std::size_t k = 0; k < exits; ++k) {
+        if (row[k] != unreachable && rest[k] != unreachable) best = std::min(best, row[k] + rest[k]);
+    }
+    return best;
 }
 
 std::span<const LinkId> Router::pattern_hops(DeviceId u, std::uint32_t pattern) {
@@ -90,16 +103,7 @@ std::span<const LinkId> Router::pattern_hops(DeviceId u, std::uint32_t pattern) 
     // moves every candidate's cost alike.
     const std::int32_t node = cluster_.device(u).node;
     const Server& from = servers_[static_cast<std::size_t>(node)];
-    const std::size_t exits = from.exits.size();
     const std::int64_t* rest = pattern_costs_.data() + pattern_first_[pattern];
-    const auto through_exits = [&](DeviceId v) {
-        const std::int64_t* row = from.to_exit.data() + position_in_server_[v.index()] * exits;
-        std::int64_t best = unreachable;
-        for (std::size_t k = 0; k < exits; ++k) {
-            if (row[k] != unreachable && rest[k] != unreachable) best = std::min(best, row[k] + rest[k]);
-        }
-        return best;
-    };
     std::int64_t best = unreachable;
     const auto first = static_cast<std::uint32_t>(pattern_links_.size());
     for (const LinkId l : cluster_.out_links(u)) {
@@ -109,7 +113,7 @@ std::span<const LinkId> Router::pattern_hops(DeviceId u, std::uint32_t pattern) 
         if (!forwards_traffic(cluster_.device(link.dst))) continue;
         std::int64_t d;
         if (cluster_.device(link.dst).node == node) {
-            d = through_exits(link.dst);
+            d = through_exits(link.dst, pattern);
         } else {
             const auto k =
                 static_cast<std::size_t>(std::find(from.exits.begin(), from.exits.end(), l) - from.exits.begin());
@@ -132,7 +136,7 @@ std::span<const LinkId> Router::next_hops(DeviceId u, DeviceId dst, Walked& w, P
     const std::int32_t node = cluster_.device(u).node;
     if (fabric_only_ && node >= 0 && node != cluster_.device(dst).node) {
         if (memo.node != node) memo = {node, exit_pattern(node, dst, w)};  // (a route may cross another server)
-        return pattern_hops(u, memo.pattern);
+        return pattern_hops(u, memo.exits.pattern);
     }
     const auto [first, count] = walked_hops(u, dst, w);
     return {w.links.data() + first, count};

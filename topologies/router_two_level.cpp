@@ -101,17 +101,12 @@ std::int64_t Router::distance(DeviceId u, DeviceId dst, const Walked& w) {
     if (fabric_only_ && fabric_index_[u.index()] == UINT32_MAX) {
         // Inside a server: out through one of its exits to a fabric device, then on from there. The same minimum
         // as over entries of (u to the entry's boundary device, which goes out through the exits) + the entry, in
-        // the other order; a fabric device's distance to dst is kept, as every device of every server behind it
-        // asks for it.
-        const Server& from = servers_[static_cast<std::size_t>(cluster_.device(u).node)];
-        const std::size_t exits = from.exits.size();
-        const std::int64_t* row = from.to_exit.data() + position_in_server_[u.index()] * exits;
-        for (std::size_t k = 0; k < exits; ++k) {
-            if (row[k] == unreachable) continue;
-            const std::int64_t rest = fabric_distance(cluster_.link(from.exits[k]).dst, dst, w);
-            if (rest != unreachable) best = std::min(best, row[k] + rest);
-        }
-        return best;
+        // the other order. The exits' distances are kept as their server's exit pattern (router_exit_patterns.cpp),
+        // which every server on the same leaves shares.
+        const ExitPattern out = exit_pattern(cluster_.device(u).node, dst, w);
+        if (out.least == unreachable) return best;
+        const std::int64_t through = through_exits(u, out.pattern);
+        return through == unreachable ? best : std::min(best, out.least + through);
     }
     for (std::size_t e = 0; e < server.entries.size(); ++e) {
         if (w.through_entry[e] == unreachable) continue;
