@@ -164,6 +164,8 @@ private:
     std::vector<std::uint32_t> exit_set_;               // by node: its exits' far ends, as an index in exit_far_ends_
     std::vector<std::vector<DeviceId>> exit_far_ends_;  // distinct lists of exits' far ends
     engine::FlatMap64<ExitPattern> exit_patterns_;      // by (destination << 32 | exit set)
+    std::uint64_t last_exit_key_ = UINT64_MAX;          // the last one looked up (a leaf's downlinks: one set)
+    ExitPattern last_exit_pattern_;
     std::vector<std::int64_t> pattern_costs_;           // pattern p: R - min R, [pattern_first_[p], [p + 1])
     std::vector<std::uint32_t> pattern_first_;
     std::vector<std::uint32_t> pattern_same_hash_;       // by pattern: the next pattern of the same hash, or none

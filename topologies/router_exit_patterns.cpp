@@ -12,6 +12,7 @@ void Router::index_exit_sets() {
     exit_set_.assign(servers_.size(), UINT32_MAX);
     exit_far_ends_.clear();
     exit_patterns_.clear();
+    last_exit_key_ = UINT64_MAX;
     pattern_costs_.clear();
     pattern_first_.assign(1, 0);
     pattern_same_hash_.clear();
@@ -35,7 +36,12 @@ void Router::index_exit_sets() {
 Router::ExitPattern Router::exit_pattern(std::int32_t node, DeviceId dst, const Walked& w) {
     const std::uint32_t set = exit_set_[static_cast<std::size_t>(node)];
     const std::uint64_t key = (std::uint64_t{dst.value} << 32) | set;
-    if (const ExitPattern* known = exit_patterns_.find(key)) return *known;
+    if (key == last_exit_key_) return last_exit_pattern_;
+    if (const ExitPattern* known = exit_patterns_.find(key)) {
+        last_exit_key_ = key;
+        last_exit_pattern_ = *known;
+        return *known;
+    }
     // R: the far ends' distances to dst, shifted so that the least is 0 (unreachable ones stay so).
     auto& costs = pattern_scratch_;
     costs.clear();
