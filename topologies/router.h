@@ -166,7 +166,7 @@ private:
     engine::FlatMap64<ExitPattern> exit_patterns_;      // by (destination << 32 | exit set)
     std::uint64_t last_exit_key_ = UINT64_MAX;          // the last one looked up (a leaf's downlinks: one set)
     ExitPattern last_exit_pattern_;
-    std::vector<std::int64_t> pattern_costs_;           // pattern p: R - min R, [pattern_first_[p], [p + 1])
+    std::vector<std::int64_t> pattern_costs_;  // pattern p: R - min R, [pattern_first_[p], [p + 1])
     std::vector<std::uint32_t> pattern_first_;
     std::vector<std::uint32_t> pattern_same_hash_;       // by pattern: the next pattern of the same hash, or none
     engine::FlatMap64<std::uint32_t> patterns_by_hash_;  // by hash of the costs: the first pattern with it

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "engine/error.h"
 #include "engine/hash.h"
 #include "topologies/router.h"
 
@@ -121,8 +122,11 @@ std::span<const LinkId> Router::pattern_hops(DeviceId u, std::uint32_t pattern) 
         if (cluster_.device(link.dst).node == node) {
             d = through_exits(link.dst, pattern);
         } else {
+            // Every link from a server's device to another node is one of its exits (index_servers).
             const auto k =
                 static_cast<std::size_t>(std::find(from.exits.begin(), from.exits.end(), l) - from.exits.begin());
+            CLUSTERSIM_CHECK(k < from.exits.size(), "link out of '{}' is not an exit of its server",
+                             cluster_.device(u).name);
             d = rest[k];
         }
         if (d == unreachable) continue;

@@ -120,8 +120,7 @@ void FlowNetwork::select_affected_flows() {
                 // held below its cap has a bottleneck per member: any of its links may be one.
                 // (The test of the link first: the class's bottleneck lookup only where the link lets g rise.)
                 const bool may_rise = !saturated || max_level > level * (1 + 1e-9);
-                const bool freed =
-                    may_rise && (flow.group == no_class ? flow.limiting_link == l : class_bottleneck(flow.group, l));
+                const bool freed = may_rise && held_by(g, l);
                 // A flow held here below g's level: g must come down to share.
                 const bool squeezed = saturated && min_bottleneck_level < level * (1 - 1e-9);
                 if (freed || squeezed) add_flow(g);
