@@ -71,7 +71,7 @@ bool FlowNetwork::class_exact(std::uint32_t leader) {
             LinkLoad& load = link_load_[l];
             if (load.stamp != exact_stamp_) {
                 double total = 0, max_level = 0;
-                for (const LinkEntry& e : link_flows_[l]) {
+                for (const LinkEntry& e : links_[l].flows) {
                     const double rate = share_[e.flow].mark == epoch_ ? new_rate_[e.flow] : share_[e.flow].rate;
                     total += rate;
                     max_level = std::max(max_level, rate / share_[e.flow].weight);
@@ -94,10 +94,13 @@ bool FlowNetwork::class_bottleneck(std::uint32_t group, std::uint32_t link) cons
 void FlowNetwork::adopt_limits(std::uint32_t group) {
     FlowClass& c = classes_[group];
     if (c.next_limit == c.member_limit) return;  // the same bottlenecks (often: a held class's rate changed)
+    // (The class is draining: its links' held counts follow.)
+    for (const std::uint32_t l : c.limit_links) --links_[l].held_count;
     c.member_limit.swap(c.next_limit);
     c.limit_links.assign(c.member_limit.begin(), c.member_limit.end());
     std::sort(c.limit_links.begin(), c.limit_links.end());
     c.limit_links.erase(std::unique(c.limit_links.begin(), c.limit_links.end()), c.limit_links.end());
+    for (const std::uint32_t l : c.limit_links) ++links_[l].held_count;
 }
 
 bool FlowNetwork::split_inexact_classes() {

@@ -23,13 +23,13 @@ FlowNetwork::FlowNetwork(const topo::Cluster& cluster, engine::Simulator& sim, N
         capacity_.push_back(l.bandwidth_bytes_per_s);
         link_latency_.push_back(l.latency);
     }
-    link_flows_.resize(links);
-    demand_units_.assign(links, 0);
-    for (const double c : capacity_) capacity_units_.push_back(capacity_units(c));
+    links_.resize(links);
+    for (std::size_t l = 0; l < links; ++l) links_[l].capacity_units = capacity_units(capacity_[l]);
     link_delay_s_.assign(links, 0);
     link_fill_.assign(links, LinkFill{});
+    component_pos_.assign(links, 0);
+    link_check_.assign(links, LinkCheck{});
     utilization_mark_.assign(links, 0);
-    check_mark_.assign(links, 0);
     link_load_.assign(links, LinkLoad{});
     if (options_.record_link_utilization) utilization_ = LinkUtilization(links);
 }
@@ -133,26 +133,32 @@ void FlowNetwork::attach(std::uint32_t flow) {
     if (options_.incremental) attached_.push_back(flow);
     f.link_pos.resize(f.route.size());
     const std::uint64_t units = demand_units(share);  // the same on every hop (a class: every member's)
+    const RateUnits rate = rate_units(share.rate);    // (a flow re-attached keeps its rate until the update)
     for (std::size_t i = 0; i < f.route.size(); ++i) {
         const std::uint32_t link = f.route[i].value;
-        auto& on_link = link_flows_[link];
+        auto& on_link = links_[link].flows;
         f.link_pos[i] = static_cast<std::uint32_t>(on_link.size());
         on_link.push_back({flow, static_cast<std::uint32_t>(i)});
-        demand_units_[link] += units;
+        links_[link].demand_units += units;
+        links_[link].rate_sum += rate;
         if (may_bind(link)) solve_needed_ = true;
         mark_dirty(link);
     }
+    count_held(flow, 1);
 }
 
 void FlowNetwork::detach(std::uint32_t flow) {
     FlowState& f = flows_[flow];
     f.draining = false;
+    count_held(flow, -1);
     const std::uint64_t units = demand_units(share_[flow]);
+    const RateUnits rate = rate_units(share_[flow].rate);
     for (std::size_t i = 0; i < f.route.size(); ++i) {
         const std::uint32_t link = f.route[i].value;
         if (may_bind(link)) solve_needed_ = true;  // a flow held here may rise
-        demand_units_[link] -= units;
-        auto& on_link = link_flows_[link];
+        links_[link].demand_units -= units;
+        links_[link].rate_sum -= rate;
+        auto& on_link = links_[link].flows;
         const std::uint32_t pos = f.link_pos[i];
         const LinkEntry moved = on_link.back();
         on_link[pos] = moved;
@@ -160,6 +166,43 @@ void FlowNetwork::detach(std::uint32_t flow) {
         // The entry moved into `pos` records its new position (it may be another hop of this same flow).
         flows_[moved.flow].link_pos[moved.hop] = pos;
         mark_dirty(link);
+    }
+}
+
+void FlowNetwork::set_share_rate(std::uint32_t flow, double rate) {
+    const RateUnits change = rate_units(rate) - rate_units(share_[flow].rate);
+    share_[flow].rate = rate;
+    for (const topo::LinkId l : flows_[flow].route) links_[l.index()].rate_sum += change;
+}
+
+void FlowNetwork::count_held(std::uint32_t flow, std::int32_t delta) {
+    const FlowShare& s = share_[flow];
+    if (s.group == no_class) {
+        if (s.limiting_link != UINT32_MAX) links_[s.limiting_link].held_count += static_cast<std::uint32_t>(delta);
+    } else {
+        for (const std::uint32_t l : classes_[s.group].limit_links)
+            links_[l].held_count += static_cast<std::uint32_t>(delta);
+    }
+}
+
+void FlowNetwork::audit() const {
+    std::vector<std::uint32_t> held(links_.size(), 0);
+    for (std::uint32_t f = 0; f < flows_.size(); ++f) {
+        if (!flows_[f].draining) continue;
+        const FlowShare& s = share_[f];
+        if (s.group == no_class) {
+            if (s.limiting_link != UINT32_MAX) ++held[s.limiting_link];
+        } else {
+            for (const std::uint32_t l : classes_[s.group].limit_links) ++held[l];
+        }
+    }
+    for (std::uint32_t l = 0; l < links_.size(); ++l) {
+        RateUnits sum = 0;
+        for (const LinkEntry& e : links_[l].flows) sum += rate_units(share_[e.flow].rate);
+        CLUSTERSIM_CHECK(sum == links_[l].rate_sum, "link {}: kept rate sum {} bytes/s, its flows' {}", l,
+                         rate_of_units(links_[l].rate_sum), rate_of_units(sum));
+        CLUSTERSIM_CHECK(held[l] == links_[l].held_count, "link {}: kept {} flows held, its flows say {}", l,
+                         links_[l].held_count, held[l]);
     }
 }
 

@@ -7,7 +7,7 @@
 // max-min conditions the new rates break on a shared link (its bottleneck link no longer binds it, or a flow held on
 // a link it crosses sits below it) and fills again, until no condition is broken. The result is a max-min fair
 // allocation, found by touching a handful of flows. When no touched link may bind, before a flow left it or after
-// one came, the solver is skipped: the new flows take their caps and no other rate changes (demand_units_).
+// one came, the solver is skipped: the new flows take their caps and no other rate changes (LinkState::demand_units).
 // The reference mode recomputes the whole component (below); tests check that both agree.
 //
 // Links that cannot bind are skipped when forming components: when the bottleneck bandwidths of all flows on a
@@ -30,6 +30,7 @@
 // end = start + latency + bytes / bottleneck bandwidth.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <span>
@@ -149,6 +150,10 @@ public:
     [[nodiscard]] std::uint64_t flows_in_classes() const { return flows_in_classes_; }
     [[nodiscard]] std::uint64_t classes_split() const { return classes_split_; }
 
+    /// Recomputes what the network keeps per link as flows come and go (its flows' rate sum, the flows it holds
+    /// below their caps) from its flows, and fails with an internal error on a difference (tests).
+    void audit() const;
+
     [[nodiscard]] const std::vector<FlowRecord>& records() const { return records_; }
     /// What each link carried, when NetworkOptions::record_link_utilization is on.
     [[nodiscard]] const LinkUtilization& utilization() const { return utilization_; }
@@ -185,7 +190,7 @@ private:
     struct FlowState {
         // Held in place up to 8 hops (a route across a rail-optimized fabric): read on every event of the flow.
         engine::SmallVector<topo::LinkId, 8> route;      // reused when the slot is; a class's leader: every member's
-        engine::SmallVector<std::uint32_t, 8> link_pos;  // index of this flow in link_flows_ of route[i]
+        engine::SmallVector<std::uint32_t, 8> link_pos;  // index of this flow in links_[route[i]].flows
         double remaining = 0;                            // bytes not yet sent as of last_update
         engine::Time start{};
         engine::Time ideal{};
@@ -256,15 +261,53 @@ private:
     std::vector<double> capacity_;            // by link
     std::vector<engine::Time> link_latency_;  // by link (flat: read for every hop of every flow started)
     std::uint64_t link_state_version_ = 0;
-    std::vector<std::vector<LinkEntry>> link_flows_;  // by link: draining flows on it
-    // By link, the sum of its draining flows' caps (cap x weight) in whole bytes/s, each flow's part rounded up and
-    // the capacity down (demand_units_ <= capacity_units_ proves the link limits none of its flows: it cannot bind);
-    // integers, so adding and removing flows is exact.
-    // Both are clamped at max_units (a flow clamped there is alone under a capacity clamped too, or the link may
-    // bind), and unsigned sums are exact modulo 2^64, so below 2^24 flows on a link the sum is the true one.
+    // Rates summed in fixed point: units of 2^-32 bytes/s, each rate rounded down once (LinkState::rate_sum).
+    __extension__ typedef __int128 RateUnits;
+    [[nodiscard]] static RateUnits rate_units(double rate) {
+        rate = std::min(rate, 0x1p63);  // (no link carries 2^63 bytes/s: counted as that)
+        const auto whole = static_cast<std::uint64_t>(rate);
+        const auto fraction = static_cast<std::uint64_t>((rate - static_cast<double>(whole)) * 0x1p32);
+        return (static_cast<RateUnits>(whole) << 32) | fraction;
+    }
+    [[nodiscard]] static double rate_of_units(RateUnits units) {
+        if (units <= 0) return 0;
+        return static_cast<double>(static_cast<std::uint64_t>(units >> 32)) +
+               static_cast<double>(static_cast<std::uint32_t>(units)) * 0x1p-32;
+    }
+    /// What a link keeps of its draining flows as they attach, detach and change, in one cache line (attaching
+    /// and detaching a flow touch it on every hop; the solver reads it for every link it visits).
+    struct alignas(64) LinkState {
+        // The sum of its flows' rates, one per entry (a class: per member), so that the solver reads what a link's
+        // other flows hold without scanning them. Integer sums are exact (a flow added and removed leaves nothing
+        // behind) and do not depend on the flows' order.
+        RateUnits rate_sum = 0;
+        std::vector<LinkEntry> flows;  // the draining flows on it
+        // The sum of its flows' caps (cap x weight) in whole bytes/s, each flow's part rounded up and the capacity
+        // down (demand_units <= capacity_units proves the link limits none of its flows: it cannot bind); integers,
+        // so adding and removing flows is exact. Both are clamped at max_units (a flow clamped there is alone
+        // under a capacity clamped too, or the link may bind), and unsigned sums are exact modulo 2^64, so below
+        // 2^24 flows on a link the sum is the true one.
+        std::uint64_t demand_units = 0;
+        std::uint64_t capacity_units = 0;
+        // The flows it holds below their caps (held_by): a link holding none cannot free any when flows leave it.
+        std::uint32_t held_count = 0;
+    };
+    static_assert(sizeof(LinkState) == 64);
+    std::vector<LinkState> links_;                                      // by link
     static constexpr std::uint64_t max_units = std::uint64_t{1} << 40;  // 1.1 TB/s
-    std::vector<std::uint64_t> demand_units_;                           // by link
-    std::vector<std::uint64_t> capacity_units_;                         // by link
+    /// A draining flow's new rate, in its links' sums too.
+    void set_share_rate(std::uint32_t flow, double rate);
+    /// A draining flow's new limiting link, in the held counts too (a class's are its members': adopt_limits).
+    void set_limiting_link(std::uint32_t flow, std::uint32_t link) {
+        FlowShare& s = share_[flow];
+        if (s.group == no_class && s.limiting_link != link) {
+            if (s.limiting_link != UINT32_MAX) --links_[s.limiting_link].held_count;
+            if (link != UINT32_MAX) ++links_[link].held_count;
+        }
+        s.limiting_link = link;
+    }
+    /// Adds `delta` to the held counts of the links that hold `flow` (a draining flow).
+    void count_held(std::uint32_t flow, std::int32_t delta);
     [[nodiscard]] static std::uint64_t demand_units(const FlowShare& s) {
         const double units = std::ceil(s.cap * s.weight);
         return units >= static_cast<double>(max_units) ? max_units : static_cast<std::uint64_t>(units);
@@ -274,7 +317,8 @@ private:
         return units >= static_cast<double>(max_units) ? max_units : static_cast<std::uint64_t>(units);
     }
     [[nodiscard]] bool may_bind(std::uint32_t link) const {
-        return demand_units_[link] > capacity_units_[link] || link_flows_[link].size() >= (std::size_t{1} << 24);
+        return links_[link].demand_units > links_[link].capacity_units ||
+               links_[link].flows.size() >= (std::size_t{1} << 24);
     }
     /// A flow was attached to, or detached from, a link that may bind (or a link changed state) since the last
     /// update: rates other than the new flows' may change, and the solver runs.
@@ -291,13 +335,46 @@ private:
     std::vector<std::uint32_t> dirty_links_;
     std::vector<std::uint32_t> attached_;  // flows attached since the last update (incremental mode)
     /// The solver's state of a link, side by side (one cache line holds four links: a fill visits every link of
-    /// its flows, and three parallel arrays cost three misses per link).
+    /// its flows, and the links of a ring step's members are often neighbours).
     struct LinkFill {
         double residual = 0;        // capacity not yet given out in the fill in progress
         std::uint32_t unfixed = 0;  // weight of its flows not yet fixed (0: left out of the fill)
         std::uint32_t mark = 0;     // epoch stamp: in the component of the update in progress
     };
-    std::vector<LinkFill> link_fill_;  // by link
+    /// Sums over the selected flows' entries on a link of the component, by its place there (component_pos_). They
+    /// are taken by walking the selected flows' routes (a handful of flows), not by scanning the link's flows
+    /// (often many more): what the others hold is the link's rate sum less the selected flows' part.
+    struct LinkSums {
+        RateUnits selected = 0;    // rates before the update
+        double demand = 0;         // caps x weights
+        std::uint32_t weight = 0;  // weights
+        std::uint32_t held = 0;    // flows the link held below their caps before the update (held_by)
+    };
+    std::vector<LinkSums> link_sums_;           // by place in component_links_, at the last fill
+    std::vector<std::uint32_t> component_pos_;  // by link: its place in component_links_ at the last fill
+    std::vector<LinkFill> link_fill_;           // by link
+    /// What the consistency check reads of a link, from the selected flows after a fill; valid in the pass whose
+    /// stamp it holds (check_stamp_).
+    struct LinkCheck {
+        double min_level = INFINITY;  // the least level of those the fill fixed here
+        std::uint32_t stamp = 0;      // the pass min_level is of
+        std::uint32_t listed = 0;     // the pass that listed it in check_links_
+    };
+    std::vector<LinkCheck> link_check_;  // by link
+    LinkCheck& check_of(std::uint32_t link) {
+        LinkCheck& c = link_check_[link];
+        if (c.stamp != check_stamp_) c = LinkCheck{INFINITY, check_stamp_, c.listed};
+        return c;
+    }
+    /// Lists the link for the check of this pass (once), and returns its state.
+    LinkCheck& check_link(std::uint32_t link) {
+        LinkCheck& c = check_of(link);
+        if (c.listed != check_stamp_) {
+            c.listed = check_stamp_;
+            check_links_.push_back(link);
+        }
+        return c;
+    }
     std::uint32_t epoch_ = 0;
     bool update_pending_ = false;
     std::vector<std::uint32_t> component_links_;
@@ -308,7 +385,6 @@ private:
     __extension__ typedef unsigned __int128 ShareKey;  // (fair share bits << 32) | link: fill's heap order
     std::vector<ShareKey> share_heap_;                 // fill's heap of (fair share, link)
     std::vector<std::uint32_t> check_links_;           // links the consistency check visits
-    std::vector<std::uint32_t> check_mark_;            // stamps, by link
     std::uint32_t check_stamp_ = 0;
     std::vector<ShareKey> by_cap_;  // component flows as keys (cap, slot), by cap then slot
     std::vector<std::uint32_t> touched_links_;

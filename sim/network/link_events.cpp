@@ -59,13 +59,13 @@ void FlowNetwork::set_link_state(topo::LinkId link, double factor, const std::st
     const Time now = sim_.now();
     // Classes with a member on the link: their members no longer share one fate.
     std::vector<std::uint32_t> leaders;
-    for (const LinkEntry& e : link_flows_[link.index()])
+    for (const LinkEntry& e : links_[link.index()].flows)
         if (share_[e.flow].group != no_class) leaders.push_back(classes_[share_[e.flow].group].members.front());
     std::sort(leaders.begin(), leaders.end());
     leaders.erase(std::unique(leaders.begin(), leaders.end()), leaders.end());
     for (const std::uint32_t leader : leaders) split_class(leader);
     capacity_[link.index()] = cluster_.link(link).bandwidth_bytes_per_s * factor;
-    capacity_units_[link.index()] = capacity_units(capacity_[link.index()]);
+    links_[link.index()].capacity_units = capacity_units(capacity_[link.index()]);
     solve_needed_ = true;
     ++link_state_version_;
     router_.set_link_down(link, factor == 0);
@@ -76,7 +76,7 @@ void FlowNetwork::set_link_state(topo::LinkId link, double factor, const std::st
     };
     // Flows sending on it, in slot order (a deterministic order, whatever the link's list order).
     std::vector<std::uint32_t> on_link;
-    for (const LinkEntry& e : link_flows_[link.index()]) on_link.push_back(e.flow);
+    for (const LinkEntry& e : links_[link.index()].flows) on_link.push_back(e.flow);
     std::sort(on_link.begin(), on_link.end());
     on_link.erase(std::unique(on_link.begin(), on_link.end()), on_link.end());
     for (const std::uint32_t flow : on_link) {

@@ -33,7 +33,7 @@ void FlowNetwork::collect_component() {
     // bind (see flow_network.h).
     select_dirty_links();
     for (std::size_t i = 0; i < component_links_.size(); ++i) {
-        for (const auto [f, hop] : link_flows_[component_links_[i]]) {
+        for (const auto [f, hop] : links_[component_links_[i]].flows) {
             if (share_[f].mark == epoch_) continue;
             share_[f].mark = epoch_;
             component_flows_.push_back(f);
@@ -74,8 +74,8 @@ void FlowNetwork::select_affected_flows() {
         const std::uint32_t l = component_links_[i];
         // A touched link whose flows' caps fit in its capacity limits none of them: a flow held below its cap is
         // held elsewhere, and one that was held here (before a flow left) is found freed by the check below.
-        if (!may_bind(l)) continue;
-        for (const LinkEntry& e : link_flows_[l]) {
+        if (!may_bind(l) || links_[l].held_count == 0) continue;
+        for (const LinkEntry& e : links_[l].flows) {
             // Only the flows this link held below their caps: they may rise if flows left it. Every other flow on it
             // is held elsewhere (or at its cap) and keeps its rate unless the new rates break its conditions, which
             // the check below finds: a newcomer's share below its level on a saturated link (squeezed), or its own
@@ -88,31 +88,33 @@ void FlowNetwork::select_affected_flows() {
         fill();
         const std::size_t before = component_flows_.size();
         // Only links where something changed can break another flow's conditions: the touched ones, and those
-        // of selected flows whose rate or limiting link the fill changed.
+        // of selected flows whose rate or limiting link the fill changed. Most of them have nothing to squeeze
+        // (the fill fixed no flow there) and hold no flow left out of the selection: those are passed over
+        // without reading their flows.
         ++check_stamp_;
-        check_links_.assign(component_links_.begin(), component_links_.begin() + static_cast<std::ptrdiff_t>(touched));
-        for (const std::uint32_t l : check_links_) check_mark_[l] = check_stamp_;
+        check_links_.clear();
+        for (std::size_t i = 0; i < touched; ++i) check_link(component_links_[i]);
         for (const std::uint32_t f : component_flows_) {
-            if (new_rate_[f] == share_[f].rate && new_limit_[f] == share_[f].limiting_link) continue;
-            for (const topo::LinkId l : flows_[f].route) {
-                if (check_mark_[l.index()] == check_stamp_) continue;
-                check_mark_[l.index()] = check_stamp_;
-                check_links_.push_back(l.value);
+            if (new_limit_[f] != UINT32_MAX) {
+                double& least = check_of(new_limit_[f]).min_level;
+                least = std::min(least, new_rate_[f] / share_[f].weight);
             }
+            if (new_rate_[f] == share_[f].rate && new_limit_[f] == share_[f].limiting_link) continue;
+            for (const topo::LinkId l : flows_[f].route) check_link(l.value);
         }
         for (std::size_t i = 0; i < check_links_.size(); ++i) {
             const std::uint32_t l = check_links_[i];
-            double total = 0, max_level = 0, min_bottleneck_level = INFINITY;
-            for (const auto [f, hop] : link_flows_[l]) {
-                const bool in = share_[f].mark == epoch_;
-                const double rate = in ? new_rate_[f] : share_[f].rate;
-                const double level = rate / share_[f].weight;
+            const double min_bottleneck_level = link_check_[l].min_level;
+            const bool held_out = links_[l].held_count != link_sums_[component_pos_[l]].held;  // held, not selected
+            if (min_bottleneck_level == INFINITY && !held_out) continue;
+            double total = 0, max_level = 0;
+            for (const auto [f, hop] : links_[l].flows) {
+                const double rate = share_[f].mark == epoch_ ? new_rate_[f] : share_[f].rate;
                 total += rate;
-                max_level = std::max(max_level, level);
-                if (in && new_limit_[f] == l) min_bottleneck_level = std::min(min_bottleneck_level, level);
+                max_level = std::max(max_level, rate / share_[f].weight);
             }
             const bool saturated = total >= capacity_[l] * (1 - 1e-9);
-            for (const auto [g, hop] : link_flows_[l]) {
+            for (const auto [g, hop] : links_[l].flows) {
                 if (share_[g].mark == epoch_) continue;
                 const FlowShare& flow = share_[g];
                 const double level = flow.rate / flow.weight;
@@ -164,23 +166,40 @@ void FlowNetwork::fill() {
         shares.pop_back();
         if (!shares.empty()) sift_down(0);
     };
-    for (const std::uint32_t l : component_links_) {
-        double held = 0, demand = 0;
-        std::uint32_t weight = 0;
-        for (const auto [f, hop] : link_flows_[l]) {
-            if (share_[f].mark == epoch_) {
-                weight += share_[f].weight;
-                demand += share_[f].cap * share_[f].weight;
-            } else {
-                held += share_[f].rate;
-            }
+    // The selected flows' sums on each link, from their routes (kept by the link's place in the component, side
+    // by side); the other flows hold the rest of the link's rate sum (LinkState::rate_sum) and keep it.
+    link_sums_.assign(component_links_.size(), LinkSums{});
+    for (std::size_t i = 0; i < component_links_.size(); ++i)
+        component_pos_[component_links_[i]] = static_cast<std::uint32_t>(i);
+    for (const std::uint32_t f : component_flows_) {
+        const FlowShare& s = share_[f];
+        const RateUnits rate = rate_units(s.rate);
+        const double demand = s.cap * s.weight;
+        for (const topo::LinkId l : flows_[f].route) {
+            if (link_fill_[l.index()].mark != epoch_) continue;  // (the reference's component: links that may bind)
+            LinkSums& sums = link_sums_[component_pos_[l.index()]];
+            sums.weight += s.weight;
+            sums.demand += demand;
+            sums.selected += rate;
         }
-        link_fill_[l].residual = std::max(0.0, capacity_[l] - held);
+        if (s.group == no_class) {
+            if (s.limiting_link != UINT32_MAX && link_fill_[s.limiting_link].mark == epoch_)
+                ++link_sums_[component_pos_[s.limiting_link]].held;
+        } else {
+            for (const std::uint32_t l : classes_[s.group].limit_links)
+                if (link_fill_[l].mark == epoch_) ++link_sums_[component_pos_[l]].held;
+        }
+    }
+    for (std::size_t i = 0; i < component_links_.size(); ++i) {
+        const std::uint32_t l = component_links_[i];
+        const LinkSums& sums = link_sums_[i];
+        LinkFill& lf = link_fill_[l];
+        lf.residual = std::max(0.0, capacity_[l] - rate_of_units(links_[l].rate_sum - sums.selected));
         // A link whose residual covers the caps of all its selected flows never fixes one: fixing a flow takes at
         // most its cap from the residual, so its fair share stays at or above the least cap of its unfixed flows,
         // and ties go to the cap. Left out (unfixed 0), it costs the heap nothing.
-        link_fill_[l].unfixed = link_fill_[l].residual >= demand ? 0 : weight;
-        if (link_fill_[l].unfixed > 0) shares.push_back(key(link_fill_[l].residual / link_fill_[l].unfixed, l));
+        lf.unfixed = lf.residual >= sums.demand ? 0 : sums.weight;
+        if (lf.unfixed > 0) shares.push_back(key(lf.residual / lf.unfixed, l));
     }
     for (const std::uint32_t f : component_flows_) fixed_[f] = 0;
     if (component_flows_.size() == 1) {
@@ -240,7 +259,7 @@ void FlowNetwork::fill() {
         const double share = share_of(shares.front());
         const std::uint32_t link = id_of(shares.front());
         pop();
-        for (const auto [f, hop] : link_flows_[link]) {
+        for (const auto [f, hop] : links_[link].flows) {
             // Only selected flows: a flow held at its rate (counted in the link's residual above) keeps it, and
             // its fixed_ mark may be stale (flows rated at their caps never pass through a fill).
             if (share_[f].mark == epoch_ && !fixed_[f]) fix(f, share, link);
@@ -308,7 +327,7 @@ void FlowNetwork::apply_rates() {
             // charged to.
             if (share.limiting_link != new_limit_[f] || grouped) {
                 account_progress(f, now);
-                share.limiting_link = new_limit_[f];
+                set_limiting_link(f, new_limit_[f]);
                 if (grouped) adopt_limits(share.group);
             }
             continue;
@@ -316,8 +335,8 @@ void FlowNetwork::apply_rates() {
         account_progress(f, now);
         if (grouped) adopt_limits(share.group);
         ++flows_rerated_;
-        share.rate = rate;
-        share.limiting_link = new_limit_[f];
+        set_share_rate(f, rate);
+        set_limiting_link(f, new_limit_[f]);
         sim_.arm(flow.timer, now + engine::transfer_time(flow.remaining, rate), to_u16(EventKind::flow_drained));
     }
     if (options_.record_link_utilization) record_utilization_of_component();
@@ -339,11 +358,7 @@ void FlowNetwork::record_utilization_of_component() {
         utilization_mark_[l] = epoch_;
         touched_links_.push_back(l);
     }
-    for (const std::uint32_t l : touched_links_) {
-        double total = 0;
-        for (const LinkEntry& e : link_flows_[l]) total += share_[e.flow].rate;
-        utilization_.set_rate(l, now, total);
-    }
+    for (const std::uint32_t l : touched_links_) utilization_.set_rate(l, now, rate_of_units(links_[l].rate_sum));
 }
 
 }  // namespace clustersim::sim

@@ -2,7 +2,8 @@
 // every rate update of a random run, every link is within its capacity, and every draining flow either moves at its
 // route's bottleneck bandwidth or crosses a saturated link on which no flow has a higher share (its bottleneck).
 // Random weighted flows on an oversubscribed leaf-spine fabric, with classes of identical flows on and off (batches
-// of equal flows start together, so classes form and some split).
+// of equal flows start together, so classes form and some split). After every update, what the network keeps per
+// link as flows come and go (rate sums, flows held) is recomputed from its flows and compared.
 #include <algorithm>
 #include <map>
 #include <random>
@@ -104,6 +105,7 @@ RunStats run_and_check(const topo::Cluster& cluster, bool classes, std::uint64_t
         if (e.kind == sim::to_u16(sim::EventKind::network_rate_update)) {
             ++updates;
             stats.held += check_max_min(net, draining, load, top_level);
+            net.audit();  // what the network keeps per link agrees with its flows
             return;
         }
         if (!event.arrived) {
