@@ -76,7 +76,7 @@ bool FlowNetwork::class_exact(std::uint32_t leader) {
                     total += rate;
                     max_level = std::max(max_level, rate / share_[e.flow].weight);
                 }
-                load = {max_level, exact_stamp_, total >= capacity_[l] * (1 - 1e-9)};
+                load = {max_level, exact_stamp_, total >= links_[l].capacity * (1 - 1e-9)};
             }
             // Of several, the lowest link id, as the fill would pick among equal shares.
             if (load.saturated && load.max_level <= level * (1 + 1e-9)) c.next_limit[k] = std::min(c.next_limit[k], l);

@@ -17,14 +17,10 @@ FlowNetwork::FlowNetwork(const topo::Cluster& cluster, engine::Simulator& sim, N
     : cluster_(cluster), sim_(sim), options_(options), router_(cluster) {
     router_.set_two_level(options.two_level_routing);
     const std::size_t links = cluster.links().size();
-    capacity_.reserve(links);
     link_latency_.reserve(links);
-    for (const topo::Link& l : cluster.links()) {
-        capacity_.push_back(l.bandwidth_bytes_per_s);
-        link_latency_.push_back(l.latency);
-    }
+    for (const topo::Link& l : cluster.links()) link_latency_.push_back(l.latency);
     links_.resize(links);
-    for (std::size_t l = 0; l < links; ++l) links_[l].capacity_units = capacity_units(capacity_[l]);
+    for (std::size_t l = 0; l < links; ++l) links_[l].capacity = cluster.links()[l].bandwidth_bytes_per_s;
     link_delay_s_.assign(links, 0);
     link_fill_.assign(links, LinkFill{});
     component_pos_.assign(links, 0);

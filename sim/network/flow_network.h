@@ -118,7 +118,7 @@ public:
     /// InputError naming `what` (the event), the flow's endpoints and its owner when no path is left.
     void set_link_state(topo::LinkId link, double factor, const std::string& what);
     /// A link's capacity now (its bandwidth, unless degraded; 0 while down).
-    [[nodiscard]] double capacity(topo::LinkId link) const { return capacity_[link.index()]; }
+    [[nodiscard]] double capacity(topo::LinkId link) const { return links_[link.index()].capacity; }
 
     [[nodiscard]] std::uint32_t owner(FlowId flow) const { return flows_[flow.index()].owner; }
     /// The flow's rate now (its class's: each member has the same).
@@ -258,7 +258,6 @@ private:
     engine::Simulator& sim_;
     NetworkOptions options_;
     topo::Router router_;
-    std::vector<double> capacity_;            // by link
     std::vector<engine::Time> link_latency_;  // by link (flat: read for every hop of every flow started)
     std::uint64_t link_state_version_ = 0;
     // Rates summed in fixed point: units of 2^-32 bytes/s, each rate rounded down once (LinkState::rate_sum).
@@ -283,12 +282,12 @@ private:
         RateUnits rate_sum = 0;
         std::vector<LinkEntry> flows;  // the draining flows on it
         // The sum of its flows' caps (cap x weight) in whole bytes/s, each flow's part rounded up and the capacity
-        // down (demand_units <= capacity_units proves the link limits none of its flows: it cannot bind); integers,
-        // so adding and removing flows is exact. Both are clamped at max_units (a flow clamped there is alone
+        // down (demand_units <= capacity_units(capacity) proves the link limits none of its flows: it cannot bind);
+        // integers, so adding and removing flows is exact. Both are clamped at max_units (a flow clamped there is alone
         // under a capacity clamped too, or the link may bind), and unsigned sums are exact modulo 2^64, so below
         // 2^24 flows on a link the sum is the true one.
         std::uint64_t demand_units = 0;
-        std::uint64_t capacity_units = 0;
+        double capacity = 0;  // its bandwidth, unless degraded; 0 while down
         // The flows it holds below their caps (held_by): a link holding none cannot free any when flows leave it.
         std::uint32_t held_count = 0;
     };
@@ -317,7 +316,7 @@ private:
         return units >= static_cast<double>(max_units) ? max_units : static_cast<std::uint64_t>(units);
     }
     [[nodiscard]] bool may_bind(std::uint32_t link) const {
-        return links_[link].demand_units > links_[link].capacity_units ||
+        return links_[link].demand_units > capacity_units(links_[link].capacity) ||
                links_[link].flows.size() >= (std::size_t{1} << 24);
     }
     /// A flow was attached to, or detached from, a link that may bind (or a link changed state) since the last

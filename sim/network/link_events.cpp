@@ -22,7 +22,7 @@ FlowNetwork::RouteCost FlowNetwork::route_cost(std::span<const topo::LinkId> rou
     cost.version = link_state_version_;
     for (const topo::LinkId l : route) {
         cost.latency += link_latency_[l.index()];
-        const double bw = capacity_[l.index()];
+        const double bw = links_[l.index()].capacity;
         cost.bottleneck = cost.bottleneck == 0 ? bw : std::min(cost.bottleneck, bw);
     }
     return cost;
@@ -64,8 +64,7 @@ void FlowNetwork::set_link_state(topo::LinkId link, double factor, const std::st
     std::sort(leaders.begin(), leaders.end());
     leaders.erase(std::unique(leaders.begin(), leaders.end()), leaders.end());
     for (const std::uint32_t leader : leaders) split_class(leader);
-    capacity_[link.index()] = cluster_.link(link).bandwidth_bytes_per_s * factor;
-    links_[link.index()].capacity_units = capacity_units(capacity_[link.index()]);
+    links_[link.index()].capacity = cluster_.link(link).bandwidth_bytes_per_s * factor;
     solve_needed_ = true;
     ++link_state_version_;
     router_.set_link_down(link, factor == 0);

@@ -113,7 +113,7 @@ void FlowNetwork::select_affected_flows() {
                 total += rate;
                 max_level = std::max(max_level, rate / share_[f].weight);
             }
-            const bool saturated = total >= capacity_[l] * (1 - 1e-9);
+            const bool saturated = total >= links_[l].capacity * (1 - 1e-9);
             for (const auto [g, hop] : links_[l].flows) {
                 if (share_[g].mark == epoch_) continue;
                 const FlowShare& flow = share_[g];
@@ -194,7 +194,7 @@ void FlowNetwork::fill() {
         const std::uint32_t l = component_links_[i];
         const LinkSums& sums = link_sums_[i];
         LinkFill& lf = link_fill_[l];
-        lf.residual = std::max(0.0, capacity_[l] - rate_of_units(links_[l].rate_sum - sums.selected));
+        lf.residual = std::max(0.0, links_[l].capacity - rate_of_units(links_[l].rate_sum - sums.selected));
         // A link whose residual covers the caps of all its selected flows never fixes one: fixing a flow takes at
         // most its cap from the residual, so its fair share stays at or above the least cap of its unfixed flows,
         // and ties go to the cap. Left out (unfixed 0), it costs the heap nothing.
