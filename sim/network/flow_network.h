@@ -281,11 +281,11 @@ private:
         // behind) and do not depend on the flows' order.
         RateUnits rate_sum = 0;
         std::vector<LinkEntry> flows;  // the draining flows on it
-        // The sum of its flows' caps (cap x weight) in whole bytes/s, each flow's part rounded up and the capacity
-        // down (demand_units <= capacity_units(capacity) proves the link limits none of its flows: it cannot bind);
-        // integers, so adding and removing flows is exact. Both are clamped at max_units (a flow clamped there is alone
-        // under a capacity clamped too, or the link may bind), and unsigned sums are exact modulo 2^64, so below
-        // 2^24 flows on a link the sum is the true one.
+        // The sum of its flows' caps (cap x weight) in whole bytes/s, each flow's part rounded up (demand_units <=
+        // capacity proves the link limits none of its flows: it cannot bind); integers, so adding and removing flows
+        // is exact. A flow's part and the capacity are clamped at max_units (a flow clamped there is alone under a
+        // capacity clamped too, or the link may bind), and unsigned sums are exact modulo 2^64, so below 2^24 flows on
+        // a link the sum is the true one.
         std::uint64_t demand_units = 0;
         double capacity = 0;  // its bandwidth, unless degraded; 0 while down
         // The flows it holds below their caps (held_by): a link holding none cannot free any when flows leave it.
@@ -311,12 +311,11 @@ private:
         const double units = std::ceil(s.cap * s.weight);
         return units >= static_cast<double>(max_units) ? max_units : static_cast<std::uint64_t>(units);
     }
-    [[nodiscard]] static std::uint64_t capacity_units(double capacity) {
-        const double units = std::floor(capacity);
-        return units >= static_cast<double>(max_units) ? max_units : static_cast<std::uint64_t>(units);
-    }
     [[nodiscard]] bool may_bind(std::uint32_t link) const {
-        return links_[link].demand_units > capacity_units(links_[link].capacity) ||
+        // An integer sum exceeds the capacity exactly when it exceeds the capacity rounded down; the capacity is
+        // clamped as the flows' parts are (sums of clamped parts may not bind only under a clamped capacity).
+        constexpr double clamp = static_cast<double>(max_units);
+        return static_cast<double>(links_[link].demand_units) > std::min(links_[link].capacity, clamp) ||
                links_[link].flows.size() >= (std::size_t{1} << 24);
     }
     /// A flow was attached to, or detached from, a link that may bind (or a link changed state) since the last
