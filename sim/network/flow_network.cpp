@@ -172,25 +172,14 @@ void FlowNetwork::set_share_rate(std::uint32_t flow, double rate) {
 }
 
 void FlowNetwork::count_held(std::uint32_t flow, std::int32_t delta) {
-    const FlowShare& s = share_[flow];
-    if (s.group == no_class) {
-        if (s.limiting_link != UINT32_MAX) links_[s.limiting_link].held_count += static_cast<std::uint32_t>(delta);
-    } else {
-        for (const std::uint32_t l : classes_[s.group].limit_links)
-            links_[l].held_count += static_cast<std::uint32_t>(delta);
-    }
+    for (const std::uint32_t l : held_links(flow)) links_[l].held_count += static_cast<std::uint32_t>(delta);
 }
 
 void FlowNetwork::audit() const {
     std::vector<std::uint32_t> held(links_.size(), 0);
     for (std::uint32_t f = 0; f < flows_.size(); ++f) {
         if (!flows_[f].draining) continue;
-        const FlowShare& s = share_[f];
-        if (s.group == no_class) {
-            if (s.limiting_link != UINT32_MAX) ++held[s.limiting_link];
-        } else {
-            for (const std::uint32_t l : classes_[s.group].limit_links) ++held[l];
-        }
+        for (const std::uint32_t l : held_links(f)) ++held[l];
     }
     for (std::uint32_t l = 0; l < links_.size(); ++l) {
         RateUnits sum = 0;

@@ -305,6 +305,13 @@ private:
         }
         s.limiting_link = link;
     }
+    /// The links that hold `flow` below its cap (held_by): its limiting link, or its class's members' bottlenecks.
+    [[nodiscard]] std::span<const std::uint32_t> held_links(std::uint32_t flow) const {
+        const FlowShare& s = share_[flow];
+        if (s.group != no_class) return classes_[s.group].limit_links;
+        if (s.limiting_link == UINT32_MAX) return {};
+        return {&s.limiting_link, 1};
+    }
     /// Adds `delta` to the held counts of the links that hold `flow` (a draining flow).
     void count_held(std::uint32_t flow, std::int32_t delta);
     [[nodiscard]] static std::uint64_t demand_units(const FlowShare& s) {

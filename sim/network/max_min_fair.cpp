@@ -182,13 +182,8 @@ void FlowNetwork::fill() {
             sums.demand += demand;
             sums.selected += rate;
         }
-        if (s.group == no_class) {
-            if (s.limiting_link != UINT32_MAX && link_fill_[s.limiting_link].mark == epoch_)
-                ++link_sums_[component_pos_[s.limiting_link]].held;
-        } else {
-            for (const std::uint32_t l : classes_[s.group].limit_links)
-                if (link_fill_[l].mark == epoch_) ++link_sums_[component_pos_[l]].held;
-        }
+        for (const std::uint32_t l : held_links(f))
+            if (link_fill_[l].mark == epoch_) ++link_sums_[component_pos_[l]].held;
     }
     for (std::size_t i = 0; i < component_links_.size(); ++i) {
         const std::uint32_t l = component_links_[i];
