@@ -11,35 +11,59 @@
 
 namespace clustersim::traces {
 
-std::string microseconds_text(engine::Time t) {
-    const std::int64_t ps = t.count();
-    const std::int64_t mag = ps < 0 ? -ps : ps;
-    return fmt::format("{}{}.{:06}", ps < 0 ? "-" : "", mag / 1'000'000, mag % 1'000'000);
-}
-
 namespace {
 
-void slice(std::string& out, const std::string& name, const char* category, std::uint32_t pid, std::uint32_t tid,
-           engine::Time from, engine::Time to, const std::string& args) {
-    out += fmt::format(",\n{{\"ph\":\"X\",\"name\":{},\"cat\":\"{}\",\"pid\":{},\"tid\":{},\"ts\":{},\"dur\":{}{}}}",
-                       json_string(name), category, pid, tid, microseconds_text(from), microseconds_text(to - from),
-                       args.empty() ? "" : ",\"args\":{" + args + "}");
+/// Microseconds with exactly six decimals, appended.
+void append_microseconds(std::string& out, engine::Time t) {
+    const std::int64_t ps = t.count();
+    const std::int64_t mag = ps < 0 ? -ps : ps;
+    fmt::format_to(std::back_inserter(out), "{}{}.{:06}", ps < 0 ? "-" : "", mag / 1'000'000, mag % 1'000'000);
 }
 
-std::string op_args(const OpGraph& g, const Op& op, const OpTiming& t) {
-    std::string args = fmt::format("\"bytes\":{}", op.bytes);
-    if (op.kind == OpKind::compute)
-        args +=
-            fmt::format(",\"class\":\"{}\",\"flops\":{}", kernel_class_name(op.kernel_class), json_number(op.flops));
-    if (op.kind == OpKind::collective)
-        args += fmt::format(",\"collective\":\"{}\",\"comm\":{}", collective_kind_name(op.collective),
-                            json_string(g.comms[op.comm.index()].name));
-    if (op.kind == OpKind::send || op.kind == OpKind::recv) args += fmt::format(",\"peer\":{}", op.peer.value);
-    if (t.contention > engine::Time{0}) args += fmt::format(",\"contention_us\":{}", microseconds_text(t.contention));
-    return args;
+/// A complete slice ("X" event); `args` the inside of its args object, or empty.
+void slice(std::string& out, std::string_view quoted_name, const char* category, std::uint32_t pid, std::uint32_t tid,
+           engine::Time from, engine::Time to, std::string_view args) {
+    out += ",\n{\"ph\":\"X\",\"name\":";
+    out += quoted_name;
+    fmt::format_to(std::back_inserter(out), ",\"cat\":\"{}\",\"pid\":{},\"tid\":{},\"ts\":", category, pid, tid);
+    append_microseconds(out, from);
+    out += ",\"dur\":";
+    append_microseconds(out, to - from);
+    if (!args.empty()) {
+        out += ",\"args\":{";
+        out += args;
+        out += '}';
+    }
+    out += '}';
+}
+
+void op_args(std::string& args, const std::vector<std::string>& quoted_comms, const Op& op, const OpTiming& t) {
+    args.clear();
+    fmt::format_to(std::back_inserter(args), "\"bytes\":{}", op.bytes);
+    if (op.kind == OpKind::compute) {
+        fmt::format_to(std::back_inserter(args), ",\"class\":\"{}\",\"flops\":", kernel_class_name(op.kernel_class));
+        append_json_number(args, op.flops);
+    }
+    if (op.kind == OpKind::collective) {
+        fmt::format_to(std::back_inserter(args),
+                       ",\"collective\":\"{}\",\"comm\":", collective_kind_name(op.collective));
+        args += quoted_comms[op.comm.index()];
+    }
+    if (op.kind == OpKind::send || op.kind == OpKind::recv)
+        fmt::format_to(std::back_inserter(args), ",\"peer\":{}", op.peer.value);
+    if (t.contention > engine::Time{0}) {
+        args += ",\"contention_us\":";
+        append_microseconds(args, t.contention);
+    }
 }
 
 }  // namespace
+
+std::string microseconds_text(engine::Time t) {
+    std::string out;
+    append_microseconds(out, t);
+    return out;
+}
 
 std::string perfetto_json(const OpGraph& g, const Timeline& tl, const PerfettoOptions& options) {
     std::ostringstream text;
@@ -49,16 +73,29 @@ std::string perfetto_json(const OpGraph& g, const Timeline& tl, const PerfettoOp
 
 void write_perfetto_json(std::ostream& stream, const OpGraph& g, const Timeline& tl, const PerfettoOptions& options) {
     // Built in chunks handed to the stream as they fill: a timeline of tens of millions of ops is gigabytes of
-    // text, which must never be held whole (or doubled while a string grows).
+    // text, which must never be held whole (or doubled while a string grows). Values are appended in place, and
+    // names and communicators quoted once each.
     std::string out;
     const auto flush_if_full = [&] {
         if (out.size() < (1U << 20)) return;
         stream.write(out.data(), static_cast<std::streamsize>(out.size()));
         out.clear();
     };
+    const auto shown = [&](RankId rank) { return options.ranks_shown.empty() || options.ranks_shown[rank.index()]; };
     out = "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
-    out += "{\"ph\":\"M\",\"name\":\"clustersim\",\"pid\":0,\"args\":{}}";
+    if (options.ranks_shown.empty()) {
+        out += "{\"ph\":\"M\",\"name\":\"clustersim\",\"pid\":0,\"args\":{}}";
+    } else {
+        // Some ranks only (timeline_ranks.h): the trace says so.
+        std::uint32_t ranks_shown = 0;
+        for (const std::uint8_t s : options.ranks_shown) ranks_shown += s;
+        fmt::format_to(
+            std::back_inserter(out),
+            "{{\"ph\":\"M\",\"name\":\"clustersim\",\"pid\":0,\"args\":{{\"ranks_shown\":{},\"ranks\":{}}}}}",
+            ranks_shown, g.rank_count);
+    }
     for (std::uint32_t r = 0; r < g.rank_count; ++r) {
+        if (!shown(RankId{r})) continue;
         const std::string label = r < options.rank_labels.size()
                                       ? fmt::format("rank {} ({})", r, options.rank_labels[r])
                                       : fmt::format("rank {}", r);
@@ -67,30 +104,41 @@ void write_perfetto_json(std::ostream& stream, const OpGraph& g, const Timeline&
         out += fmt::format(
             ",\n{{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":{},\"args\":{{\"sort_index\":{}}}}}", r + 1, r);
     }
-    for (std::size_t s = 0; s < g.streams.size(); ++s)
+    for (std::size_t s = 0; s < g.streams.size(); ++s) {
+        if (!shown(g.streams[s].rank)) continue;
         out +=
             fmt::format(",\n{{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":{},\"tid\":{},\"args\":{{\"name\":{}}}}}",
                         g.streams[s].rank.value + 1, s, json_string(g.streams[s].name));
+    }
+    std::vector<std::string> quoted_names(g.names.size()), quoted_waits(g.names.size()), quoted_comms;
+    for (std::size_t n = 0; n < g.names.size(); ++n) append_json_string(quoted_names[n], g.names[n]);
+    for (const Communicator& comm : g.comms) append_json_string(quoted_comms.emplace_back(), comm.name);
+    std::string args;
     for (std::size_t i = 0; i < g.ops.size(); ++i) {
         const Op& op = g.ops[i];
+        if (!shown(op.rank)) continue;
         const OpTiming& t = tl.ops[i];
         const std::uint32_t pid = op.rank.value + 1, tid = op.stream.value;
-        const std::string& name = g.names[op.name];
-        if (op.is_communication() && t.start > t.ready)
-            slice(out, "wait: " + name, op.kind == OpKind::collective ? "peer_wait" : "dependency_wait", pid, tid,
-                  t.ready, t.start, "");
+        if (op.is_communication() && t.start > t.ready) {
+            std::string& wait = quoted_waits[op.name];
+            if (wait.empty()) append_json_string(wait, "wait: " + g.names[op.name]);
+            slice(out, wait, op.kind == OpKind::collective ? "peer_wait" : "dependency_wait", pid, tid, t.ready,
+                  t.start, "");
+        }
         const char* category = op.kind == OpKind::compute                                       ? "compute"
                                : op.is_communication()                                          ? "communication"
                                : op.kind == OpKind::memcpy_h2d || op.kind == OpKind::memcpy_d2h ? "copy"
                                : op.kind == OpKind::delay                                       ? "host"
                                                                                                 : "memory";
-        slice(out, name, category, pid, tid, t.start, t.end, op_args(g, op, t));
+        op_args(args, quoted_comms, op, t);
+        slice(out, quoted_names[op.name], category, pid, tid, t.start, t.end, args);
         flush_if_full();
     }
     for (std::size_t k = 0; k < tl.transfers.size(); ++k) {
         const Transfer& x = tl.transfers[k];
         const Op& send = g.ops[x.send.index()];
         const Op& recv = g.ops[x.recv.index()];
+        if (!shown(send.rank) || !shown(recv.rank)) continue;  // (an arrow needs both ends)
         const OpTiming& rt = tl.ops[x.recv.index()];
         out += fmt::format(
             ",\n{{\"ph\":\"s\",\"id\":{},\"name\":\"p2p\",\"cat\":\"p2p\",\"pid\":{},\"tid\":{},\"ts\":{}}}", k,
@@ -105,7 +153,7 @@ void write_perfetto_json(std::ostream& stream, const OpGraph& g, const Timeline&
     std::vector<double> held(g.rank_count, 0.0);
     for (std::size_t i = 0; i < g.ops.size(); ++i) {
         const Op& op = g.ops[i];
-        if (op.kind != OpKind::alloc && op.kind != OpKind::free) continue;
+        if ((op.kind != OpKind::alloc && op.kind != OpKind::free) || !shown(op.rank)) continue;
         double& h = held[op.rank.index()];
         h += op.kind == OpKind::alloc ? static_cast<double>(op.bytes) : -static_cast<double>(op.bytes);
         out += fmt::format(",\n{{\"ph\":\"C\",\"name\":\"memory\",\"pid\":{},\"ts\":{},\"args\":{{\"GiB\":{}}}}}",

@@ -3,6 +3,7 @@
 // links in a "network" process. Loads in ui.perfetto.dev and chrome://tracing.
 #pragma once
 
+#include <cstdint>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -15,6 +16,9 @@ namespace clustersim::traces {
 struct PerfettoOptions {
     std::vector<std::string> rank_labels;  // "n0.gpu3" per rank; empty: none
     std::size_t max_link_counters = 32;    // the links that carried the most bytes
+    /// By rank: 1 if its ops are written (timeline_ranks.h); empty: every rank. A flow arrow is written when both
+    /// its ends are; the network's tracks always are.
+    std::vector<std::uint8_t> ranks_shown;
 };
 
 std::string perfetto_json(const OpGraph& graph, const Timeline& timeline, const PerfettoOptions& options);

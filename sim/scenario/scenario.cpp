@@ -189,11 +189,16 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
     }
     apply_iterations(s);
     if (auto outputs = doc.find("outputs")) {
-        outputs->expect_only_keys({"perfetto", "link_counters", "report"});
+        outputs->expect_only_keys({"perfetto", "link_counters", "report", "timeline_ops"});
         if (auto v = outputs->find("perfetto")) s.outputs.perfetto = v->as_bool();
         if (auto v = outputs->find("report")) s.outputs.report = v->as_bool();
         if (auto v = outputs->find("link_counters"))
             s.outputs.link_counters = static_cast<std::size_t>(std::max<std::int64_t>(0, v->as_int()));
+        if (auto v = outputs->find("timeline_ops")) {
+            const std::int64_t ops = v->as_int();
+            if (ops < 0) v->fail(fmt::format("expected 0 (every rank) or a number of ops, not {}", ops));
+            s.outputs.timeline_ops = static_cast<std::uint64_t>(ops);
+        }
     }
     // resolved.yaml runs again from anywhere: trace paths relative to the scenario become absolute.
     if (auto workload = doc.find("workload"); workload && workload->find("trace")) {
@@ -291,15 +296,18 @@ void prepare_output_dir(const std::string& dir) {
     std::filesystem::remove(probe, ec);
 }
 
-void write_outputs(const Scenario& scenario, const RunResult& result, const std::string& dir) {
+traces::TimelineRanks write_outputs(const Scenario& scenario, const RunResult& result, const std::string& dir) {
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     if (ec)
         throw engine::InputError(engine::SourceLocation{dir},
                                  fmt::format("cannot create the output folder: {}", ec.message()));
     const std::filesystem::path out(dir);
+    traces::TimelineRanks shown;
     if (scenario.outputs.perfetto) {
         traces::PerfettoOptions options;
+        shown = traces::timeline_ranks(scenario.graph, result.summary.critical_path, scenario.outputs.timeline_ops);
+        if (!shown.all(scenario.graph)) options.ranks_shown = shown.shown;
         options.max_link_counters = scenario.outputs.link_counters;
         const auto& gpus = scenario.cluster.gpus();
         for (std::uint32_t r = 0; r < scenario.graph.rank_count; ++r) {
@@ -321,6 +329,15 @@ void write_outputs(const Scenario& scenario, const RunResult& result, const std:
     engine::write_file_atomically(out / "ranks.csv", traces::ranks_csv(result.summary));
     if (!scenario.resolved_yaml.empty()) engine::write_file_atomically(out / "resolved.yaml", scenario.resolved_yaml);
     if (scenario.outputs.report) write_report(scenario, result, dir);
+    return shown;
+}
+
+std::string timeline_note(const Scenario& scenario, const traces::TimelineRanks& shown) {
+    if (!scenario.outputs.perfetto || shown.all(scenario.graph)) return "";
+    return fmt::format(
+        "timeline.json shows {} of {} ranks, {} of {} ops: the critical path's ranks first (every rank: "
+        "outputs.timeline_ops 0, or replay --timeline-ops 0; a larger timeline does not open in the Perfetto UI)",
+        shown.ranks_shown, scenario.graph.rank_count, shown.ops_shown, scenario.graph.ops.size());
 }
 
 void write_report(const Scenario& scenario, const RunResult& result, const std::string& dir,

@@ -13,6 +13,7 @@
 #include "traces/op_graph.h"
 #include "traces/report/html_report.h"
 #include "traces/run_summary.h"
+#include "traces/timeline_ranks.h"
 
 namespace clustersim::sim {
 
@@ -20,6 +21,9 @@ struct OutputOptions {
     bool perfetto = true;
     std::size_t link_counters = 32;
     bool report = false;  // report.html (traces/report)
+    /// timeline.json shows whole ranks up to this many ops, the critical path's first (traces/timeline_ranks.h);
+    /// 0: every rank. About 180 bytes of JSON per op: the default, about 360 MB, opens in the Perfetto UI.
+    std::uint64_t timeline_ops = 2'000'000;
 };
 
 /// What a plan that exceeds its GPUs' HBM does: fail before simulating (exit 3) or warn and run.
@@ -62,7 +66,11 @@ void prepare_output_dir(const std::string& dir);
 
 /// Writes the outputs into `dir` (created if needed), each file atomically: timeline.json (unless disabled),
 /// summary.json, ranks.csv, resolved.yaml when the scenario has one, and report.html when asked.
-void write_outputs(const Scenario& scenario, const RunResult& result, const std::string& dir);
+/// Returns what the timeline shows (every rank unless the run has more ops than outputs.timeline_ops; none
+/// written when outputs.perfetto is off).
+traces::TimelineRanks write_outputs(const Scenario& scenario, const RunResult& result, const std::string& dir);
+/// A line for the console when the timeline shows some ranks only, else empty.
+std::string timeline_note(const Scenario& scenario, const traces::TimelineRanks& shown);
 
 /// Writes report.html into `dir` atomically: the run, and beside it the runs given (a what-if, the traced timeline).
 void write_report(const Scenario& scenario, const RunResult& result, const std::string& dir,

@@ -34,6 +34,7 @@ struct ReplayCliOptions {
     std::string from_gpu;  // the traced GPU when the trace does not say
     std::string topology;
     bool report = false;
+    std::uint64_t timeline_ops = sim::OutputOptions{}.timeline_ops;
     std::vector<std::string> overrides;
     std::vector<std::string> what_if_overrides;  // what-if: topology parameters changed against the faithful run
     std::string network = "max-min";
@@ -173,10 +174,11 @@ void run_replay(const ReplayCliOptions& o) {
     o.variation.apply(s);
     const std::string dir = o.out_dir.empty() ? "out/" + s.name : o.out_dir;
     s.outputs.report = o.report;
+    s.outputs.timeline_ops = o.timeline_ops;
     sim::prepare_output_dir(dir);                        // a bad folder fails now, not after the run
     if (!o.gpu.empty()) (void)what_if_gpus(o, s.graph);  // and so does an unknown --gpu
     const sim::RunResult result = with_progress("replay", s.options, [&] { return sim::run_scenario(s); });
-    sim::write_outputs(s, result, dir);
+    const traces::TimelineRanks shown = sim::write_outputs(s, result, dir);
     const std::string table = traces::summary_table(result.summary, s.graph);
     std::fwrite(table.data(), 1, table.size(), stdout);
     const auto comparison = sim::compare_collectives(s.graph, result.replay.timeline);
@@ -218,6 +220,7 @@ void run_replay(const ReplayCliOptions& o) {
     }
     std::printf("\noutputs in %s/: timeline.json (open in ui.perfetto.dev), summary.json, ranks.csv%s\n", dir.c_str(),
                 o.report ? ", report.html (open in a browser)" : "");
+    if (const std::string note = sim::timeline_note(s, shown); !note.empty()) std::printf("%s\n", note.c_str());
 }
 }  // namespace
 
@@ -282,6 +285,10 @@ void add_replay_command(CLI::App& app) {
         ->check(CLI::Range(0, 1024));
     add_variation_options(*cmd, options->variation, true);
     cmd->add_option("-o,--out", options->out_dir, "Output folder (default: out/<trace name>)");
+    cmd->add_option("--timeline-ops", options->timeline_ops,
+                    "timeline.json shows whole ranks up to this many ops, the critical path's ranks first (0: every "
+                    "rank; a larger timeline does not open in the Perfetto UI)")
+        ->capture_default_str();
     cmd->add_flag("--report", options->report,
                   "Also write report.html: a self-contained page with plots (with a what-if, both runs side by side)");
     cmd->callback([options] { run_replay(*options); });

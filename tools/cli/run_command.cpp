@@ -35,12 +35,13 @@ void run(const RunOptions& o) {
     const std::string dir = o.out_dir.empty() ? "out/" + scenario.name : o.out_dir;
     sim::prepare_output_dir(dir);  // a bad folder fails now, not after the run
     const sim::RunResult result = with_progress("run", scenario.options, [&] { return sim::run_scenario(scenario); });
-    sim::write_outputs(scenario, result, dir);
+    const traces::TimelineRanks shown = sim::write_outputs(scenario, result, dir);
     const std::string table = traces::summary_table(result.summary, scenario.graph);
     std::fwrite(table.data(), 1, table.size(), stdout);
     std::printf("\noutputs in %s/: %ssummary.json, ranks.csv, resolved.yaml%s\n", dir.c_str(),
                 scenario.outputs.perfetto ? "timeline.json (open in ui.perfetto.dev), " : "",
                 scenario.outputs.report ? ", report.html (open in a browser)" : "");
+    if (const std::string note = sim::timeline_note(scenario, shown); !note.empty()) std::printf("%s\n", note.c_str());
 }
 }  // namespace
 

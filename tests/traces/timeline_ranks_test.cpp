@@ -1,0 +1,107 @@
+// The ranks a timeline shows under a budget of ops, and what the writer leaves out with them.
+#include <catch2/catch.hpp>
+
+#include "traces/perfetto_writer.h"
+#include "traces/timeline.h"
+#include "traces/timeline_ranks.h"
+
+using namespace clustersim;
+using Catch::Matchers::Contains;
+
+namespace {
+
+/// Ranks 0..3 with 3, 5, 2 and 4 compute ops.
+traces::OpGraph four_ranks() {
+    traces::OpGraph g;
+    g.rank_count = 4;
+    const int ops[] = {3, 5, 2, 4};
+    for (std::uint32_t r = 0; r < 4; ++r) {
+        const traces::RankId rank{r};
+        for (int i = 0; i < ops[r]; ++i)
+            g.add(traces::Op{rank, g.stream(rank, "s"), g.intern("k"), traces::OpKind::compute});
+    }
+    return g;
+}
+
+/// The first op of `rank` (ops are added rank by rank).
+traces::OpId first_op(const traces::OpGraph& g, std::uint32_t rank) {
+    for (std::uint32_t i = 0; i < g.ops.size(); ++i)
+        if (g.ops[i].rank.value == rank) return traces::OpId{i};
+    return traces::OpId::invalid();
+}
+
+}  // namespace
+
+TEST_CASE("a timeline within its budget shows every rank", "[traces][perfetto]") {
+    const traces::OpGraph g = four_ranks();
+    for (const std::uint64_t budget : {std::uint64_t{0}, std::uint64_t{14}, std::uint64_t{100}}) {
+        const traces::TimelineRanks shown = traces::timeline_ranks(g, {}, budget);
+        CHECK(shown.all(g));
+        CHECK(shown.ops_shown == 14);
+        CHECK(shown.shown == std::vector<std::uint8_t>{1, 1, 1, 1});
+    }
+}
+
+TEST_CASE("past its budget a timeline shows the critical path's ranks first, then others that fit",
+          "[traces][perfetto]") {
+    const traces::OpGraph g = four_ranks();
+    traces::CriticalPath path;
+    path.steps.push_back({first_op(g, 2)});
+    path.steps.push_back({first_op(g, 1)});
+    path.steps.push_back({first_op(g, 2)});
+    // Rank 2 (2 ops), rank 1 (5: 7 in all); rank 0 (3) and rank 3 (4) would exceed 9.
+    traces::TimelineRanks shown = traces::timeline_ranks(g, path, 9);
+    CHECK(shown.shown == std::vector<std::uint8_t>{0, 1, 1, 0});
+    CHECK(shown.ranks_shown == 2);
+    CHECK(shown.ops_shown == 7);
+    // 10: rank 0 fits after them (10), rank 3 does not.
+    shown = traces::timeline_ranks(g, path, 10);
+    CHECK(shown.shown == std::vector<std::uint8_t>{1, 1, 1, 0});
+    // Without a critical path: ranks in order, each that fits (rank 2's 2 ops after rank 1's 5 would not: 10).
+    shown = traces::timeline_ranks(g, {}, 9);
+    CHECK(shown.shown == std::vector<std::uint8_t>{1, 1, 0, 0});
+    CHECK(shown.ops_shown == 8);
+    // The first rank is shown even when it alone exceeds the budget.
+    shown = traces::timeline_ranks(g, path, 1);
+    CHECK(shown.shown == std::vector<std::uint8_t>{0, 0, 1, 0});
+}
+
+TEST_CASE("a timeline of some ranks leaves out the others' slices, arrows and memory, and says so",
+          "[traces][perfetto]") {
+    traces::OpGraph g;
+    g.rank_count = 2;
+    const traces::RankId r0{0}, r1{1};
+    const traces::OpId send =
+        g.add(traces::Op{r0, g.stream(r0, "comm"), g.intern("send \"x\"\n"), traces::OpKind::send});
+    const traces::OpId recv = g.add(traces::Op{r1, g.stream(r1, "comm"), g.intern("recv"), traces::OpKind::recv});
+    g.add(traces::Op{r0, g.stream(r0, "s"), g.intern("buffer0"), traces::OpKind::alloc});
+    g.add(traces::Op{r1, g.stream(r1, "s"), g.intern("buffer1"), traces::OpKind::alloc});
+    traces::Timeline tl;
+    for (int i = 0; i < 4; ++i)
+        tl.ops.push_back(
+            traces::OpTiming{engine::Time{0}, engine::Time{i * 1'000'000}, engine::Time{(i + 1) * 1'000'000}});
+    tl.transfers.push_back({send, recv, engine::Time{0}, engine::Time{2'000'000}});
+
+    const std::string all = traces::perfetto_json(g, tl, {});
+    CHECK_THAT(all, Contains("{\"ph\":\"M\",\"name\":\"clustersim\",\"pid\":0,\"args\":{}}"));
+    CHECK_THAT(all, Contains("\"name\":\"send \\\"x\\\"\\n\",\"cat\":\"communication\",\"pid\":1"));
+    CHECK_THAT(all, Contains("\"ph\":\"s\""));
+    // Every rank listed as shown: the same bytes but the header.
+    traces::PerfettoOptions both;
+    both.ranks_shown = {1, 1};
+    std::string listed = traces::perfetto_json(g, tl, both);
+    const std::string header = "\"args\":{\"ranks_shown\":2,\"ranks\":2}";
+    REQUIRE(listed.find(header) != std::string::npos);
+    listed.replace(listed.find(header), header.size(), "\"args\":{}");
+    CHECK(listed == all);
+
+    traces::PerfettoOptions one;
+    one.ranks_shown = {0, 1};
+    const std::string json = traces::perfetto_json(g, tl, one);
+    CHECK_THAT(json, Contains("\"args\":{\"ranks_shown\":1,\"ranks\":2}"));
+    CHECK_THAT(json, Contains("\"name\":\"recv\",\"cat\":\"communication\",\"pid\":2"));
+    CHECK_THAT(json, Contains("\"name\":\"memory\",\"pid\":2"));
+    CHECK(json.find("\"pid\":1,") == std::string::npos);    // neither rank 0's slices, threads nor memory
+    CHECK(json.find("\"ph\":\"s\"") == std::string::npos);  // the arrow lacks its send
+    CHECK(json.find("\"ph\":\"f\"") == std::string::npos);
+}
