@@ -20,7 +20,7 @@ using traces::OpKind;
 void ReplayEngine::arrive_collective(OpId id) {
     const traces::Op& op = g_.ops[id.index()];
     set_comm_active(op.rank, +1);  // the NCCL kernel is resident (and spinning) from its launch
-    const std::uint32_t index = partner_[id.index()];
+    const std::uint32_t index = instance_of(partner_[id.index()]);
     if (modelled(g_.comms[instances_[index].comm.index()]) || traced_only(op)) {
         arrive_modelled(id);
         return;
@@ -38,6 +38,7 @@ void ReplayEngine::arrive_collective(OpId id) {
         timeline_.ops[id.index()].start = sim_.now();
         timeline_.ops[id.index()].critical_pred = trigger_[id.index()];
         done_queue_.push_back(id);
+        if (inst.transfers_left == 0 && inst.arrived == inst.members.size()) release_instance(index);
         return;
     }
     // Transfers that waited only for this member's arrival can start now, in plan order.
@@ -346,16 +347,9 @@ void ReplayEngine::transfer_done(std::uint32_t index, const PlannedTransfer& x) 
     }
     if (--inst.transfers_left == 0) {
         inst.end = sim_.now();
-        // Done: release the plan's memory; the instance record stays for the deadlock report.
-        inst.plan = CollectivePlan{};
-        inst.ring_states.clear();
-        std::vector<SlotRoute>().swap(inst.slot_routes);
-        for (auto* v : {&inst.pending, &inst.dependent_offsets, &inst.dependents, &inst.member_offsets,
-                        &inst.member_transfers, &inst.member_active, &inst.fifo_next})
-            std::vector<std::uint32_t>().swap(*v);
-        for (auto* v :
-             {&inst.ideal_done, &inst.member_busy_since, &inst.member_busy, &inst.member_arrival, &inst.member_ideal})
-            std::vector<Time>().swap(*v);
+        // Done: its record kept, its slot freed (a member without transfers may still be to arrive: then at its
+        // arrival).
+        if (inst.arrived == inst.members.size()) release_instance(index);
     }
 }
 

@@ -128,10 +128,10 @@ void ReplayEngine::on_flow(FlowId flow) {
 std::string ReplayEngine::deadlock_report() const {
     std::string report;
     auto add = [&](const std::string& line) { report += (report.empty() ? "" : "; ") + line; };
-    std::vector<std::uint32_t> instance_seq(instances_.size(), 0);
+    std::vector<std::uint32_t> call_seq(calls_.size(), 0);
     {
         std::vector<std::uint32_t> per_comm(g_.comms.size(), 0);
-        for (std::size_t i = 0; i < instances_.size(); ++i) instance_seq[i] = per_comm[instances_[i].comm.index()]++;
+        for (std::size_t i = 0; i < calls_.size(); ++i) call_seq[i] = per_comm[calls_[i].record.comm.index()]++;
     }
     for (std::uint32_t r = 0; r < g_.rank_count; ++r) {
         for (std::uint32_t k = rank_stream_offsets_[r]; k < rank_stream_offsets_[r + 1]; ++k) {
@@ -139,7 +139,9 @@ std::string ReplayEngine::deadlock_report() const {
             if (!current.valid()) continue;
             const traces::Op& op = g_.ops[current.index()];
             if (op.kind == OpKind::collective) {
-                const Instance& inst = instances_[partner_[current.index()]];
+                // (A collective in progress has arrived: its call is in flight.)
+                const std::uint32_t call = partner_[current.index()];
+                const Instance& inst = instances_[calls_[call].slot];
                 const auto& ranks = g_.comms[inst.comm.index()].ranks;
                 std::string missing;
                 for (std::size_t m = 0; m < ranks.size(); ++m) {
@@ -147,7 +149,7 @@ std::string ReplayEngine::deadlock_report() const {
                         missing += fmt::format("{}{}", missing.empty() ? "" : ", ", ranks[m].value);
                 }
                 add(fmt::format("rank {} waits in {} #{} on '{}' for rank {}", r,
-                                traces::collective_kind_name(op.collective), instance_seq[partner_[current.index()]],
+                                traces::collective_kind_name(op.collective), call_seq[call],
                                 g_.comms[inst.comm.index()].name, missing));
             } else if (op.kind == OpKind::send || op.kind == OpKind::recv) {
                 add(fmt::format("rank {} waits in {} {} rank {} ('{}')", r, op.kind == OpKind::send ? "send" : "recv",

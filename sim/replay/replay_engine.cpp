@@ -128,18 +128,17 @@ void ReplayEngine::setup() {
             const std::uint32_t k = member_issued[op.comm.index()][member]++;
             auto& list = comm_instances[op.comm.index()];
             if (k == list.size()) {
-                list.push_back(static_cast<std::uint32_t>(instances_.size()));
-                Instance inst;
-                inst.comm = op.comm;
-                inst.members.assign(ranks.size(), OpId::invalid());
-                inst.bytes = op.bytes;
-                instances_.push_back(std::move(inst));
+                list.push_back(static_cast<std::uint32_t>(calls_.size()));
+                Call& call = calls_.emplace_back();
+                call.record.comm = op.comm;
+                call.record.bytes = op.bytes;
             }
             partner_[i] = list[k];
             // Per-member sizes (all_gather, all_to_all), kept only when they differ.
-            Instance& inst = instances_[list[k]];
-            if (op.bytes != inst.bytes && inst.member_bytes.empty()) inst.member_bytes.assign(ranks.size(), inst.bytes);
-            if (!inst.member_bytes.empty()) inst.member_bytes[member] = op.bytes;
+            Call& call = calls_[list[k]];
+            if (op.bytes != call.record.bytes && call.member_bytes.empty())
+                call.member_bytes.assign(ranks.size(), call.record.bytes);
+            if (!call.member_bytes.empty()) call.member_bytes[member] = op.bytes;
         } else if (op.kind == OpKind::send || op.kind == OpKind::recv) {
             const std::uint32_t src = op.kind == OpKind::send ? op.rank.value : op.peer.value;
             const std::uint32_t dst = op.kind == OpKind::send ? op.peer.value : op.rank.value;
@@ -281,6 +280,48 @@ void ReplayEngine::complete(OpId id) {
         release(dependents_[k]);
 }
 
+std::uint32_t ReplayEngine::instance_of(std::uint32_t call) {
+    Call& c = calls_[call];
+    if (c.slot != UINT32_MAX) return c.slot;
+    if (!free_instances_.empty()) {
+        c.slot = free_instances_.back();
+        free_instances_.pop_back();
+    } else {
+        c.slot = static_cast<std::uint32_t>(instances_.size());
+        instances_.emplace_back();
+    }
+    Instance& inst = instances_[c.slot];
+    inst = Instance{};
+    inst.call = call;
+    inst.comm = c.record.comm;
+    inst.bytes = c.record.bytes;
+    inst.member_bytes = c.member_bytes;
+    inst.members.assign(g_.comms[inst.comm.index()].ranks.size(), OpId::invalid());
+    return c.slot;
+}
+
+void ReplayEngine::release_instance(std::uint32_t index) {
+    Instance& inst = instances_[index];
+    Call& call = calls_[inst.call];
+    OpId op;
+    for (const OpId m : inst.members) {
+        if (!op.valid() && m.valid()) op = m;
+    }
+    call.record = CollectiveRecord{inst.comm,
+                                   inst.algorithm,
+                                   inst.modelled_protocol,
+                                   inst.protocol,
+                                   inst.predicted_us,
+                                   inst.first_arrival,
+                                   inst.last_arrival,
+                                   inst.transfers_left == 0 && inst.planned ? inst.end : inst.last_arrival,
+                                   op,
+                                   inst.bytes};
+    call.slot = UINT32_MAX;
+    inst = Instance{};  // (its plan's memory, and the members' state)
+    free_instances_.push_back(index);
+}
+
 void ReplayEngine::drain_ready() {
     // Work lists instead of recursion: a chain of zero-time ops never deepens the stack.
     std::size_t r = 0, d = 0;
@@ -380,16 +421,11 @@ ReplayResult ReplayEngine::run() {
             timeline_.counters.push_back(std::move(series));
         }
     }
-    for (const Instance& inst : instances_) {
-        traces::OpId op;
-        for (const traces::OpId m : inst.members) {
-            if (!op.valid() && m.valid()) op = m;
-        }
-        result.collectives.push_back(
-            CollectiveRecord{inst.comm, inst.algorithm, inst.modelled_protocol, inst.protocol, inst.predicted_us,
-                             inst.first_arrival, inst.last_arrival,
-                             inst.transfers_left == 0 && inst.planned ? inst.end : inst.last_arrival, op, inst.bytes});
-    }
+    // Calls still in flight (a deadlock) are recorded as they stand.
+    for (std::uint32_t slot = 0; slot < instances_.size(); ++slot)
+        if (instances_[slot].call != UINT32_MAX) release_instance(slot);
+    result.collectives.reserve(calls_.size());
+    for (const Call& call : calls_) result.collectives.push_back(call.record);
     result.events = sim_.events_processed();
     result.flows = net_.flows_completed();
     result.rate_updates = net_.rate_updates();

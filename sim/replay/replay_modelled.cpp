@@ -17,7 +17,7 @@ using traces::OpId;
 
 void ReplayEngine::arrive_modelled(OpId id) {
     const traces::Op& op = g_.ops[id.index()];
-    const std::uint32_t index = partner_[id.index()];
+    const std::uint32_t index = instance_of(partner_[id.index()]);
     Instance& inst = instances_[index];
     const auto& ranks = g_.comms[inst.comm.index()].ranks;
     const std::uint32_t member = member_of_[id.index()];
@@ -210,6 +210,7 @@ void ReplayEngine::finish_modelled(std::uint32_t index) {
         t.contention = Time{0};
         done_queue_.push_back(op);
     }
+    release_instance(index);
 }
 
 }  // namespace clustersim::sim

@@ -23,7 +23,7 @@ void ReplayEngine::start_flows(std::uint32_t index, std::uint64_t t, const Plann
     // One flow per channel, with consecutive flow keys from a hashed base, so that ECMP spreads the channels of a
     // transfer over the equal-cost paths. Channels that land on the same path travel as one flow of that many
     // shares (same contention, fewer events). The first channels take the remainder bytes.
-    const std::uint64_t key = engine::hash_combine(index, t);
+    const std::uint64_t key = engine::hash_combine(inst.call, t);  // (the call, not its in-flight slot)
     const std::uint32_t channels =
         x.bytes == 0 || inst.plan.channels_planned ? 1 : std::max<std::uint32_t>(1, options_.channels);
     const topo::DeviceId src = x.src == switch_endpoint ? node_switch(gpu_of(ranks[x.dst])) : gpu_of(ranks[x.src]);
