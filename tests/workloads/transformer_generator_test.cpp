@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "engine/memory_budget.h"
 #include "engine/yaml_reader.h"
 #include "sim/scenario/scenario.h"
 #include "traces/native_trace.h"
@@ -285,4 +286,23 @@ TEST_CASE("folding replicas keeps the iteration of the whole job", "[workloads][
     REQUIRE(std::abs(b / a - 1) < 0.02);
     REQUIRE(close(whole.summary.training.hardware_flops_per_iteration,
                   folded.summary.training.hardware_flops_per_iteration));
+}
+
+TEST_CASE("a plan past the memory budget is refused before it is built, with its estimate",
+          "[workloads][transformer]") {
+    using Catch::Matchers::Contains;
+    struct Budget {  // the run's budget, restored whatever happens
+        std::uint64_t saved = engine::memory_budget();
+        ~Budget() { engine::set_memory_budget(saved); }
+    } restore;
+    // 8 replicas of 64 micro-batches over 8 layers: at most about 0.2 M ops, about 30 MB.
+    const std::string plan = small + "world_size: 8, global_batch_size: 512}";
+    engine::set_memory_budget(10'000'000);
+    REQUIRE_THROWS_WITH(generate(plan), Contains("workload: the plan (at most about 0.2 M ops: 8 simulated ranks x 64 "
+                                                 "micro-batches x 8 layers per stage) needs about 29") &&
+                                            Contains("--max-memory") && Contains("fold: tp+dp"));
+    engine::set_memory_budget(100'000'000);
+    const traces::OpGraph g = generate(plan);
+    CHECK(g.rank_count == 8);
+    CHECK(g.ops.size() < 196'608);  // the bound the check assumed: 0.6 of the rough count
 }
