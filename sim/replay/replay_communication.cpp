@@ -141,6 +141,7 @@ std::string ReplayEngine::deadlock_report() const {
             if (op.kind == OpKind::collective) {
                 // (A collective in progress has arrived: its call is in flight.)
                 const std::uint32_t call = partner_[current.index()];
+                if (calls_[call].slot == UINT32_MAX) continue;
                 const Instance& inst = instances_[calls_[call].slot];
                 const auto& ranks = g_.comms[inst.comm.index()].ranks;
                 std::string missing;

@@ -13,6 +13,7 @@
 
 #include "engine/error.h"
 #include "engine/hash.h"
+#include "engine/huge_pages.h"
 #include "engine/log.h"
 
 namespace clustersim::sim {
@@ -78,13 +79,14 @@ void ReplayEngine::setup() {
                                      : topo::DeviceId{});
     }
     const std::size_t n = g_.ops.size();
-    timeline_.ops.assign(n, traces::OpTiming{});
-    next_on_stream_.assign(n, OpId::invalid());
-    waiting_.assign(n, 0);
-    trigger_.assign(n, OpId::invalid());
-    partner_.assign(n, UINT32_MAX);
-    member_of_.assign(n, UINT32_MAX);
-    p2p_arrived_.assign(n, 0);
+    // Per-op state: on huge pages where the system gives them (engine/huge_pages.h).
+    engine::assign_huge(timeline_.ops, n, traces::OpTiming{});
+    engine::assign_huge(next_on_stream_, n, OpId::invalid());
+    engine::assign_huge(waiting_, n, std::uint32_t{0});
+    engine::assign_huge(trigger_, n, OpId::invalid());
+    engine::assign_huge(partner_, n, std::uint32_t{UINT32_MAX});
+    engine::assign_huge(member_of_, n, std::uint32_t{UINT32_MAX});
+    engine::assign_huge(p2p_arrived_, n, std::uint8_t{0});
     std::vector<OpId> last_on_stream(g_.streams.size(), OpId::invalid());
     std::vector<std::uint32_t> dependent_count(n + 1, 0);
     for (std::size_t i = 0; i < n; ++i) {
@@ -100,9 +102,9 @@ void ReplayEngine::setup() {
             ++waiting_[i];
         }
     }
-    dependent_offsets_.assign(n + 1, 0);
+    engine::assign_huge(dependent_offsets_, n + 1, std::uint32_t{0});
     for (std::size_t i = 0; i < n; ++i) dependent_offsets_[i + 1] = dependent_offsets_[i] + dependent_count[i];
-    dependents_.resize(dependent_offsets_[n]);
+    engine::assign_huge(dependents_, dependent_offsets_[n], OpId::invalid());
     std::vector<std::uint32_t> fill(dependent_offsets_.begin(), dependent_offsets_.end() - 1);
     for (std::size_t i = 0; i < n; ++i) {
         for (const OpId d : g_.deps(OpId::from_index(i))) dependents_[fill[d.index()]++] = OpId::from_index(i);

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "engine/error.h"
+#include "engine/huge_pages.h"
 #include "engine/memory_budget.h"
 #include "workloads/transformer/transformer_builder.h"
 #include "workloads/workload_registry.h"
@@ -160,7 +161,7 @@ void TransformerBuilder::choose_simulated() {
         g_.job_ranks = simulated_;
         g_.job_rank_count = grid_.size();
     }
-    g_.ops.reserve(static_cast<std::size_t>(expected));
+    engine::reserve_huge(g_.ops, static_cast<std::size_t>(expected));
 }
 
 void TransformerBuilder::build_rank(std::uint32_t rank) {
