@@ -423,11 +423,11 @@ ReplayResult ReplayEngine::run() {
             timeline_.counters.push_back(std::move(series));
         }
     }
-    // Calls still in flight (a deadlock) are recorded as they stand.
-    for (std::uint32_t slot = 0; slot < instances_.size(); ++slot)
-        if (instances_[slot].call != UINT32_MAX) release_instance(slot);
+    // Every op completed, so every call is done and its record filled in (its slot given back).
+    CLUSTERSIM_CHECK(free_instances_.size() == instances_.size(), "{} collective call(s) still in flight at the end",
+                     instances_.size() - free_instances_.size());
     result.collectives.reserve(calls_.size());
-    for (const Call& call : calls_) result.collectives.push_back(call.record);
+    for (Call& call : calls_) result.collectives.push_back(std::move(call.record));
     result.events = sim_.events_processed();
     result.flows = net_.flows_completed();
     result.rate_updates = net_.rate_updates();
