@@ -88,7 +88,9 @@ void ReplayEngine::setup() {
     engine::assign_huge(member_of_, n, std::uint32_t{UINT32_MAX});
     engine::assign_huge(p2p_arrived_, n, std::uint8_t{0});
     std::vector<OpId> last_on_stream(g_.streams.size(), OpId::invalid());
-    std::vector<std::uint32_t> dependent_count(n + 1, 0);
+    // Dependents (CSR) built in place: each op's count at the next one's offset, summed into offsets, filled with
+    // the offsets as cursors (each ends at the next list's start), shifted back; no per-op scratch arrays.
+    engine::assign_huge(dependent_offsets_, n + 1, std::uint32_t{0});
     for (std::size_t i = 0; i < n; ++i) {
         const OpId id = OpId::from_index(i);
         OpId& last = last_on_stream[g_.ops[i].stream.index()];
@@ -98,17 +100,18 @@ void ReplayEngine::setup() {
         }
         last = id;
         for (const OpId d : g_.deps(id)) {
-            ++dependent_count[d.index()];
+            ++dependent_offsets_[d.index() + 1];
             ++waiting_[i];
         }
     }
-    engine::assign_huge(dependent_offsets_, n + 1, std::uint32_t{0});
-    for (std::size_t i = 0; i < n; ++i) dependent_offsets_[i + 1] = dependent_offsets_[i] + dependent_count[i];
+    for (std::size_t i = 0; i < n; ++i) dependent_offsets_[i + 1] += dependent_offsets_[i];
     engine::assign_huge(dependents_, dependent_offsets_[n], OpId::invalid());
-    std::vector<std::uint32_t> fill(dependent_offsets_.begin(), dependent_offsets_.end() - 1);
     for (std::size_t i = 0; i < n; ++i) {
-        for (const OpId d : g_.deps(OpId::from_index(i))) dependents_[fill[d.index()]++] = OpId::from_index(i);
+        for (const OpId d : g_.deps(OpId::from_index(i)))
+            dependents_[dependent_offsets_[d.index()]++] = OpId::from_index(i);
     }
+    for (std::size_t i = n; i > 0; --i) dependent_offsets_[i] = dependent_offsets_[i - 1];
+    dependent_offsets_[0] = 0;
     // Static matching: the k-th collective of each member of a communicator forms instance k of it; the k-th
     // send from a to b on a communicator meets the k-th recv at b from a.
     std::vector<std::vector<std::uint32_t>> comm_instances(g_.comms.size());
