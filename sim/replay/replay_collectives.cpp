@@ -56,7 +56,7 @@ void ReplayEngine::plan_instance(std::uint32_t index, const traces::Op& op) {
     Instance& inst = instances_[index];
     const auto& ranks = g_.comms[inst.comm.index()].ranks;
     PlanRequest request{op.collective, static_cast<std::uint32_t>(ranks.size()), op.bytes, {}, 1};
-    request.member_bytes = inst.member_bytes;
+    request.member_bytes = calls_[inst.call].member_bytes;
     for (const traces::RankId r : ranks)
         request.node_of.push_back(static_cast<std::uint32_t>(cluster_.device(gpu_of(r)).node));
     const bool one_node = std::all_of(request.node_of.begin(), request.node_of.end(),

@@ -299,8 +299,6 @@ std::uint32_t ReplayEngine::instance_of(std::uint32_t call) {
     inst = Instance{};
     inst.call = call;
     inst.comm = c.record.comm;
-    inst.bytes = c.record.bytes;
-    inst.member_bytes = c.member_bytes;
     inst.members.assign(g_.comms[inst.comm.index()].ranks.size(), OpId::invalid());
     return c.slot;
 }
@@ -312,16 +310,16 @@ void ReplayEngine::release_instance(std::uint32_t index) {
     for (const OpId m : inst.members) {
         if (!op.valid() && m.valid()) op = m;
     }
-    call.record = CollectiveRecord{inst.comm,
-                                   inst.algorithm,
-                                   inst.modelled_protocol,
-                                   inst.protocol,
-                                   inst.predicted_us,
-                                   inst.first_arrival,
-                                   inst.last_arrival,
-                                   inst.transfers_left == 0 && inst.planned ? inst.end : inst.last_arrival,
-                                   op,
-                                   inst.bytes};
+    // (The record's communicator and size were set with the call.)
+    CollectiveRecord& r = call.record;
+    r.algorithm = inst.algorithm;
+    r.modelled_protocol = inst.modelled_protocol;
+    r.protocol = inst.protocol;
+    r.nccl_predicted_us = inst.predicted_us;
+    r.first_arrival = inst.first_arrival;
+    r.last_arrival = inst.last_arrival;
+    r.end = inst.transfers_left == 0 && inst.planned ? inst.end : inst.last_arrival;
+    r.op = op;
     call.slot = UINT32_MAX;
     inst = Instance{};  // (its plan's memory, and the members' state)
     free_instances_.push_back(index);

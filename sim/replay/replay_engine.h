@@ -37,9 +37,7 @@ private:
     struct Instance {                     // one collective call in flight, across its members
         std::uint32_t call = UINT32_MAX;  // calls_
         traces::CommId comm;
-        std::vector<traces::OpId> members;        // by member index; invalid until that member arrives
-        std::uint64_t bytes = 0;                  // the first member's size
-        std::vector<std::uint64_t> member_bytes;  // by member, only when the members' sizes differ
+        std::vector<traces::OpId> members;  // by member index; invalid until that member arrives
         std::uint32_t arrived = 0;
         traces::OpId last_trigger;  // trigger of the member that arrived last so far
         bool planned = false;
