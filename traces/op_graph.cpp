@@ -56,13 +56,23 @@ const char* memory_use_name(MemoryUse use) { return engine::enum_name(memory_use
 
 std::vector<std::vector<std::vector<OpId>>> collectives_by_member(const OpGraph& g) {
     std::vector<std::vector<std::vector<OpId>>> issued(g.comms.size());  // comm -> member index -> ops
-    for (std::size_t c = 0; c < g.comms.size(); ++c) issued[c].resize(g.comms[c].ranks.size());
+    // Each communicator's (rank, member index) pairs, sorted by rank: a member found by binary search (a scan per
+    // op of a world-wide communicator was quadratic in the ranks).
+    std::vector<std::vector<std::pair<RankId, std::uint32_t>>> members(g.comms.size());
+    for (std::size_t c = 0; c < g.comms.size(); ++c) {
+        const auto& ranks = g.comms[c].ranks;
+        issued[c].resize(ranks.size());
+        members[c].reserve(ranks.size());
+        for (std::uint32_t m = 0; m < ranks.size(); ++m) members[c].emplace_back(ranks[m], m);
+        std::sort(members[c].begin(), members[c].end());  // (a rank listed twice: its first place, as a scan found)
+    }
     for (std::size_t i = 0; i < g.ops.size(); ++i) {
         const Op& op = g.ops[i];
         if (op.kind != OpKind::collective || op.comm.index() >= g.comms.size()) continue;
-        const auto& ranks = g.comms[op.comm.index()].ranks;
-        const auto member = static_cast<std::size_t>(std::find(ranks.begin(), ranks.end(), op.rank) - ranks.begin());
-        if (member < ranks.size()) issued[op.comm.index()][member].push_back(OpId::from_index(i));
+        const auto& index = members[op.comm.index()];
+        const auto it = std::lower_bound(index.begin(), index.end(), std::pair{op.rank, std::uint32_t{0}});
+        if (it != index.end() && it->first == op.rank)
+            issued[op.comm.index()][it->second].push_back(OpId::from_index(i));
     }
     return issued;
 }

@@ -66,6 +66,10 @@ void check_ids(const OpGraph& g) {
             reject(g, fmt::format("stream {} '{}' belongs to rank {}, but there are {} ranks", s, g.streams[s].name,
                                   g.streams[s].rank.value, g.rank_count));
     }
+    // Each communicator's ranks, sorted: membership of a collective's rank by binary search (a scan per op of a
+    // world-wide communicator was quadratic in the ranks).
+    std::vector<std::vector<RankId>> sorted_ranks;
+    sorted_ranks.reserve(g.comms.size());
     for (const Communicator& c : g.comms) {
         if (c.ranks.empty()) reject(g, fmt::format("communicator '{}' has no ranks", c.name));
         for (const RankId r : c.ranks) {
@@ -78,6 +82,7 @@ void check_ids(const OpGraph& g) {
         if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
             reject(g, fmt::format("communicator '{}' lists a rank twice", c.name));
         if (c.folded()) check_folded(g, c);
+        sorted_ranks.push_back(std::move(sorted));
     }
     for (std::size_t i = 0; i < g.ops.size(); ++i) {
         const Op& op = g.ops[i];
@@ -92,8 +97,8 @@ void check_ids(const OpGraph& g) {
         if (op.is_communication() && op.comm.index() >= g.comms.size())
             reject(g, fmt::format("{}: unknown communicator {}", g.describe(id), op.comm.value));
         if (op.kind == OpKind::collective) {
-            const auto& ranks = g.comms[op.comm.index()].ranks;
-            if (std::find(ranks.begin(), ranks.end(), op.rank) == ranks.end())
+            const auto& ranks = sorted_ranks[op.comm.index()];
+            if (!std::binary_search(ranks.begin(), ranks.end(), op.rank))
                 reject(g, fmt::format("{}: rank {} is not a member of '{}'", g.describe(id), op.rank.value,
                                       g.comms[op.comm.index()].name));
         }
@@ -114,11 +119,22 @@ void check_ids(const OpGraph& g) {
 }
 
 void check_acyclic(const OpGraph& g) {
-    // Kahn's algorithm over deps plus stream order (op -> next op on the same stream).
+    // Stream order follows op ids, so a graph whose every dependency is an earlier op is in topological order:
+    // acyclic (generators build graphs so). Otherwise, Kahn's algorithm over deps plus stream order (op -> next op
+    // on the same stream), its dependents listed in one array (CSR).
     const std::size_t n = g.ops.size();
+    bool ordered = true;
+    for (std::size_t i = 0; i < n && ordered; ++i) {
+        for (const OpId d : g.deps(OpId::from_index(i))) ordered = ordered && d.index() < i;
+    }
+    if (ordered) return;
     std::vector<std::uint32_t> indegree(n, 0), next_on_stream(n, UINT32_MAX);
     std::vector<std::uint32_t> last_on_stream(g.streams.size(), UINT32_MAX);
-    std::vector<std::vector<std::uint32_t>> dependents(n);
+    std::vector<std::uint32_t> offsets(n + 1, 0);
+    for (const OpId d : g.dep_ids) ++offsets[d.index() + 1];
+    for (std::size_t i = 0; i < n; ++i) offsets[i + 1] += offsets[i];
+    std::vector<std::uint32_t> dependents(offsets[n]);
+    std::vector<std::uint32_t> cursor(offsets.begin(), offsets.end() - 1);
     for (std::size_t i = 0; i < n; ++i) {
         auto& last = last_on_stream[g.ops[i].stream.index()];
         if (last != UINT32_MAX) {
@@ -127,7 +143,7 @@ void check_acyclic(const OpGraph& g) {
         }
         last = static_cast<std::uint32_t>(i);
         for (const OpId d : g.deps(OpId::from_index(i))) {
-            dependents[d.index()].push_back(static_cast<std::uint32_t>(i));
+            dependents[cursor[d.index()]++] = static_cast<std::uint32_t>(i);
             ++indegree[i];
         }
     }
@@ -144,7 +160,7 @@ void check_acyclic(const OpGraph& g) {
             if (--indegree[next] == 0) ready.push_back(next);
         };
         if (next_on_stream[op] != UINT32_MAX) release(next_on_stream[op]);
-        for (const std::uint32_t d : dependents[op]) release(d);
+        for (std::uint32_t k = offsets[op]; k < offsets[op + 1]; ++k) release(dependents[k]);
     }
     if (done == n) return;
     for (std::size_t i = 0; i < n; ++i) {

@@ -75,6 +75,45 @@ TEST_CASE("a dependency cycle through stream order is found", "[traces][validati
     REQUIRE_THROWS_WITH(traces::validate(g), Contains("dependency cycle through rank 0 op"));
 }
 
+TEST_CASE("a dependency on a later op is accepted when it makes no cycle", "[traces][validation][input]") {
+    // Readers may list an op before one it depends on: validation then runs the full topological check (a graph
+    // whose deps all name earlier ops is in order by construction and skips it).
+    traces::OpGraph g;
+    g.rank_count = 1;
+    g.source = "forward";
+    const auto a = g.stream(traces::RankId{0}, "a"), b = g.stream(traces::RankId{0}, "b");
+    traces::Op op{traces::RankId{0}, a, g.intern("x"), traces::OpKind::compute};
+    const auto first = g.add(op);
+    op.stream = b;
+    g.add(op);
+    g.dep_ids.insert(g.dep_ids.begin() + g.dep_offsets[first.index()], traces::OpId{1});  // op 0 waits for op 1
+    for (std::size_t i = first.index() + 1; i < g.dep_offsets.size(); ++i) ++g.dep_offsets[i];
+    REQUIRE_NOTHROW(traces::validate(g));
+    // And op 1 waiting for op 0 as well closes a cycle.
+    g.dep_ids.push_back(first);
+    ++g.dep_offsets.back();
+    REQUIRE_THROWS_WITH(traces::validate(g), Contains("dependency cycle through rank 0 op"));
+}
+
+TEST_CASE("a collective issued by a rank outside its communicator is rejected", "[traces][validation][input]") {
+    traces::OpGraph g;
+    g.rank_count = 3;
+    g.source = "members";
+    g.comms.push_back({"pair", {traces::RankId{2}, traces::RankId{0}}, {}});
+    for (std::uint32_t r = 0; r < 3; ++r) {
+        traces::Op op{traces::RankId{r}, g.stream(traces::RankId{r}, "s"), g.intern("ar"), traces::OpKind::collective};
+        op.comm = traces::CommId{0};
+        op.bytes = 64;
+        if (r != 1) g.add(op);
+    }
+    REQUIRE_NOTHROW(traces::validate(g));
+    traces::Op stray{traces::RankId{1}, g.stream(traces::RankId{1}, "s"), g.intern("ar"), traces::OpKind::collective};
+    stray.comm = traces::CommId{0};
+    g.add(stray);
+    REQUIRE_THROWS_WITH(traces::validate(g),
+                        Contains("rank 1 op 2 'ar' (all_reduce on 'pair'): rank 1 is not a member of 'pair'"));
+}
+
 TEST_CASE("out-of-range numbers and deeply nested values are located errors, never wrapped or a crash",
           "[traces][native][input]") {
     const std::string valid = traces::read_text_file(test_data("traces/two_ranks.json"));

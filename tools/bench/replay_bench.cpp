@@ -1,8 +1,10 @@
 // Replay benchmark: a generated 1,024-rank graph of about a million ops (compute + collectives) on a
 // rail-optimized DGX-H100 cluster. Prints wall time, ops and events per second, and peak memory per op, for
-// the contention-aware and the contention-free network and the cost-model collectives in the same run.
+// the contention-aware and the contention-free network and the cost-model collectives in the same run
+// (`bench_replay [nodes] [ops per rank] [mode]`: a mode runs alone when its name contains the third argument).
 #include <chrono>
 #include <cstdio>
+#include <string>
 
 #include "sim/replay/replay.h"
 #include "tools/bench/peak_rss.h"
@@ -19,6 +21,8 @@ int main(int argc, char** argv) {
     bench::ReplayWorkloadConfig config;
     if (argc > 1) config.nodes = static_cast<std::uint32_t>(std::stoul(argv[1]));
     if (argc > 2) config.ops_per_rank = static_cast<std::uint32_t>(std::stoul(argv[2]));
+    // An optional third argument runs only the modes whose name contains it (e.g. "classes"), for profiling.
+    const std::string only = argc > 3 ? argv[3] : "";
     const long rss_start = peak_rss_kib();
     const auto cluster = topo::load_topology("dgx-h100", {"nodes=" + std::to_string(config.nodes)});
     const auto graph = bench::replay_workload(config);
@@ -43,6 +47,7 @@ int main(int argc, char** argv) {
                false},
           Mode{"max-min, classes of identical flows", sim::SharingModel::max_min,
                sim::ReplayOptions::CollectiveModel::flows}}) {
+        if (!only.empty() && std::string(mode.name).find(only) == std::string::npos) continue;
         sim::ReplayOptions options;
         options.network.sharing = mode.sharing;
         options.network.flow_classes = mode.classes;
