@@ -20,23 +20,23 @@ using traces::OpKind;
 void ReplayEngine::arrive_collective(OpId id) {
     const traces::Op& op = g_.ops[id.index()];
     set_comm_active(op.rank, +1);  // the NCCL kernel is resident (and spinning) from its launch
-    const std::uint32_t index = instance_of(partner_[id.index()]);
+    const std::uint32_t index = instance_of(op_state_[id.index()].partner);
     if (modelled(g_.comms[instances_[index].comm.index()]) || traced_only(op)) {
         arrive_modelled(id);
         return;
     }
     Instance& inst = instances_[index];
     if (!inst.planned) plan_instance(index, op);
-    const std::uint32_t member = member_of_[id.index()];
+    const std::uint32_t member = op_state_[id.index()].member_of;
     inst.members[member] = id;
     inst.member_arrival[member] = sim_.now();
-    inst.last_trigger = trigger_[id.index()];
+    inst.last_trigger = op_state_[id.index()].trigger;
     if (inst.first_arrival.count() < 0) inst.first_arrival = sim_.now();
     inst.last_arrival = sim_.now();
     ++inst.arrived;
     if (inst.member_left[member] == 0) {  // nothing to send or receive (a one-member communicator)
         timeline_.ops[id.index()].start = sim_.now();
-        timeline_.ops[id.index()].critical_pred = trigger_[id.index()];
+        timeline_.ops[id.index()].critical_pred = op_state_[id.index()].trigger;
         done_queue_.push_back(id);
         if (inst.transfers_left == 0 && inst.arrived == inst.members.size()) release_instance(index);
         return;

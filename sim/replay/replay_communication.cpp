@@ -18,7 +18,7 @@ using traces::OpKind;
 void ReplayEngine::arrive_p2p(OpId id) {
     const traces::Op& op = g_.ops[id.index()];
     set_comm_active(op.rank, +1);
-    const std::uint32_t partner = partner_[id.index()];
+    const std::uint32_t partner = op_state_[id.index()].partner;
     CLUSTERSIM_CHECK(partner != UINT32_MAX, "unmatched {}", g_.describe(id));
     const traces::OpTiming& other = timeline_.ops[partner];
     const OpId send = op.kind == OpKind::send ? id : OpId{partner};
@@ -28,18 +28,18 @@ void ReplayEngine::arrive_p2p(OpId id) {
         if (op.kind == OpKind::recv) {
             if (p2p_arrived_[send.index()]) {
                 timeline_.ops[id.index()].start = sim_.now();
-                timeline_.ops[id.index()].critical_pred = trigger_[id.index()];
+                timeline_.ops[id.index()].critical_pred = op_state_[id.index()].trigger;
                 done_queue_.push_back(id);
             }
             return;
         }
         timeline_.ops[id.index()].start = sim_.now();
-        timeline_.ops[id.index()].critical_pred = trigger_[id.index()];
+        timeline_.ops[id.index()].critical_pred = op_state_[id.index()].trigger;
     } else {
         if (other.ready.count() < 0) return;  // rendezvous: the peer has not been posted yet, wait for it
         for (const OpId side : {send, recv}) {
             timeline_.ops[side.index()].start = sim_.now();
-            timeline_.ops[side.index()].critical_pred = trigger_[id.index()];  // the later side's trigger
+            timeline_.ops[side.index()].critical_pred = op_state_[id.index()].trigger;  // the later side's trigger
         }
     }
     const auto& s = g_.ops[send.index()];
@@ -58,7 +58,7 @@ void ReplayEngine::start_copy(OpId id) {
     const traces::Op& op = g_.ops[id.index()];
     traces::OpTiming& t = timeline_.ops[id.index()];
     t.start = sim_.now();
-    t.critical_pred = trigger_[id.index()];
+    t.critical_pred = op_state_[id.index()].trigger;
     const topo::DeviceId gpu = gpu_of(op.rank), host = rank_host_[op.rank.index()];
     if (!host.valid())
         throw engine::InputError(
@@ -98,7 +98,7 @@ void ReplayEngine::on_flow(FlowId flow) {
         case owner_p2p: {
             const Time start = net_.start_time(flow);
             const Time delay = std::max(Time{0}, (sim_.now() - start) - net_.ideal_duration(flow));
-            const std::uint32_t recv = partner_[id];
+            const std::uint32_t recv = op_state_[id].partner;
             timeline_.transfers.push_back(traces::Transfer{OpId{id}, OpId{recv}, start, sim_.now()});
             timeline_.ops[id].contention = delay;
             done_queue_.push_back(OpId{id});
@@ -107,7 +107,7 @@ void ReplayEngine::on_flow(FlowId flow) {
                 // The recv was posted (always so for a rendezvous): it ends with the data.
                 if (g_.ops[id].eager) {
                     r.start = std::max(r.ready, start);
-                    r.critical_pred = r.ready >= start ? trigger_[recv] : OpId{id};
+                    r.critical_pred = r.ready >= start ? op_state_[recv].trigger : OpId{id};
                 }
                 r.contention = std::min(delay, sim_.now() - r.start);
                 done_queue_.push_back(OpId{recv});
@@ -140,7 +140,7 @@ std::string ReplayEngine::deadlock_report() const {
             const traces::Op& op = g_.ops[current.index()];
             if (op.kind == OpKind::collective) {
                 // (A collective in progress has arrived: its call is in flight.)
-                const std::uint32_t call = partner_[current.index()];
+                const std::uint32_t call = op_state_[current.index()].partner;
                 if (calls_[call].slot == UINT32_MAX) continue;
                 const Instance& inst = instances_[calls_[call].slot];
                 const auto& ranks = g_.comms[inst.comm.index()].ranks;

@@ -81,37 +81,32 @@ void ReplayEngine::setup() {
     const std::size_t n = g_.ops.size();
     // Per-op state: on huge pages where the system gives them (engine/huge_pages.h).
     engine::assign_huge(timeline_.ops, n, traces::OpTiming{});
-    engine::assign_huge(next_on_stream_, n, OpId::invalid());
-    engine::assign_huge(waiting_, n, std::uint32_t{0});
-    engine::assign_huge(trigger_, n, OpId::invalid());
-    engine::assign_huge(partner_, n, std::uint32_t{UINT32_MAX});
-    engine::assign_huge(member_of_, n, std::uint32_t{UINT32_MAX});
+    engine::assign_huge(op_state_, n + 1, OpState{});
     engine::assign_huge(p2p_arrived_, n, std::uint8_t{0});
     std::vector<OpId> last_on_stream(g_.streams.size(), OpId::invalid());
     // Dependents (CSR) built in place: each op's count at the next one's offset, summed into offsets, filled with
     // the offsets as cursors (each ends at the next list's start), shifted back; no per-op scratch arrays.
-    engine::assign_huge(dependent_offsets_, n + 1, std::uint32_t{0});
     for (std::size_t i = 0; i < n; ++i) {
         const OpId id = OpId::from_index(i);
         OpId& last = last_on_stream[g_.ops[i].stream.index()];
         if (last.valid()) {
-            next_on_stream_[last.index()] = id;
-            ++waiting_[i];
+            op_state_[last.index()].next_on_stream = id;
+            ++op_state_[i].waiting;
         }
         last = id;
         for (const OpId d : g_.deps(id)) {
-            ++dependent_offsets_[d.index() + 1];
-            ++waiting_[i];
+            ++op_state_[d.index() + 1].dependents_begin;
+            ++op_state_[i].waiting;
         }
     }
-    for (std::size_t i = 0; i < n; ++i) dependent_offsets_[i + 1] += dependent_offsets_[i];
-    engine::assign_huge(dependents_, dependent_offsets_[n], OpId::invalid());
+    for (std::size_t i = 0; i < n; ++i) op_state_[i + 1].dependents_begin += op_state_[i].dependents_begin;
+    engine::assign_huge(dependents_, op_state_[n].dependents_begin, OpId::invalid());
     for (std::size_t i = 0; i < n; ++i) {
         for (const OpId d : g_.deps(OpId::from_index(i)))
-            dependents_[dependent_offsets_[d.index()]++] = OpId::from_index(i);
+            dependents_[op_state_[d.index()].dependents_begin++] = OpId::from_index(i);
     }
-    for (std::size_t i = n; i > 0; --i) dependent_offsets_[i] = dependent_offsets_[i - 1];
-    dependent_offsets_[0] = 0;
+    for (std::size_t i = n; i > 0; --i) op_state_[i].dependents_begin = op_state_[i - 1].dependents_begin;
+    op_state_[0].dependents_begin = 0;
     // Static matching: the k-th collective of each member of a communicator forms instance k of it; the k-th
     // send from a to b on a communicator meets the k-th recv at b from a.
     std::vector<std::vector<std::uint32_t>> comm_instances(g_.comms.size());
@@ -129,7 +124,7 @@ void ReplayEngine::setup() {
             if (index.empty())
                 for (std::uint32_t m = 0; m < ranks.size(); ++m) index.emplace(ranks[m].value, m);
             const std::uint32_t member = index.at(op.rank.value);
-            member_of_[i] = member;
+            op_state_[i].member_of = member;
             const std::uint32_t k = member_issued[op.comm.index()][member]++;
             auto& list = comm_instances[op.comm.index()];
             if (k == list.size()) {
@@ -138,7 +133,7 @@ void ReplayEngine::setup() {
                 call.record.comm = op.comm;
                 call.record.bytes = op.bytes;
             }
-            partner_[i] = list[k];
+            op_state_[i].partner = list[k];
             // Per-member sizes (all_gather, all_to_all), kept only when they differ.
             Call& call = calls_[list[k]];
             if (op.bytes != call.record.bytes && call.member_bytes.empty())
@@ -162,8 +157,8 @@ void ReplayEngine::setup() {
         if (has_recvs) {
             while (recvs_end < p2p_keys.size() && p2p_keys[recvs_end].first == p2p_keys[i].first + 1) ++recvs_end;
             for (std::size_t k = 0; k < std::min(sends_end - i, recvs_end - sends_end); ++k) {
-                partner_[p2p_keys[i + k].second] = p2p_keys[sends_end + k].second;
-                partner_[p2p_keys[sends_end + k].second] = p2p_keys[i + k].second;
+                op_state_[p2p_keys[i + k].second].partner = p2p_keys[sends_end + k].second;
+                op_state_[p2p_keys[sends_end + k].second].partner = p2p_keys[i + k].second;
             }
         }
         i = recvs_end;
@@ -218,7 +213,7 @@ void ReplayEngine::make_ready(OpId id) {
         case OpKind::alloc:
         case OpKind::free:
             t.start = sim_.now();
-            t.critical_pred = trigger_[id.index()];
+            t.critical_pred = op_state_[id.index()].trigger;
             done_queue_.push_back(id);
             break;
     }
@@ -228,7 +223,7 @@ void ReplayEngine::start_compute(OpId id) {
     const traces::Op& op = g_.ops[id.index()];
     traces::OpTiming& t = timeline_.ops[id.index()];
     t.start = sim_.now();
-    t.critical_pred = trigger_[id.index()];
+    t.critical_pred = op_state_[id.index()].trigger;
     const std::size_t s = op.stream.index();
     // A host delay is its recorded duration, never slowed: the GPU is idle on that stream.
     const bool delay = op.kind == OpKind::delay;
@@ -275,14 +270,15 @@ void ReplayEngine::complete(OpId id) {
     ++completed_;
     if (op.is_communication()) set_comm_active(op.rank, -1);
     auto release = [&](OpId next) {
-        if (--waiting_[next.index()] == 0) {
-            trigger_[next.index()] = id;
+        if (--op_state_[next.index()].waiting == 0) {
+            op_state_[next.index()].trigger = id;
             ready_queue_.push_back(next);
         }
     };
-    if (next_on_stream_[id.index()].valid()) release(next_on_stream_[id.index()]);
-    for (std::uint32_t k = dependent_offsets_[id.index()]; k < dependent_offsets_[id.index() + 1]; ++k)
-        release(dependents_[k]);
+    const OpState& state = op_state_[id.index()];
+    const std::uint32_t end = op_state_[id.index() + 1].dependents_begin;
+    if (state.next_on_stream.valid()) release(state.next_on_stream);
+    for (std::uint32_t k = state.dependents_begin; k < end; ++k) release(dependents_[k]);
 }
 
 std::uint32_t ReplayEngine::instance_of(std::uint32_t call) {
@@ -345,7 +341,7 @@ ReplayResult ReplayEngine::run() {
         throw engine::InputError(engine::SourceLocation{g_.source},
                                  fmt::format("rank_start lists {} times for {} ranks", starts.size(), g_.rank_count));
     for (std::size_t i = 0; i < g_.ops.size(); ++i) {
-        if (waiting_[i] != 0) continue;
+        if (op_state_[i].waiting != 0) continue;
         const std::uint32_t rank = g_.ops[i].rank.value;
         if (!starts.empty() && starts[rank] > Time{0})
             deferred_starts_.emplace_back(rank, OpId::from_index(i));

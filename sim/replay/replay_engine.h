@@ -169,15 +169,21 @@ private:
 
     std::vector<topo::DeviceId> rank_gpu_;
     std::vector<topo::DeviceId> rank_host_;
-    std::vector<traces::OpId> next_on_stream_;
-    std::vector<std::uint32_t> waiting_;  // unmet predecessors per op
-    std::vector<std::uint32_t> dependent_offsets_;
+    /// What the replay keeps of an op while it runs, side by side: an op's end reads its stream successor and its
+    /// dependents, and releases each (its count and trigger), one record each rather than a line of six arrays.
+    struct OpState {
+        traces::OpId next_on_stream;
+        std::uint32_t waiting = 0;             // unmet predecessors
+        traces::OpId trigger;                  // the op whose end released it
+        std::uint32_t partner = UINT32_MAX;    // send <-> recv; collective op -> its call
+        std::uint32_t member_of = UINT32_MAX;  // collective op -> its rank's index in the communicator
+        std::uint32_t dependents_begin = 0;    // its dependents: dependents_[begin, the next op's begin)
+    };
+    static_assert(sizeof(OpState) == 24);
+    std::vector<OpState> op_state_;  // by op, and one past the last (the dependents' end)
     std::vector<traces::OpId> dependents_;
-    std::vector<traces::OpId> trigger_;
-    std::vector<std::uint32_t> partner_;     // send <-> recv; collective op -> instance
-    std::vector<std::uint32_t> member_of_;   // collective op -> its rank's index in the communicator
     std::vector<std::uint8_t> p2p_arrived_;  // by eager send: its data arrived before the recv was posted
-    std::vector<Call> calls_;                // by call (partner_ of a collective op)
+    std::vector<Call> calls_;                // by call (the partner of a collective op)
     std::vector<Instance> instances_;        // by slot: calls in flight
     std::vector<std::uint32_t> free_instances_;
     /// The call's in-flight state (a slot, set up on its first member's arrival).

@@ -17,13 +17,13 @@ using traces::OpId;
 
 void ReplayEngine::arrive_modelled(OpId id) {
     const traces::Op& op = g_.ops[id.index()];
-    const std::uint32_t index = instance_of(partner_[id.index()]);
+    const std::uint32_t index = instance_of(op_state_[id.index()].partner);
     Instance& inst = instances_[index];
     const auto& ranks = g_.comms[inst.comm.index()].ranks;
-    const std::uint32_t member = member_of_[id.index()];
+    const std::uint32_t member = op_state_[id.index()].member_of;
     inst.planned = true;
     inst.members[member] = id;
-    inst.last_trigger = trigger_[id.index()];
+    inst.last_trigger = op_state_[id.index()].trigger;
     if (inst.first_arrival.count() < 0) inst.first_arrival = sim_.now();
     inst.last_arrival = sim_.now();
     if (++inst.arrived < ranks.size()) return;
