@@ -2,6 +2,7 @@
 // recomputation), pipeline bubbles with free communication, TP/SP/EP/ZeRO-3 message counts and sizes, gradient
 // buckets overlapping the backward pass, memory per ZeRO stage and recomputation mode, and located errors for
 // impossible plans.
+#include <algorithm>
 #include <cmath>
 
 #include <catch2/catch.hpp>
@@ -305,4 +306,25 @@ TEST_CASE("a plan past the memory budget is refused before it is built, with its
     const traces::OpGraph g = generate(plan);
     CHECK(g.rank_count == 8);
     CHECK(g.ops.size() < 196'608);  // the bound the check assumed: 0.6 of the rough count
+}
+
+TEST_CASE("kernels are named by layer and each name is interned once", "[workloads][transformer]") {
+    // Names are kept by (name, layer) while the plan is built: the strings must be the full ones, once each.
+    const auto g = generate(small +
+                            "tp: 2, pp: 2, world_size: 4, global_batch_size: 4, recompute: full, "
+                            "optimizer: false}");
+    std::vector<std::string> sorted = g.names;
+    std::sort(sorted.begin(), sorted.end());
+    REQUIRE(std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end());
+    const auto named = [&](std::uint32_t rank, const std::string& name) {
+        std::size_t n = 0;
+        for (const auto& op : g.ops) n += op.rank.value == rank && g.names[op.name] == name ? 1 : 0;
+        return n;
+    };
+    // Rank 0 (stage 0: layers 0-3) runs 4 micro-batches: each layer's QKV forward, recomputed and backward.
+    REQUIRE(named(0, "L0 qkv") == 4);
+    REQUIRE(named(0, "L3 recompute qkv") == 4);
+    REQUIRE(named(0, "L3 qkv backward") == 4);
+    REQUIRE(named(0, "L4 qkv") == 0);  // stage 1's layer
+    REQUIRE(named(2, "L4 qkv") == 4);  // (rank 2: tp 0 of stage 1)
 }

@@ -2,8 +2,11 @@
 // pipeline schedule's steps, and each layer's forward and backward kernels and collectives.
 #pragma once
 
+#include <string>
+#include <string_view>
 #include <vector>
 
+#include "engine/flat_map.h"
 #include "traces/op_graph.h"
 #include "workloads/transformer/rank_grid.h"
 #include "workloads/transformer/transformer_costs.h"
@@ -58,6 +61,10 @@ private:
     void finish_rank();
 
     OpId compute(const char* name, const KernelCost& cost, std::uint32_t layer);
+    /// The interned id of "L<layer> <name>" (of `name` alone with layer UINT32_MAX), kept by (name, layer): a plan
+    /// names millions of kernels from a few hundred names, and formatting and hashing each in full was a few
+    /// percent of building it.
+    std::uint32_t name_id(std::string_view name, std::uint32_t layer);
     OpId collective(traces::StreamId stream, traces::CommId comm, traces::CollectiveKind kind, double bytes,
                     const std::string& name, std::span<const OpId> deps = {});
     OpId p2p(traces::OpKind kind, traces::StreamId stream, traces::CommId comm, std::uint32_t peer, double bytes,
@@ -71,6 +78,13 @@ private:
     RankGrid grid_;
     std::vector<LayerCosts> costs_;
     traces::OpGraph g_;
+    struct NamedLayer {
+        std::string name;
+        std::uint32_t layer = 0;
+        std::uint32_t id = 0;
+    };
+    std::vector<NamedLayer> named_;                           // name_id's entries
+    engine::FlatMap64<std::uint32_t> named_index_;            // hash of (name, layer) -> entry + 1
     std::vector<RankComms> comms_;                            // by rank
     std::vector<std::uint32_t> pp_peer_next_, pp_peer_prev_;  // by rank
     std::vector<traces::CommId> cp_ring_next_, cp_ring_prev_;

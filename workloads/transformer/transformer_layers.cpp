@@ -1,9 +1,11 @@
 // The transformer builder's kernels and messages: one layer's forward and backward (TP/SP collectives, MoE
 // all-to-alls, CP ring attention, ZeRO-3 gathers and reduce-scatters), gradient buckets, and the op helpers.
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
 
+#include "engine/hash.h"
 #include "workloads/transformer/transformer_builder.h"
 
 namespace clustersim::workloads {
@@ -15,13 +17,26 @@ namespace {
 std::uint64_t whole_bytes(double bytes) { return static_cast<std::uint64_t>(std::llround(std::max(0.0, bytes))); }
 }  // namespace
 
+std::uint32_t TransformerBuilder::name_id(std::string_view name, std::uint32_t layer) {
+    // (The map's one reserved key, all ones, folded onto another: entries are checked by name and layer anyway.)
+    const std::uint64_t key = std::min(engine::hash_combine(engine::fnv1a(name), layer), UINT64_MAX - 1);
+    bool inserted = false;
+    std::uint32_t& entry = named_index_.find_or_insert(key, inserted);
+    if (!inserted && entry > 0) {
+        const NamedLayer& n = named_[entry - 1];
+        if (n.layer == layer && n.name == name) return n.id;
+    }
+    const std::uint32_t id = g_.intern(layer == UINT32_MAX ? std::string(name) : fmt::format("L{} {}", layer, name));
+    if (inserted) {  // (two keys alike: the first keeps the entry, the other is interned in full each time)
+        named_.push_back({std::string(name), layer, id});
+        entry = static_cast<std::uint32_t>(named_.size());
+    }
+    return id;
+}
+
 traces::OpId TransformerBuilder::compute(const char* name, const KernelCost& cost, std::uint32_t layer) {
-    traces::Op op{traces::RankId{sim_rank_},
-                  s_.compute,
-                  g_.intern(layer == UINT32_MAX ? std::string(name) : fmt::format("L{} {}", layer, name)),
-                  OpKind::compute,
-                  cost.kernel_class,
-                  plan_.dtype};
+    traces::Op op{traces::RankId{sim_rank_}, s_.compute,        name_id(name, layer),
+                  OpKind::compute,           cost.kernel_class, plan_.dtype};
     op.flops = cost.flops;
     op.bytes = whole_bytes(cost.bytes);
     if (cost.shape.m > 0) op.shape = g_.intern(cost.shape);
@@ -34,7 +49,7 @@ traces::OpId TransformerBuilder::collective(traces::StreamId stream, traces::Com
                                             double bytes, const std::string& name, std::span<const OpId> deps) {
     traces::Op op{traces::RankId{sim_rank_},
                   stream,
-                  g_.intern(name),
+                  name_id(name, UINT32_MAX),
                   OpKind::collective,
                   traces::KernelClass::communication,
                   plan_.dtype == traces::DataType::fp8 ? traces::DataType::bf16 : plan_.dtype};
@@ -54,7 +69,7 @@ traces::OpId TransformerBuilder::p2p(OpKind kind, traces::StreamId stream, trace
                                      double bytes, const std::string& name, std::span<const OpId> deps) {
     traces::Op op{traces::RankId{sim_rank_},
                   stream,
-                  g_.intern(name),
+                  name_id(name, UINT32_MAX),
                   kind,
                   traces::KernelClass::communication,
                   plan_.dtype == traces::DataType::fp8 ? traces::DataType::bf16 : plan_.dtype};
