@@ -113,6 +113,7 @@ struct ReplayResult {
     std::uint64_t flows = 0;
     std::uint64_t rate_updates = 0;
     std::uint64_t flows_reassigned = 0;  // solver entities (flows, classes) recomputed, summed over updates
+    std::uint64_t flows_rerated = 0;     // solver entities whose rate changed, summed over updates
     std::uint64_t classes_formed = 0;    // classes of identical flows (FlowNetwork), their flows, those split
     std::uint64_t flows_in_classes = 0;
     std::uint64_t classes_split = 0;

@@ -429,6 +429,7 @@ ReplayResult ReplayEngine::run() {
     result.flows = net_.flows_completed();
     result.rate_updates = net_.rate_updates();
     result.flows_reassigned = net_.flows_reassigned();
+    result.flows_rerated = net_.flows_rerated();
     result.classes_formed = net_.classes_formed();
     result.flows_in_classes = net_.flows_in_classes();
     result.classes_split = net_.classes_split();

@@ -13,6 +13,7 @@
 
 #include "engine/atomic_file.h"
 #include "engine/log.h"
+#include "engine/phase_timer.h"
 #include "engine/units.h"
 #include "engine/yaml_reader.h"
 #include "sim/analysis.h"
@@ -106,6 +107,7 @@ void read_jobs(const engine::YamlValue& list, const engine::YamlValue& doc, cons
 }  // namespace
 
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
+    const engine::PhaseTimer timer("sim", "plan (topology, workload and its checks)");
     engine::YamlValue doc = engine::YamlValue::load_file(path);
     for (const auto& o : overrides) doc.apply_override(o);
     doc.expect_only_keys({"name", "description", "topology", "workload", "jobs", "system", "outputs"});
@@ -241,7 +243,11 @@ RunResult run_scenario(const Scenario& scenario, unsigned threads) {
     auto& log = engine::layer_log("sim");
     log.debug("{}: replaying {} ranks, {} ops, {} communicators", scenario.name, scenario.graph.rank_count,
               scenario.graph.ops.size(), scenario.graph.comms.size());
-    r.replay = replay(scenario.graph, scenario.cluster, scenario.options);
+    {
+        const engine::PhaseTimer timer("sim", "replay");
+        r.replay = replay(scenario.graph, scenario.cluster, scenario.options);
+    }
+    const engine::PhaseTimer timer("sim", "analysis (summary, critical path, samples)");
     if (log.should_log(spdlog::level::debug)) {
         // -v: one line per collective call, in creation order.
         for (const CollectiveRecord& c : r.replay.collectives)
@@ -297,6 +303,7 @@ void prepare_output_dir(const std::string& dir) {
 }
 
 traces::TimelineRanks write_outputs(const Scenario& scenario, const RunResult& result, const std::string& dir) {
+    const engine::PhaseTimer timer("sim", "outputs");
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     if (ec)

@@ -33,7 +33,8 @@ int main(int argc, char** argv) {
         graph.rank_count, graph.ops.size(), config.collective_every, config.dp_every, config.nodes);
     std::printf(
         "| network | wall s | ops/s | events | events/s | flows | flows in classes | classes split | simulated | "
-        "flows/update | peak RSS MiB | bytes/op (replay) |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+        "flows/update | rates changed/update | peak RSS MiB | bytes/op (replay) |\n"
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     struct Mode {
         const char* name;
         sim::SharingModel sharing;
@@ -59,17 +60,19 @@ int main(int argc, char** argv) {
         const auto result = sim::replay(graph, cluster, options);
         const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         const long rss = peak_rss_kib();
-        std::printf("| %s | %.2f | %.0f | %llu | %.0f | %llu | %llu | %llu | %.6f s | %.1f | %.0f | %.0f |\n",
-                    mode.name, wall, static_cast<double>(graph.ops.size()) / wall,
-                    static_cast<unsigned long long>(result.events), static_cast<double>(result.events) / wall,
-                    static_cast<unsigned long long>(result.flows),
-                    static_cast<unsigned long long>(result.flows_in_classes),
-                    static_cast<unsigned long long>(result.classes_split), engine::to_seconds(result.timeline.makespan),
-                    result.rate_updates
-                        ? static_cast<double>(result.flows_reassigned) / static_cast<double>(result.rate_updates)
-                        : 0.0,
-                    static_cast<double>(rss) / 1024,
-                    static_cast<double>(rss - rss_graph) * 1024 / static_cast<double>(graph.ops.size()));
+        std::printf(
+            "| %s | %.2f | %.0f | %llu | %.0f | %llu | %llu | %llu | %.6f s | %.1f | %.1f | %.0f | %.0f |\n", mode.name,
+            wall, static_cast<double>(graph.ops.size()) / wall, static_cast<unsigned long long>(result.events),
+            static_cast<double>(result.events) / wall, static_cast<unsigned long long>(result.flows),
+            static_cast<unsigned long long>(result.flows_in_classes),
+            static_cast<unsigned long long>(result.classes_split), engine::to_seconds(result.timeline.makespan),
+            result.rate_updates
+                ? static_cast<double>(result.flows_reassigned) / static_cast<double>(result.rate_updates)
+                : 0.0,
+            result.rate_updates ? static_cast<double>(result.flows_rerated) / static_cast<double>(result.rate_updates)
+                                : 0.0,
+            static_cast<double>(rss) / 1024,
+            static_cast<double>(rss - rss_graph) * 1024 / static_cast<double>(graph.ops.size()));
         std::fflush(stdout);
     }
     std::printf("\ngraph itself: %.0f bytes/op (peak RSS growth while generating it)\n",

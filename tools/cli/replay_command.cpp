@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "engine/error.h"
+#include "engine/phase_timer.h"
 #include "engine/time.h"
 #include "sim/analysis.h"
 #include "sim/collectives/collective_algorithm.h"
@@ -148,7 +149,10 @@ void run_replay(const ReplayCliOptions& o) {
         }
     }
     const traces::ImportOptions import = o.import.import_options();
-    s.graph = traces::import_traces(o.traces, import);
+    {
+        const engine::PhaseTimer timer("cli", "trace import and checks");
+        s.graph = traces::import_traces(o.traces, import);
+    }
     if (!s.graph.job_ranks.empty())
         std::printf(
             "symmetry reduction: simulating %u of the job's %u ranks; collectives reaching the others are "
