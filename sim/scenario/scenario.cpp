@@ -247,7 +247,6 @@ RunResult run_scenario(const Scenario& scenario, unsigned threads) {
         const engine::PhaseTimer timer("sim", "replay");
         r.replay = replay(scenario.graph, scenario.cluster, scenario.options);
     }
-    const engine::PhaseTimer timer("sim", "analysis (summary, critical path, samples)");
     if (log.should_log(spdlog::level::debug)) {
         // -v: one line per collective call, in creation order.
         for (const CollectiveRecord& c : r.replay.collectives)
@@ -258,6 +257,7 @@ RunResult run_scenario(const Scenario& scenario, unsigned threads) {
     }
     log.debug("{}: {} events, {} flows, makespan {}", scenario.name, r.replay.events, r.replay.flows,
               engine::format_time(r.replay.timeline.makespan));
+    const engine::PhaseTimer timer("sim", "analysis (summary, critical path, samples)");
     r.summary = summarize_run(scenario.graph, r.replay.timeline);
     r.summary.scenario = scenario.name;
     r.summary.topology = scenario.cluster.description;
