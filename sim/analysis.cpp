@@ -122,7 +122,7 @@ traces::CriticalPath critical_path(const traces::OpGraph& g, const traces::Timel
     while (cur.valid()) {
         const traces::OpTiming& t = tl.ops[cur.index()];
         const traces::Op& op = g.ops[cur.index()];
-        const traces::OpId pred = t.critical_pred;
+        const traces::OpId pred = tl.critical_pred(cur);
         const Time pred_end = pred.valid() ? tl.ops[pred.index()].end : Time{0};
         // A collective entered before its last member (its critical predecessor's rank) arrived: the time before
         // that arrival runs beside the predecessor, so the path counts the step from the predecessor's end. The

@@ -36,7 +36,7 @@ void ReplayEngine::arrive_collective(OpId id) {
     ++inst.arrived;
     if (inst.member_left[member] == 0) {  // nothing to send or receive (a one-member communicator)
         timeline_.ops[id.index()].start = sim_.now();
-        timeline_.ops[id.index()].critical_pred = op_state_[id.index()].trigger;
+        timeline_.critical_preds[id.index()] = op_state_[id.index()].trigger;
         done_queue_.push_back(id);
         if (inst.transfers_left == 0 && inst.arrived == inst.members.size()) release_instance(index);
         return;
@@ -360,7 +360,7 @@ void ReplayEngine::finish_member(std::uint32_t index, std::uint32_t member) {
     // Shown as one wait followed by one transfer: the member's time inside the call with none of its own
     // transfers in flight (waiting for peers, directly or through the algorithm's dependencies) comes first.
     t.start = sim_.now() - inst.member_busy[member];
-    t.critical_pred = inst.last_trigger;
+    timeline_.critical_preds[op.index()] = inst.last_trigger;
     // Contention: how much later than on an empty network this member finished, counted from the collective's
     // first transfer.
     t.contention = std::max(Time{0}, (sim_.now() - inst.first_start) - inst.member_ideal[member]);

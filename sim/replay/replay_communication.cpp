@@ -28,18 +28,18 @@ void ReplayEngine::arrive_p2p(OpId id) {
         if (op.kind == OpKind::recv) {
             if (p2p_arrived_[send.index()]) {
                 timeline_.ops[id.index()].start = sim_.now();
-                timeline_.ops[id.index()].critical_pred = op_state_[id.index()].trigger;
+                timeline_.critical_preds[id.index()] = op_state_[id.index()].trigger;
                 done_queue_.push_back(id);
             }
             return;
         }
         timeline_.ops[id.index()].start = sim_.now();
-        timeline_.ops[id.index()].critical_pred = op_state_[id.index()].trigger;
+        timeline_.critical_preds[id.index()] = op_state_[id.index()].trigger;
     } else {
         if (other.ready.count() < 0) return;  // rendezvous: the peer has not been posted yet, wait for it
         for (const OpId side : {send, recv}) {
             timeline_.ops[side.index()].start = sim_.now();
-            timeline_.ops[side.index()].critical_pred = op_state_[id.index()].trigger;  // the later side's trigger
+            timeline_.critical_preds[side.index()] = op_state_[id.index()].trigger;  // the later side's trigger
         }
     }
     const auto& s = g_.ops[send.index()];
@@ -58,7 +58,7 @@ void ReplayEngine::start_copy(OpId id) {
     const traces::Op& op = g_.ops[id.index()];
     traces::OpTiming& t = timeline_.ops[id.index()];
     t.start = sim_.now();
-    t.critical_pred = op_state_[id.index()].trigger;
+    timeline_.critical_preds[id.index()] = op_state_[id.index()].trigger;
     const topo::DeviceId gpu = gpu_of(op.rank), host = rank_host_[op.rank.index()];
     if (!host.valid())
         throw engine::InputError(
@@ -107,7 +107,7 @@ void ReplayEngine::on_flow(FlowId flow) {
                 // The recv was posted (always so for a rendezvous): it ends with the data.
                 if (g_.ops[id].eager) {
                     r.start = std::max(r.ready, start);
-                    r.critical_pred = r.ready >= start ? op_state_[recv].trigger : OpId{id};
+                    timeline_.critical_preds[recv] = r.ready >= start ? op_state_[recv].trigger : OpId{id};
                 }
                 r.contention = std::min(delay, sim_.now() - r.start);
                 done_queue_.push_back(OpId{recv});

@@ -81,6 +81,7 @@ void ReplayEngine::setup() {
     const std::size_t n = g_.ops.size();
     // Per-op state: on huge pages where the system gives them (engine/huge_pages.h).
     engine::assign_huge(timeline_.ops, n, traces::OpTiming{});
+    engine::assign_huge(timeline_.critical_preds, n, OpId::invalid());
     engine::assign_huge(op_state_, n + 1, OpState{});
     engine::assign_huge(p2p_arrived_, n, std::uint8_t{0});
     std::vector<OpId> last_on_stream(g_.streams.size(), OpId::invalid());
@@ -213,7 +214,7 @@ void ReplayEngine::make_ready(OpId id) {
         case OpKind::alloc:
         case OpKind::free:
             t.start = sim_.now();
-            t.critical_pred = op_state_[id.index()].trigger;
+            timeline_.critical_preds[id.index()] = op_state_[id.index()].trigger;
             done_queue_.push_back(id);
             break;
     }
@@ -223,7 +224,7 @@ void ReplayEngine::start_compute(OpId id) {
     const traces::Op& op = g_.ops[id.index()];
     traces::OpTiming& t = timeline_.ops[id.index()];
     t.start = sim_.now();
-    t.critical_pred = op_state_[id.index()].trigger;
+    timeline_.critical_preds[id.index()] = op_state_[id.index()].trigger;
     const std::size_t s = op.stream.index();
     // A host delay is its recorded duration, never slowed: the GPU is idle on that stream.
     const bool delay = op.kind == OpKind::delay;

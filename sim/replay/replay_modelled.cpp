@@ -206,7 +206,7 @@ void ReplayEngine::finish_modelled(std::uint32_t index) {
         traces::OpTiming& t = timeline_.ops[op.index()];
         // As for simulated calls: the wait for the last member first, then the modelled transfer time.
         t.start = sim_.now() - inst.ideal;
-        t.critical_pred = inst.last_trigger;
+        timeline_.critical_preds[op.index()] = inst.last_trigger;
         t.contention = Time{0};
         done_queue_.push_back(op);
     }
