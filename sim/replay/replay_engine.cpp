@@ -315,7 +315,7 @@ void ReplayEngine::release_instance(std::uint32_t index) {
     r.nccl_predicted_us = inst.predicted_us;
     r.first_arrival = inst.first_arrival;
     r.last_arrival = inst.last_arrival;
-    r.end = inst.transfers_left == 0 && inst.planned ? inst.end : inst.last_arrival;
+    r.end = inst.end;  // (released only when done: its transfers' end; never set for a call without transfers)
     r.op = op;
     call.slot = UINT32_MAX;
     inst = Instance{};  // (its plan's memory, and the members' state)

@@ -54,6 +54,14 @@ TEST_CASE("malformed traces fail with the file, the place and what was expected"
                         Contains("bad_job_rank.json: job rank 4 does not exist: the job has 4 ranks"));
 }
 
+namespace {
+// Makes `op` wait for `on` as well, in place: OpGraph::add takes only ops added before.
+void add_dependency(traces::OpGraph& g, traces::OpId op, traces::OpId on) {
+    g.dep_ids.insert(g.dep_ids.begin() + g.dep_offsets[op.index() + 1], on);
+    for (std::size_t i = op.index() + 1; i < g.dep_offsets.size(); ++i) ++g.dep_offsets[i];
+}
+}  // namespace
+
 TEST_CASE("a dependency cycle through stream order is found", "[traces][validation][input]") {
     // Op 0 and op 1 on one stream (0 before 1), op 0 also on... deps may only name earlier ops, so the cycle
     // must use stream order: op 1 on stream A depends on op 0 on stream B, which comes after op 2 on B, and op
@@ -68,9 +76,7 @@ TEST_CASE("a dependency cycle through stream order is found", "[traces][validati
     const auto on_a = g.add(op, std::vector<traces::OpId>{});
     op.stream = b;
     g.add(op, std::vector<traces::OpId>{on_a});  // b: first_on_b, then this (after on_a)
-    // Make on_a wait for the second op on b: rebuild deps by hand (the builder only adds earlier ones).
-    g.dep_ids.insert(g.dep_ids.begin() + g.dep_offsets[on_a.index()], traces::OpId{2});
-    for (std::size_t i = on_a.index() + 1; i < g.dep_offsets.size(); ++i) ++g.dep_offsets[i];
+    add_dependency(g, on_a, traces::OpId{2});    // on_a waits for the second op on b
     (void)first_on_b;
     REQUIRE_THROWS_WITH(traces::validate(g), Contains("dependency cycle through rank 0 op"));
 }
@@ -86,12 +92,10 @@ TEST_CASE("a dependency on a later op is accepted when it makes no cycle", "[tra
     const auto first = g.add(op);
     op.stream = b;
     g.add(op);
-    g.dep_ids.insert(g.dep_ids.begin() + g.dep_offsets[first.index()], traces::OpId{1});  // op 0 waits for op 1
-    for (std::size_t i = first.index() + 1; i < g.dep_offsets.size(); ++i) ++g.dep_offsets[i];
+    add_dependency(g, first, traces::OpId{1});  // op 0 waits for op 1
     REQUIRE_NOTHROW(traces::validate(g));
     // And op 1 waiting for op 0 as well closes a cycle.
-    g.dep_ids.push_back(first);
-    ++g.dep_offsets.back();
+    add_dependency(g, traces::OpId{1}, first);
     REQUIRE_THROWS_WITH(traces::validate(g), Contains("dependency cycle through rank 0 op"));
 }
 

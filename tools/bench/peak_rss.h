@@ -1,15 +1,11 @@
 // Peak resident memory of this process, for the benchmarks' memory columns.
 #pragma once
 
-#include <sys/resource.h>
+#include "engine/phase_timer.h"
 
 namespace clustersim::bench {
 
-/// Peak resident set size so far, in KiB (getrusage's ru_maxrss on Linux).
-inline long peak_rss_kib() {
-    rusage usage{};
-    getrusage(RUSAGE_SELF, &usage);
-    return usage.ru_maxrss;
-}
+/// Peak resident set size so far, in KiB (engine::peak_resident_bytes, which `-v` prints per phase).
+inline long peak_rss_kib() { return static_cast<long>(engine::peak_resident_bytes() / 1024); }
 
 }  // namespace clustersim::bench
