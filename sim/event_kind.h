@@ -12,10 +12,11 @@ enum class EventKind : std::uint16_t {
     network_rate_update,  // target: unused; recompute max-min rates of the links touched at this instant
     compute_done,         // target: timer of a stream whose compute op has finished
     modelled_done,        // target: collective instance timed by a model (folded, or the cost-model mode), done
-    cluster_event,
-    rank_start,  // target: a rank whose first ops start now (ReplayOptions::rank_start)        // target: index into
-                 // ReplayOptions::cluster_events
-    straggler_bound,  // target: 2 x straggler + (0: its window opens, 1: it closes)
+    cluster_event,        // target: index into ReplayOptions::cluster_events
+    rank_start,           // target: a rank whose first ops start now (ReplayOptions::rank_start)
+    straggler_bound,      // target: 2 x straggler + (0: its window opens, 1: it closes)
+    closed_form_done,     // target: a member's end in a ring call timed in closed form (ReplayEngine::closed_done_)
+    closed_form_commit,   // target: instance whose closed-form timings of this instant are committed
     count_
 };
 

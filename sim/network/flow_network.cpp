@@ -132,6 +132,7 @@ void FlowNetwork::attach(std::uint32_t flow) {
     const RateUnits rate = rate_units(share.rate);    // (a flow re-attached keeps its rate until the update)
     for (std::size_t i = 0; i < f.route.size(); ++i) {
         const std::uint32_t link = f.route[i].value;
+        if (links_[link].timed_holds != 0) throw LinkHeld{f.route[i]};
         auto& on_link = links_[link].flows;
         f.link_pos[i] = static_cast<std::uint32_t>(on_link.size());
         on_link.push_back({flow, static_cast<std::uint32_t>(i)});
@@ -141,6 +142,20 @@ void FlowNetwork::attach(std::uint32_t flow) {
         mark_dirty(link);
     }
     count_held(flow, 1);
+}
+
+void FlowNetwork::add_timed_flow(std::span<const topo::LinkId> route, std::uint64_t bytes, double rate, Time start,
+                                 Time drained) {
+    started_bytes_ += bytes;
+    delivered_bytes_ += bytes;
+    ++completed_;
+    if (!options_.record_link_utilization || drained == start) return;
+    // What the link's rate sum would read with this flow alone on it.
+    const double carried = rate_of_units(rate_units(rate));
+    for (const topo::LinkId l : route) {
+        utilization_.set_rate(l.value, start, carried);
+        utilization_.set_rate(l.value, drained, 0);
+    }
 }
 
 void FlowNetwork::detach(std::uint32_t flow) {

@@ -150,6 +150,41 @@ public:
     [[nodiscard]] std::uint64_t flows_in_classes() const { return flows_in_classes_; }
     [[nodiscard]] std::uint64_t classes_split() const { return classes_split_; }
 
+    // Transfers timed outside the network (the replay's ring calls in closed form, sim/replay/replay_closed_form.cpp):
+    // a flow alone on its links is timed by formulas, so a caller that knows no other flow will share them times
+    // it without the network, holds the links meanwhile, and reports what it sent (add_timed_flow).
+    /// Thrown by a flow attaching to a held link: the transfers timed there assumed they had it alone.
+    struct LinkHeld {
+        topo::LinkId link;
+    };
+    void hold_link(topo::LinkId link) { ++links_[link.index()].timed_holds; }
+    void release_link(topo::LinkId link) { --links_[link.index()].timed_holds; }
+    /// No flow sends on the link now.
+    [[nodiscard]] bool link_idle(topo::LinkId link) const { return links_[link.index()].flows.empty(); }
+    /// How a flow started on a route of cost `cost` is timed while alone on every link of it: the arithmetic of
+    /// start_flow_on_route and of an update that gives it its cap.
+    struct AloneTiming {
+        double rate = 0;         // bytes/s while it sends
+        engine::Time sending{};  // start to last byte sent (drained)
+        engine::Time latency{};  // drained to arrived
+        engine::Time ideal{};    // ideal_duration
+    };
+    [[nodiscard]] static AloneTiming alone_timing(std::uint64_t bytes, std::uint32_t weight, const RouteCost& cost,
+                                                  engine::Time extra_latency, bool empty_route) {
+        AloneTiming t;
+        t.latency = extra_latency + cost.latency;
+        const bool moves = bytes > 0 && !empty_route;
+        t.rate = moves ? cost.bottleneck / weight * weight : 0;  // (its cap times its weight, as the update sets)
+        t.sending = moves ? engine::transfer_time(static_cast<double>(bytes), t.rate) : engine::Time{0};
+        t.ideal =
+            t.latency + (moves ? engine::transfer_time(static_cast<double>(bytes), cost.bottleneck) : engine::Time{0});
+        return t;
+    }
+    /// Counts a flow timed outside the network (started, delivered, completed) and records what its route's links
+    /// carried: `rate` over [start, drained). Its links must be held (no other flow on them meanwhile).
+    void add_timed_flow(std::span<const topo::LinkId> route, std::uint64_t bytes, double rate, engine::Time start,
+                        engine::Time drained);
+
     /// Recomputes what the network keeps per link as flows come and go (its flows' rate sum, the flows it holds
     /// below their caps) from its flows, and fails with an internal error on a difference (tests).
     void audit() const;
@@ -290,6 +325,8 @@ private:
         double capacity = 0;  // its bandwidth, unless degraded; 0 while down
         // The flows it holds below their caps (held_by): a link holding none cannot free any when flows leave it.
         std::uint32_t held_count = 0;
+        // Transfers timed outside the network hold it (hold_link): no flow may attach.
+        std::uint16_t timed_holds = 0;
     };
     static_assert(sizeof(LinkState) == 64);
     std::vector<LinkState> links_;                                      // by link

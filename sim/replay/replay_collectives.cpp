@@ -30,7 +30,7 @@ void ReplayEngine::arrive_collective(OpId id) {
     const std::uint32_t member = op_state_[id.index()].member_of;
     inst.members[member] = id;
     inst.member_arrival[member] = sim_.now();
-    inst.last_trigger = op_state_[id.index()].trigger;
+    note_arrival_trigger(inst, member, op_state_[id.index()].trigger);
     if (inst.first_arrival.count() < 0) inst.first_arrival = sim_.now();
     inst.last_arrival = sim_.now();
     ++inst.arrived;
@@ -42,6 +42,10 @@ void ReplayEngine::arrive_collective(OpId id) {
         return;
     }
     // Transfers that waited only for this member's arrival can start now, in plan order.
+    if (inst.closed_form) {
+        closed_member_arrived(index, member);
+        return;
+    }
     if (inst.plan.scheduled()) {
         scheduled_member_arrived(index, member);
         return;
@@ -145,6 +149,7 @@ void ReplayEngine::plan_instance(std::uint32_t index, const traces::Op& op) {
             for (std::uint32_t m = 0; m < members; ++m)
                 inst.member_left[m] += static_cast<std::uint32_t>(schedule.member_transfers(m));
         }
+        try_closed_form(index);
         return;
     }
     const auto transfers = static_cast<std::size_t>(inst.plan.size());

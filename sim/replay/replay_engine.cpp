@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -30,6 +31,7 @@ ReplayEngine::ReplayEngine(const traces::OpGraph& graph, const topo::Cluster& cl
       net_(cluster, sim_, options.network),
       gemm_efficiencies_(graph.gemm_shapes.size(), cluster.gpu_specs().size()) {
     setup();
+    run_as_flows({}, false);
 }
 
 void ReplayEngine::setup() {
@@ -374,6 +376,10 @@ ReplayResult ReplayEngine::run() {
             for (; it != deferred_starts_.end() && it->first == e.target; ++it) ready_queue_.push_back(it->second);
         } else if (e.kind == to_u16(EventKind::cluster_event)) {
             apply_cluster_event(e.target);
+        } else if (e.kind == to_u16(EventKind::closed_form_done)) {
+            closed_member_done(e.target);
+        } else if (e.kind == to_u16(EventKind::closed_form_commit)) {
+            commit_closed_call(e.target);
         } else if (e.kind == to_u16(EventKind::straggler_bound)) {
             straggler_bound(e.target);
         } else {
@@ -383,11 +389,21 @@ ReplayResult ReplayEngine::run() {
         }
         drain_ready();
     };
-    sim_.run(handler);
+    try {
+        sim_.run(handler);
+    } catch (const FlowNetwork::LinkHeld& held) {
+        const topo::Link& link = cluster_.link(held.link);
+        closed_conflict({closed_link_comm_[held.link.index()]},
+                        fmt::format("a flow on {} -> {}, held by a ring call timed in closed form",
+                                    cluster_.device(link.src).name, cluster_.device(link.dst).name));
+    }
     if (completed_ != g_.ops.size()) throw engine::InputError(engine::SourceLocation{g_.source}, deadlock_report());
 
     ReplayResult result;
     for (const auto& t : timeline_.ops) timeline_.makespan = std::max(timeline_.makespan, t.end);
+    // Point-to-point transfers by arrival, then send: not in the order one instant's events happened to run.
+    std::sort(timeline_.transfers.begin(), timeline_.transfers.end(),
+              [](const auto& a, const auto& b) { return std::tie(a.end, a.send) < std::tie(b.end, b.send); });
     if (options_.network.record_link_utilization) {
         // Cross-site traffic: WAN links' bytes, and the bins in which any of them carried some.
         const LinkUtilization& used = net_.utilization();
@@ -435,14 +451,15 @@ ReplayResult ReplayEngine::run() {
     result.flows_in_classes = net_.flows_in_classes();
     result.classes_split = net_.classes_split();
     result.bytes_on_network = net_.delivered_bytes();
+    result.closed_form_calls = closed_calls_;
     // What the contention-aware network cost, for whoever asks why a run is slow (-v).
     engine::layer_log("sim").debug(
         "network: {} flows, {} events, {} rate updates, {:.1f} solver entities per update, {} rates changed, {} "
-        "classes of {} flows ({} split)",
+        "classes of {} flows ({} split), {} ring calls timed in closed form",
         net_.flows_completed(), sim_.events_processed(), net_.rate_updates(),
         net_.rate_updates() ? static_cast<double>(net_.flows_reassigned()) / static_cast<double>(net_.rate_updates())
                             : 0.0,
-        net_.flows_rerated(), net_.classes_formed(), net_.flows_in_classes(), net_.classes_split());
+        net_.flows_rerated(), net_.classes_formed(), net_.flows_in_classes(), net_.classes_split(), closed_calls_);
     result.timeline = std::move(timeline_);
     return result;
 }
@@ -450,8 +467,25 @@ ReplayResult ReplayEngine::run() {
 ReplayResult replay(const traces::OpGraph& graph, const topo::Cluster& cluster, const ReplayOptions& options) {
     const engine::MemoryScope scope(fmt::format("simulating {} ({} ranks, {} ops) on {}", graph.source,
                                                 graph.rank_count, graph.ops.size(), cluster.description));
-    ReplayEngine engine(graph, cluster, options);
-    return engine.run();
+    // Ring calls timed in closed form that met other traffic after all: the run starts over with their
+    // communicators' calls as flows; after a few such restarts, with every call as flows.
+    constexpr int max_restarts = 4;
+    std::vector<std::uint8_t> as_flows(graph.comms.size(), 0);
+    for (int restart = 0;; ++restart) {
+        ReplayEngine engine(graph, cluster, options);
+        engine.run_as_flows(as_flows, restart >= max_restarts);
+        try {
+            ReplayResult result = engine.run();
+            result.closed_form_restarts = static_cast<std::uint32_t>(restart);
+            return result;
+        } catch (const ClosedFormConflict& conflict) {
+            engine::layer_log("sim").debug("{}: starting over with the calls of {} communicator(s) as flows ({})",
+                                           graph.source, conflict.comms.size(), conflict.what);
+            for (const std::uint32_t c : conflict.comms) {
+                if (c < as_flows.size()) as_flows[c] = 1;
+            }
+        }
+    }
 }
 
 }  // namespace clustersim::sim

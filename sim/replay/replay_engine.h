@@ -13,9 +13,19 @@
 
 namespace clustersim::sim {
 
+/// A ring call timed in closed form met other traffic on its links after all (ReplayEngine::run): the replay starts
+/// over with these communicators' calls as flows (replay()).
+struct ClosedFormConflict {
+    std::vector<std::uint32_t> comms;
+    std::string what;
+};
+
 class ReplayEngine {
 public:
     ReplayEngine(const traces::OpGraph& graph, const topo::Cluster& cluster, const ReplayOptions& options);
+    /// Before run(): the communicators (by index, 1) whose calls run as flows, and whether every call does.
+    void run_as_flows(const std::vector<std::uint8_t>& comms, bool all);
+    /// Throws ClosedFormConflict when a call timed in closed form turns out to share a link.
     ReplayResult run();
 
 private:
@@ -34,12 +44,26 @@ private:
         std::vector<std::uint64_t> member_bytes;  // by member, only when the members' sizes differ
         std::uint32_t slot = UINT32_MAX;          // its Instance while in flight
     };
+    /// A transfer of a ring call timed in closed form (replay_closed_form.cpp), by its index in the plan.
+    struct ClosedTransfer {
+        engine::Time ready{0};      // when the last of its conditions met so far was
+        engine::Time ideal_done{};  // its end on an empty network (ideal_end)
+        std::uint32_t pending = 0;  // conditions not yet met
+    };
+    /// A transfer timed, not yet committed to the call's and the network's state.
+    struct StagedTransfer {
+        std::uint64_t transfer = 0;
+        engine::Time start, drained, arrived, ideal;
+        double rate = 0;
+        std::uint64_t bytes = 0;
+    };
     struct Instance {                     // one collective call in flight, across its members
         std::uint32_t call = UINT32_MAX;  // calls_
         traces::CommId comm;
         std::vector<traces::OpId> members;  // by member index; invalid until that member arrives
         std::uint32_t arrived = 0;
-        traces::OpId last_trigger;  // trigger of the member that arrived last so far
+        traces::OpId last_trigger;  // trigger of the member that arrived last so far (note_arrival_trigger)
+        std::uint32_t last_member = UINT32_MAX;  // that member
         bool planned = false;
         CollectivePlan plan;
         std::vector<std::uint32_t> pending;            // by transfer: unmet dependencies and absent endpoints
@@ -60,6 +84,20 @@ private:
         std::uint64_t transfers_left = 0;
         TransferStates ring_states;  // a scheduled plan's transfers in flight or partly ready (replay_rings.cpp)
         std::vector<SlotRoute> slot_routes;  // a scheduled plan's kept route by slot (its edge, step after step)
+        // A ring call timed in closed form (replay_closed_form.cpp): its transfers, each member's transfers' spans
+        // from start to arrival (CSR by member, filled as they are timed), the links it holds.
+        bool closed_form = false;
+        std::vector<ClosedTransfer> closed;
+        std::vector<std::uint32_t> span_offsets;
+        std::vector<std::pair<engine::Time, engine::Time>> spans;
+        std::vector<std::uint32_t> spans_filled;   // by member
+        std::vector<engine::Time> member_end;      // by member: its latest arrival timed so far
+        std::vector<engine::Time> edge_drained;    // by slot: when its last send timed so far left
+        std::vector<std::uint32_t> arrival_order;  // members, as they arrived
+        std::vector<StagedTransfer> staged;        // timed this instant, committed at its end
+        bool commit_pending = false;
+        std::uint32_t members_done = 0;
+        std::vector<topo::LinkId> held;
         std::size_t algorithm = 0;
         NcclProtocol protocol = NcclProtocol::simple;
         bool modelled_protocol = false;
@@ -78,6 +116,15 @@ private:
     void arrive_p2p(traces::OpId op);
     void start_copy(traces::OpId op);
     void plan_instance(std::uint32_t instance, const traces::Op& op);
+    /// A member arriving now: the call's trigger (what its members' critical path steps to) is the trigger of the
+    /// member that arrived last, and of several that arrive at one instant, of the lowest member, whatever order the
+    /// instant's events run in (collectives timed in closed form end their members in another order than flows).
+    void note_arrival_trigger(Instance& inst, std::uint32_t member, traces::OpId trigger) const {
+        if (inst.arrived == 0 || sim_.now() > inst.last_arrival || member < inst.last_member) {
+            inst.last_trigger = trigger;
+            inst.last_member = member;
+        }
+    }
     [[nodiscard]] NcclTopologyInfo nccl_info(std::span<const topo::DeviceId> gpus);
     [[nodiscard]] double route_bottleneck(topo::DeviceId from, topo::DeviceId to);
     void arrive_modelled(traces::OpId op);
@@ -117,6 +164,18 @@ private:
     /// `slot_route`: the ring slot's kept route, read and updated (null: none).
     void start_flows(std::uint32_t instance, std::uint64_t transfer, const PlannedTransfer& x, bool first_of_call,
                      engine::Time& ideal, SlotRoute* slot_route = nullptr);
+    struct CachedRoute;
+    /// A flow's bytes on the wire and its latency beyond the route's, under the call's NCCL protocol (none: the
+    /// transfer's bytes and no latency): `bytes` of the transfer go on `route`, `channel_bytes` of them in one
+    /// channel (the slice a reducing receiver cannot hide). `kept`: the route's kept entry, if any.
+    struct FlowCost {
+        std::uint64_t bytes = 0;
+        engine::Time extra{};
+    };
+    [[nodiscard]] FlowCost protocol_cost(const Instance& inst, const PlannedTransfer& x, std::uint64_t bytes,
+                                         std::uint64_t channel_bytes, bool first_of_call, topo::DeviceId src,
+                                         topo::DeviceId dst, std::span<const topo::LinkId> route,
+                                         const CachedRoute* kept) const;
     /// A transfer's end on an empty network from when its dependencies would have ended and its own duration;
     /// updates the call's and its members' ideal ends.
     engine::Time ideal_end(Instance& inst, const PlannedTransfer& x, engine::Time ready_ideal, engine::Time ideal);
@@ -129,7 +188,23 @@ private:
     /// The transfer's last flow has drained: the next send of its edge may go.
     void scheduled_drained(std::uint32_t instance, std::uint64_t transfer);
     void finish_scheduled(std::uint32_t instance, std::uint64_t transfer);
-    struct CachedRoute;
+    // Ring calls timed in closed form (replay_closed_form.cpp).
+    /// Makes the call (planned, scheduled) one timed in closed form if no other traffic can share its links.
+    bool try_closed_form(std::uint32_t instance);
+    void closed_member_arrived(std::uint32_t instance, std::uint32_t member);
+    void closed_condition_met(std::uint32_t instance, std::uint64_t transfer, engine::Time at);
+    /// Times the transfers whose conditions are all met, earliest first.
+    void time_ready_transfers(std::uint32_t instance);
+    /// Times a transfer into the call's staged ones and meets its dependents' conditions; false if its edge still
+    /// sends.
+    bool stage_closed(std::uint32_t instance, const RingSchedule& ring, std::uint64_t transfer);
+    void commit_closed(std::uint32_t instance, const StagedTransfer& staged);
+    /// Commits the transfers of the call timed at this instant (an event after the instant's arrivals).
+    void commit_closed_call(std::uint32_t instance);
+    /// A call whose first timing found its own transfers overlapping: run as flows instead.
+    void closed_form_to_flows(std::uint32_t instance);
+    void closed_member_done(std::uint32_t handle);
+    [[noreturn]] void closed_conflict(std::vector<std::uint32_t> comms, std::string what) const;
     struct RouteView {
         std::span<const topo::LinkId> links;  // valid until the next route_once
         bool multipath = false;               // there was a choice of paths (then `links` is `out`)
@@ -243,6 +318,19 @@ private:
     };
     std::vector<LiveTransfer> live_transfers_;
     std::vector<std::uint32_t> free_live_;
+    // Closed forms: whether calls may be timed so, and which communicators' calls may not; by link, when the
+    // transfers timed on it last drained and their communicator (or the one holding it); transfers ready to be
+    // timed as (ready time, transfer), a min-heap; members' ends scheduled, by event target (instance, member).
+    bool closed_form_ = false;
+    std::vector<std::uint8_t> flows_only_;
+    std::vector<engine::Time> closed_busy_until_;
+    std::vector<std::uint32_t> closed_link_comm_;
+    std::vector<std::pair<engine::Time, std::uint64_t>> closed_ready_;
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> closed_done_;
+    std::vector<std::uint32_t> free_closed_done_;
+    std::vector<std::uint32_t> link_stamp_;
+    std::uint32_t stamp_ = 0;
+    std::uint64_t closed_calls_ = 0;
     std::vector<traces::OpId> ready_queue_;
     std::vector<traces::OpId> done_queue_;
     std::uint64_t completed_ = 0;

@@ -23,7 +23,7 @@ void ReplayEngine::arrive_modelled(OpId id) {
     const std::uint32_t member = op_state_[id.index()].member_of;
     inst.planned = true;
     inst.members[member] = id;
-    inst.last_trigger = op_state_[id.index()].trigger;
+    note_arrival_trigger(inst, member, op_state_[id.index()].trigger);
     if (inst.first_arrival.count() < 0) inst.first_arrival = sim_.now();
     inst.last_arrival = sim_.now();
     if (++inst.arrived < ranks.size()) return;

@@ -65,40 +65,46 @@ void ReplayEngine::start_flows(std::uint32_t index, std::uint64_t t, const Plann
             bytes += share_of(x.bytes, channels, e);
             ++weight;
         }
-        Time extra{0};
-        if (inst.modelled_protocol) {
-            // The protocol's line format inflates the bytes; its per-hop latency (and, for the first transfers,
-            // the call's base latency) delays the arrival.
-            // It also reaches only a fraction of the bottleneck link's raw bandwidth (nccl_link_efficiency).
-            const double efficiency = kept ? kept->efficiency : route_efficiency(route);
-            bytes = static_cast<std::uint64_t>(
-                std::ceil(static_cast<double>(bytes) * nccl_wire_factor(inst.protocol) / efficiency));
-            const bool network = kept ? kept->between_nodes : cluster_.device(src).node != cluster_.device(dst).node;
-            const bool nvlink = kept ? kept->nvlink_first
-                                     : !route.empty() && cluster_.link(route.front()).kind == topo::LinkKind::nvlink;
-            const NcclAlgorithm family = inst.algorithm == tree_algorithm_   ? NcclAlgorithm::tree
-                                         : inst.algorithm == nvls_algorithm_ ? NcclAlgorithm::nvls
-                                                                             : NcclAlgorithm::ring;
-            if (family == NcclAlgorithm::nvls)
-                bytes = static_cast<std::uint64_t>(std::ceil(static_cast<double>(bytes) / nccl_nvls_efficiency()));
-            double us = nccl_hop_latency_us(network, nvlink, family, inst.protocol);
-            if (first_of_call) us += nccl_base_latency_us(family, inst.protocol);
-            if (x.reduces && x.dst != switch_endpoint) {
-                // The receiver reduces as data arrives (NCCL's recvReduceSend/recvReduceCopy: read the received
-                // slice and its own data, write the sum: 3 bytes of HBM traffic per byte); a slice is reduced
-                // while the next one arrives, so only the last protocol step's reduction is not hidden.
-                const double slice = static_cast<double>(
-                    std::min<std::uint64_t>(share_of(x.bytes, channels, c), nccl_step_bytes(inst.protocol)));
-                us += 3.0 * slice / cluster_.gpu_spec(dst).hbm_bandwidth_bytes_per_s * 1e6;
-            }
-            extra = engine::from_seconds(us * 1e-6);
-        }
-        const FlowId f = net_.start_flow_on_route(src, dst, route, bytes, (owner_collective << owner_shift) | slot,
-                                                  weight, extra, kept ? &kept->cost : nullptr);
+        const FlowCost cost =
+            protocol_cost(inst, x, bytes, share_of(x.bytes, channels, c), first_of_call, src, dst, route, kept);
+        const FlowId f = net_.start_flow_on_route(src, dst, route, cost.bytes, (owner_collective << owner_shift) | slot,
+                                                  weight, cost.extra, kept ? &kept->cost : nullptr);
         ideal = std::max(ideal, net_.ideal_duration(f));
         ++flows;
     }
     live_transfers_[slot].flows_unsent = live_transfers_[slot].flows_left = flows;
+}
+
+ReplayEngine::FlowCost ReplayEngine::protocol_cost(const Instance& inst, const PlannedTransfer& x, std::uint64_t bytes,
+                                                   std::uint64_t channel_bytes, bool first_of_call, topo::DeviceId src,
+                                                   topo::DeviceId dst, std::span<const topo::LinkId> route,
+                                                   const CachedRoute* kept) const {
+    if (!inst.modelled_protocol) return {bytes, Time{0}};
+    // The protocol's line format inflates the bytes; its per-hop latency (and, for the first transfers, the call's
+    // base latency) delays the arrival. It also reaches only a fraction of the bottleneck link's raw bandwidth
+    // (nccl_link_efficiency).
+    const double efficiency = kept ? kept->efficiency : route_efficiency(route);
+    bytes = static_cast<std::uint64_t>(
+        std::ceil(static_cast<double>(bytes) * nccl_wire_factor(inst.protocol) / efficiency));
+    const bool network = kept ? kept->between_nodes : cluster_.device(src).node != cluster_.device(dst).node;
+    const bool nvlink =
+        kept ? kept->nvlink_first : !route.empty() && cluster_.link(route.front()).kind == topo::LinkKind::nvlink;
+    const NcclAlgorithm family = inst.algorithm == tree_algorithm_   ? NcclAlgorithm::tree
+                                 : inst.algorithm == nvls_algorithm_ ? NcclAlgorithm::nvls
+                                                                     : NcclAlgorithm::ring;
+    if (family == NcclAlgorithm::nvls)
+        bytes = static_cast<std::uint64_t>(std::ceil(static_cast<double>(bytes) / nccl_nvls_efficiency()));
+    double us = nccl_hop_latency_us(network, nvlink, family, inst.protocol);
+    if (first_of_call) us += nccl_base_latency_us(family, inst.protocol);
+    if (x.reduces && x.dst != switch_endpoint) {
+        // The receiver reduces as data arrives (NCCL's recvReduceSend/recvReduceCopy: read the received slice and
+        // its own data, write the sum: 3 bytes of HBM traffic per byte); a slice is reduced while the next one
+        // arrives, so only the last protocol step's reduction is not hidden.
+        const double slice =
+            static_cast<double>(std::min<std::uint64_t>(channel_bytes, nccl_step_bytes(inst.protocol)));
+        us += 3.0 * slice / cluster_.gpu_spec(dst).hbm_bandwidth_bytes_per_s * 1e6;
+    }
+    return {bytes, engine::from_seconds(us * 1e-6)};
 }
 
 ReplayEngine::RouteView ReplayEngine::route_once(topo::DeviceId src, topo::DeviceId dst, std::uint64_t key,

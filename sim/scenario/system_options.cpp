@@ -125,10 +125,26 @@ void read_variability(const engine::YamlValue& system, Variability& variability,
 }  // namespace
 
 void read_system(const engine::YamlValue& system, ReplayOptions& options, RunRepetition& repetition) {
-    system.expect_only_keys({"network", "compute_slowdown_during_comm", "collective_algorithm", "collective_protocol",
-                             "communicator_algorithms", "channels", "chunks", "rank_to_gpu", "min_kernel_time",
-                             "compute_scale", "fold_model", "collective_model", "memory_check", "stragglers", "jitter",
-                             "seed", "iterations", "samples", "events"});
+    system.expect_only_keys({"network",
+                             "compute_slowdown_during_comm",
+                             "collective_algorithm",
+                             "collective_protocol",
+                             "communicator_algorithms",
+                             "channels",
+                             "chunks",
+                             "rank_to_gpu",
+                             "min_kernel_time",
+                             "compute_scale",
+                             "fold_model",
+                             "collective_model",
+                             "memory_check",
+                             "stragglers",
+                             "jitter",
+                             "seed",
+                             "iterations",
+                             "samples",
+                             "events",
+                             "closed_form"});
     read_variability(system, options.variability, repetition);
     if (auto v = system.find("collective_model")) {
         const std::string model = v->as_string();
@@ -177,6 +193,7 @@ void read_system(const engine::YamlValue& system, ReplayOptions& options, RunRep
         if (channels < 1 || channels > 64) v->fail("expected a channel count from 1 to 64");
         options.channels = static_cast<std::uint32_t>(channels);
     }
+    if (auto v = system.find("closed_form")) options.closed_form_rings = v->as_bool();
     if (auto v = system.find("network")) {
         const std::string model = v->as_string();
         if (model == "max-min")

@@ -31,6 +31,7 @@ struct CollectiveCliOptions {
     std::uint32_t channels = 8;
     std::uint32_t chunks = 0;
     std::string network = "max-min";
+    bool all_flows = false;
     bool concurrent = false;
     bool no_compare = false;
     std::string out_dir;  // rows.csv, rows.json (and report.html) rewritten after each row
@@ -81,6 +82,7 @@ void run_collective(const CollectiveCliOptions& o) {
     options.replay.network.sharing =
         o.network == "contention-free" ? sim::SharingModel::contention_free : sim::SharingModel::max_min;
     options.replay.network.record_flows = false;
+    options.replay.closed_form_rings = !o.all_flows;
     options.replay.network.record_link_utilization = false;
     options.replay.link_counters = false;
     if (o.algo != "auto") options.replay.algorithm = sim::find_collective_algorithm(o.algo);
@@ -167,6 +169,10 @@ void add_collective_command(CLI::App& app) {
     cmd->add_option("--network", o->network, "Network model")
         ->capture_default_str()
         ->check(CLI::IsMember({"max-min", "contention-free"}));
+    cmd->add_flag(
+        "--all-flows", o->all_flows,
+        "Time every collective transfer as flows on the network, also those of ring calls that have their links to "
+        "themselves (timed by formulas by default: the same results, faster; this is the reference)");
     cmd->add_flag("--no-compare", o->no_compare,
                   "With NCCL's choice: skip simulating NCCL's other algorithms (ring, double tree, NVLS) for the "
                   "'fastest simulated' columns (a third of the time)");

@@ -1,0 +1,267 @@
+// Ring calls timed in closed form. A ring call whose links no other traffic uses runs every transfer alone on its
+// route: the network would give each flow its cap from its start to its last byte, so its drain and arrival follow
+// from formulas (FlowNetwork::alone_timing), and a transfer starts when its conditions are met (replay_rings.cpp:
+// both ends' arrival for the first step, the piece it forwards, its edge's previous send). The transfers are timed
+// as soon as their conditions are known, earliest first, without events; each member's end is one event.
+//
+// Exactness. A call qualifies when each of its links carries one of its slots (ring edges) and no flow when it is
+// planned; it then holds them until its last member is done. A flow attaching to a held link throws
+// FlowNetwork::LinkHeld, and two calls timed on one link at overlapping times (or out of time order) are found as
+// their transfers are timed: either way the replay starts over with those communicators' calls as flows
+// (replay() in replay_engine.cpp), so the result is always the one of a run in which every such call shared
+// nothing. What the outputs read is the same as from flows: each member's end, busy time (the union of its
+// transfers' spans), ideal end and contention; what each link carried; the flows and bytes counted.
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "engine/error.h"
+#include "sim/replay/replay_engine.h"
+
+namespace clustersim::sim {
+
+using engine::Time;
+
+namespace {
+// Transfers of one call timed in closed form at most (24 bytes each while it runs); larger calls run as flows.
+constexpr std::uint64_t max_closed_transfers = std::uint64_t{1} << 22;
+}  // namespace
+
+void ReplayEngine::run_as_flows(const std::vector<std::uint8_t>& comms, bool all) {
+    flows_only_ = comms;
+    flows_only_.resize(g_.comms.size(), 0);
+    closed_form_ = options_.closed_form_rings && !all && options_.network.sharing == SharingModel::max_min &&
+                   !options_.network.record_flows && options_.cluster_events.empty();
+}
+
+void ReplayEngine::closed_conflict(std::vector<std::uint32_t> comms, std::string what) const {
+    std::sort(comms.begin(), comms.end());
+    comms.erase(std::unique(comms.begin(), comms.end()), comms.end());
+    throw ClosedFormConflict{std::move(comms), std::move(what)};
+}
+
+bool ReplayEngine::try_closed_form(std::uint32_t index) {
+    Instance& inst = instances_[index];
+    const std::uint32_t comm = inst.comm.value;
+    if (!closed_form_ || flows_only_[comm] || inst.plan.size() > max_closed_transfers) return false;
+    if (closed_busy_until_.empty()) {
+        closed_busy_until_.assign(cluster_.links().size(), Time{0});
+        closed_link_comm_.assign(cluster_.links().size(), UINT32_MAX);
+        link_stamp_.assign(cluster_.links().size(), 0);
+    }
+    // Every edge's route without a choice of paths (one flow per transfer), no link on two edges, none in use.
+    const auto& ranks = g_.comms[comm].ranks;
+    ++stamp_;
+    std::vector<topo::LinkId> links;
+    for (const RingSchedule& ring : inst.plan.rings()) {
+        for (std::uint32_t slot = 0; slot < ring.width(); ++slot) {
+            const PlannedTransfer x = ring.transfer(RingSchedule::At{0, slot});
+            if (x.src == switch_endpoint || x.dst == switch_endpoint) return false;
+            const RouteView view = route_once(gpu_of(ranks[x.src]), gpu_of(ranks[x.dst]), 0, route_scratch_,
+                                              &inst.slot_routes[ring.first_slot + slot]);
+            if (view.kept == nullptr) return false;
+            for (const topo::LinkId l : view.links) {
+                if (link_stamp_[l.index()] == stamp_ || !net_.link_idle(l)) return false;
+                link_stamp_[l.index()] = stamp_;
+                links.push_back(l);
+            }
+        }
+    }
+    for (const topo::LinkId l : links) {
+        net_.hold_link(l);
+        closed_link_comm_[l.index()] = comm;
+    }
+    inst.held = std::move(links);
+    inst.closed_form = true;
+    ++closed_calls_;
+    // Each transfer's conditions, as replay_rings.cpp counts them; each member's spans, one per transfer.
+    inst.closed.assign(static_cast<std::size_t>(inst.plan.size()), ClosedTransfer{});
+    for (const RingSchedule& ring : inst.plan.rings()) {
+        for (std::uint64_t local = 0; local < ring.size(); ++local) {
+            const RingSchedule::At at = ring.at(local);
+            inst.closed[ring.first + local].pending = (RingSchedule::exists(ring.data_dependency(at)) ? 1U : 0U) +
+                                                      (RingSchedule::exists(ring.fifo_predecessor(at)) ? 1U : 0U) +
+                                                      (at.step == 0 ? 2U : 0U);
+        }
+    }
+    const std::size_t members = ranks.size();
+    inst.span_offsets.assign(members + 1, 0);
+    for (std::size_t m = 0; m < members; ++m) inst.span_offsets[m + 1] = inst.span_offsets[m] + inst.member_left[m];
+    inst.spans.resize(inst.span_offsets[members]);
+    inst.spans_filled.assign(members, 0);
+    inst.member_end.assign(members, Time{0});
+    inst.edge_drained.assign(inst.plan.slots(), Time{0});
+    inst.members_done = 0;
+    return true;
+}
+
+void ReplayEngine::closed_member_arrived(std::uint32_t index, std::uint32_t member) {
+    instances_[index].arrival_order.push_back(member);
+    std::uint64_t local[4];
+    for (const RingSchedule& ring : instances_[index].plan.rings()) {
+        const std::uint32_t count = ring.first_step_transfers(member, local);
+        for (std::uint32_t k = 0; k < count; ++k) closed_condition_met(index, ring.first + local[k], sim_.now());
+    }
+    time_ready_transfers(index);
+}
+
+void ReplayEngine::closed_condition_met(std::uint32_t index, std::uint64_t t, Time at) {
+    ClosedTransfer& c = instances_[index].closed[t];
+    CLUSTERSIM_CHECK(c.pending > 0, "closed-form transfer {} met more conditions than it has", t);
+    c.ready = std::max(c.ready, at);
+    if (--c.pending > 0) return;
+    closed_ready_.emplace_back(c.ready, t);
+    std::push_heap(closed_ready_.begin(), closed_ready_.end(), std::greater<>{});
+}
+
+void ReplayEngine::time_ready_transfers(std::uint32_t index) {
+    // Earliest first, so that each edge's and each link's transfers are timed in time order (and overlaps show as
+    // such). Staged, and committed at the end of the instant (commit_closed_call): a call whose own transfers
+    // overlap on an edge (a phase's first send before the last one of the phase before it has left) in the timings
+    // of its first instant, before anything of it was committed, goes on as flows.
+    Instance& inst = instances_[index];
+    while (!closed_ready_.empty()) {
+        std::pop_heap(closed_ready_.begin(), closed_ready_.end(), std::greater<>{});
+        const std::uint64_t t = closed_ready_.back().second;
+        closed_ready_.pop_back();
+        if (!stage_closed(index, inst.plan.ring_of(t), t)) {
+            if (inst.first_start.count() >= 0)
+                closed_conflict({inst.comm.value}, "a ring call timed in closed form sends twice at once on one edge");
+            closed_form_to_flows(index);
+            return;
+        }
+    }
+    if (!inst.staged.empty() && !inst.commit_pending) {
+        inst.commit_pending = true;
+        sim_.schedule_at(sim_.now(), to_u16(EventKind::closed_form_commit), index);
+    }
+}
+
+void ReplayEngine::commit_closed_call(std::uint32_t index) {
+    Instance& inst = instances_[index];
+    inst.commit_pending = false;
+    if (!inst.closed_form) return;       // (gone to flows since)
+    if (inst.first_start.count() < 0) {  // the call's first start: the earliest of its first timings
+        inst.first_start = inst.staged.front().start;
+        for (const StagedTransfer& s : inst.staged) inst.first_start = std::min(inst.first_start, s.start);
+    }
+    for (const StagedTransfer& s : inst.staged) commit_closed(index, s);
+    inst.staged.clear();
+}
+
+bool ReplayEngine::stage_closed(std::uint32_t index, const RingSchedule& ring, std::uint64_t t) {
+    Instance& inst = instances_[index];
+    const RingSchedule::At at = ring.at(t - ring.first);
+    const PlannedTransfer x = ring.transfer(at);
+    const auto& ranks = g_.comms[inst.comm.index()].ranks;
+    const topo::DeviceId src = gpu_of(ranks[x.src]), dst = gpu_of(ranks[x.dst]);
+    const std::uint32_t slot = ring.first_slot + at.slot;
+    const RouteView view = route_once(src, dst, 0, route_scratch_, &inst.slot_routes[slot]);
+    CLUSTERSIM_CHECK(view.kept != nullptr, "closed-form transfer {} lost its kept route", t);
+    // As start_flows would start it: one flow of all its channels' shares on the edge's only path.
+    const std::uint32_t channels =
+        x.bytes == 0 || inst.plan.channels_planned ? 1 : std::max<std::uint32_t>(1, options_.channels);
+    const FlowCost cost =
+        protocol_cost(inst, x, x.bytes, share_of(x.bytes, channels, 0), !RingSchedule::exists(ring.data_dependency(at)),
+                      src, dst, view.links, view.kept);
+    const FlowNetwork::AloneTiming timing =
+        FlowNetwork::alone_timing(cost.bytes, channels, view.kept->cost, cost.extra, view.links.empty());
+    const Time start = inst.closed[t].ready;
+    const Time drained = start + timing.sending, arrived = drained + timing.latency;
+    if (start < inst.edge_drained[slot]) return false;
+    inst.edge_drained[slot] = drained;
+    inst.staged.push_back({t, start, drained, arrived, timing.ideal, timing.rate, cost.bytes});
+    if (const RingSchedule::At next = ring.fifo_successor(at); RingSchedule::exists(next))
+        closed_condition_met(index, ring.first + ring.local_of(next), drained);
+    if (const RingSchedule::At dependent = ring.data_dependent(at); RingSchedule::exists(dependent))
+        closed_condition_met(index, ring.first + ring.local_of(dependent), arrived);
+    return true;
+}
+
+void ReplayEngine::commit_closed(std::uint32_t index, const StagedTransfer& s) {
+    Instance& inst = instances_[index];
+    const RingSchedule& ring = inst.plan.ring_of(s.transfer);
+    const RingSchedule::At at = ring.at(s.transfer - ring.first);
+    const PlannedTransfer x = ring.transfer(at);
+    const auto& ranks = g_.comms[inst.comm.index()].ranks;
+    const RouteView view = route_once(gpu_of(ranks[x.src]), gpu_of(ranks[x.dst]), 0, route_scratch_,
+                                      &inst.slot_routes[ring.first_slot + at.slot]);
+    for (const topo::LinkId l : view.links) {
+        Time& busy = closed_busy_until_[l.index()];
+        if (s.start < busy) {
+            closed_conflict({inst.comm.value, closed_link_comm_[l.index()]},
+                            fmt::format("two ring calls timed in closed form on link {} at once", l.value));
+        }
+        busy = s.drained;
+        closed_link_comm_[l.index()] = inst.comm.value;
+    }
+    net_.add_timed_flow(view.links, s.bytes, s.rate, s.start, s.drained);
+    Time ready_ideal{0};
+    for (const RingSchedule::At d : {ring.data_dependency(at), ring.fifo_predecessor(at)}) {
+        if (RingSchedule::exists(d))
+            ready_ideal = std::max(ready_ideal, inst.closed[ring.first + ring.local_of(d)].ideal_done);
+    }
+    inst.closed[s.transfer].ideal_done = ideal_end(inst, x, ready_ideal, s.ideal);
+    for (const std::uint32_t m : {x.src, x.dst}) {
+        inst.spans[inst.span_offsets[m] + inst.spans_filled[m]++] = {s.start, s.arrived};
+        inst.member_end[m] = std::max(inst.member_end[m], s.arrived);
+        if (--inst.member_left[m] > 0) continue;
+        std::uint32_t handle;
+        if (!free_closed_done_.empty()) {
+            handle = free_closed_done_.back();
+            free_closed_done_.pop_back();
+            closed_done_[handle] = {index, m};
+        } else {
+            handle = static_cast<std::uint32_t>(closed_done_.size());
+            closed_done_.emplace_back(index, m);
+        }
+        sim_.schedule_at(inst.member_end[m], to_u16(EventKind::closed_form_done), handle);
+    }
+    --inst.transfers_left;
+    inst.end = std::max(inst.end, s.arrived);
+}
+
+void ReplayEngine::closed_form_to_flows(std::uint32_t index) {
+    // Nothing of the call was committed (all of it was timed at this instant): it runs as flows from here, its
+    // members arriving again in their order (no transfer of it could start before now: it would have been timed
+    // and committed at an earlier instant).
+    Instance& inst = instances_[index];
+    for (const topo::LinkId l : inst.held) net_.release_link(l);
+    inst.held.clear();
+    inst.closed_form = false;
+    --closed_calls_;
+    closed_ready_.clear();
+    inst.staged.clear();
+    std::vector<ClosedTransfer>().swap(inst.closed);
+    const std::vector<std::uint32_t> arrived = std::move(inst.arrival_order);
+    for (const std::uint32_t m : arrived) scheduled_member_arrived(index, m);
+}
+
+void ReplayEngine::closed_member_done(std::uint32_t handle) {
+    const auto [index, member] = closed_done_[handle];
+    free_closed_done_.push_back(handle);
+    Instance& inst = instances_[index];
+    // Its busy time: the union of its transfers' spans (a flow run counts from its first start while any of the
+    // member's transfers is in flight).
+    const auto first = inst.spans.begin() + inst.span_offsets[member];
+    const auto last = inst.spans.begin() + inst.span_offsets[member + 1];
+    std::sort(first, last);
+    Time busy{0}, open_start{0}, open_end{-1};
+    for (auto it = first; it != last; ++it) {
+        if (it->first > open_end) {
+            if (open_end >= open_start) busy += open_end - open_start;
+            open_start = it->first;
+            open_end = it->second;
+        } else {
+            open_end = std::max(open_end, it->second);
+        }
+    }
+    if (open_end >= open_start) busy += open_end - open_start;
+    inst.member_busy[member] = busy;
+    finish_member(index, member);
+    if (++inst.members_done < inst.members.size()) return;
+    for (const topo::LinkId l : inst.held) net_.release_link(l);
+    release_instance(index);
+}
+
+}  // namespace clustersim::sim
