@@ -91,6 +91,7 @@ bool ReplayEngine::try_closed_form(std::uint32_t index) {
     inst.spans_filled.assign(members, 0);
     inst.member_end.assign(members, Time{0});
     inst.edge_drained.assign(inst.plan.slots(), Time{0});
+    inst.edge_costs.assign(inst.plan.slots(), EdgeCost{});
     inst.members_done = 0;
     return true;
 }
@@ -158,14 +159,23 @@ bool ReplayEngine::stage_closed(std::uint32_t index, const RingSchedule& ring, s
     const std::uint32_t slot = ring.first_slot + at.slot;
     const RouteView view = route_once(src, dst, 0, route_scratch_, &inst.slot_routes[slot]);
     CLUSTERSIM_CHECK(view.kept != nullptr, "closed-form transfer {} lost its kept route", t);
-    // As start_flows would start it: one flow of all its channels' shares on the edge's only path.
-    const std::uint32_t channels =
-        x.bytes == 0 || inst.plan.channels_planned ? 1 : std::max<std::uint32_t>(1, options_.channels);
-    const FlowCost cost =
-        protocol_cost(inst, x, x.bytes, share_of(x.bytes, channels, 0), !RingSchedule::exists(ring.data_dependency(at)),
-                      src, dst, view.links, view.kept);
-    const FlowNetwork::AloneTiming timing =
-        FlowNetwork::alone_timing(cost.bytes, channels, view.kept->cost, cost.extra, view.links.empty());
+    // As start_flows would start it: one flow of all its channels' shares on the edge's only path. An edge sends
+    // pieces of one or two sizes: the cost of the last one is kept.
+    EdgeCost& edge = inst.edge_costs[slot];
+    const bool first_of_call = !RingSchedule::exists(ring.data_dependency(at));
+    if (edge.bytes != x.bytes || edge.first_of_call != first_of_call || edge.reduces != x.reduces) {
+        const std::uint32_t channels =
+            x.bytes == 0 || inst.plan.channels_planned ? 1 : std::max<std::uint32_t>(1, options_.channels);
+        edge.cost = protocol_cost(inst, x, x.bytes, share_of(x.bytes, channels, 0), first_of_call, src, dst, view.links,
+                                  view.kept);
+        edge.timing =
+            FlowNetwork::alone_timing(edge.cost.bytes, channels, view.kept->cost, edge.cost.extra, view.links.empty());
+        edge.bytes = x.bytes;
+        edge.first_of_call = first_of_call;
+        edge.reduces = x.reduces;
+    }
+    const FlowCost& cost = edge.cost;
+    const FlowNetwork::AloneTiming& timing = edge.timing;
     const Time start = inst.closed[t].ready;
     const Time drained = start + timing.sending, arrived = drained + timing.latency;
     if (start < inst.edge_drained[slot]) return false;

@@ -57,6 +57,19 @@ private:
         double rate = 0;
         std::uint64_t bytes = 0;
     };
+    /// A flow's bytes on the wire and its latency beyond the route's (protocol_cost).
+    struct FlowCost {
+        std::uint64_t bytes = 0;
+        engine::Time extra{};
+    };
+    /// What a closed-form call's edge last sent cost: its protocol cost and timing for pieces of `bytes`.
+    struct EdgeCost {
+        std::uint64_t bytes = UINT64_MAX;
+        bool first_of_call = false;
+        bool reduces = false;
+        FlowCost cost;
+        FlowNetwork::AloneTiming timing;
+    };
     struct Instance {                     // one collective call in flight, across its members
         std::uint32_t call = UINT32_MAX;  // calls_
         traces::CommId comm;
@@ -93,6 +106,7 @@ private:
         std::vector<std::uint32_t> spans_filled;   // by member
         std::vector<engine::Time> member_end;      // by member: its latest arrival timed so far
         std::vector<engine::Time> edge_drained;    // by slot: when its last send timed so far left
+        std::vector<EdgeCost> edge_costs;          // by slot
         std::vector<std::uint32_t> arrival_order;  // members, as they arrived
         std::vector<StagedTransfer> staged;        // timed this instant, committed at its end
         bool commit_pending = false;
@@ -168,10 +182,6 @@ private:
     /// A flow's bytes on the wire and its latency beyond the route's, under the call's NCCL protocol (none: the
     /// transfer's bytes and no latency): `bytes` of the transfer go on `route`, `channel_bytes` of them in one
     /// channel (the slice a reducing receiver cannot hide). `kept`: the route's kept entry, if any.
-    struct FlowCost {
-        std::uint64_t bytes = 0;
-        engine::Time extra{};
-    };
     [[nodiscard]] FlowCost protocol_cost(const Instance& inst, const PlannedTransfer& x, std::uint64_t bytes,
                                          std::uint64_t channel_bytes, bool first_of_call, topo::DeviceId src,
                                          topo::DeviceId dst, std::span<const topo::LinkId> route,

@@ -33,26 +33,32 @@ int main(int argc, char** argv) {
         graph.rank_count, graph.ops.size(), config.collective_every, config.dp_every, config.nodes);
     std::printf(
         "| network | wall s | ops/s | events | events/s | flows | flows in classes | classes split | simulated | "
-        "flows/update | rates changed/update | peak RSS MiB | bytes/op (replay) |\n"
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+        "flows/update | rates changed/update | calls in closed form | peak RSS MiB | bytes/op (replay) |\n"
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     struct Mode {
         const char* name;
         sim::SharingModel sharing;
         sim::ReplayOptions::CollectiveModel collectives;
         bool classes = true;
+        bool closed_form = false;  // ring calls alone on their links timed by formulas
     };
+    // The default mode's simulated time must be the one of every call as flows (the row before it).
+    engine::Time as_flows{-1};
     for (const Mode mode :
          {Mode{"cost-model collectives", sim::SharingModel::max_min, sim::ReplayOptions::CollectiveModel::cost_model},
           Mode{"contention-free", sim::SharingModel::contention_free, sim::ReplayOptions::CollectiveModel::flows},
           Mode{"max-min, flows one by one", sim::SharingModel::max_min, sim::ReplayOptions::CollectiveModel::flows,
                false},
           Mode{"max-min, classes of identical flows", sim::SharingModel::max_min,
-               sim::ReplayOptions::CollectiveModel::flows}}) {
+               sim::ReplayOptions::CollectiveModel::flows},
+          Mode{"max-min, classes, ring calls in closed form (default)", sim::SharingModel::max_min,
+               sim::ReplayOptions::CollectiveModel::flows, true, true}}) {
         if (!only.empty() && std::string(mode.name).find(only) == std::string::npos) continue;
         sim::ReplayOptions options;
         options.network.sharing = mode.sharing;
         options.network.flow_classes = mode.classes;
         options.collective_model = mode.collectives;
+        options.closed_form_rings = mode.closed_form;
         options.network.record_flows = false;
         options.network.record_link_utilization = false;
         options.link_counters = false;
@@ -61,19 +67,28 @@ int main(int argc, char** argv) {
         const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         const long rss = peak_rss_kib();
         std::printf(
-            "| %s | %.2f | %.0f | %llu | %.0f | %llu | %llu | %llu | %.6f s | %.1f | %.1f | %.0f | %.0f |\n", mode.name,
-            wall, static_cast<double>(graph.ops.size()) / wall, static_cast<unsigned long long>(result.events),
-            static_cast<double>(result.events) / wall, static_cast<unsigned long long>(result.flows),
-            static_cast<unsigned long long>(result.flows_in_classes),
+            "| %s | %.2f | %.0f | %llu | %.0f | %llu | %llu | %llu | %.6f s | %.1f | %.1f | %llu | %.0f | %.0f |\n",
+            mode.name, wall, static_cast<double>(graph.ops.size()) / wall,
+            static_cast<unsigned long long>(result.events), static_cast<double>(result.events) / wall,
+            static_cast<unsigned long long>(result.flows), static_cast<unsigned long long>(result.flows_in_classes),
             static_cast<unsigned long long>(result.classes_split), engine::to_seconds(result.timeline.makespan),
             result.rate_updates
                 ? static_cast<double>(result.flows_reassigned) / static_cast<double>(result.rate_updates)
                 : 0.0,
             result.rate_updates ? static_cast<double>(result.flows_rerated) / static_cast<double>(result.rate_updates)
                                 : 0.0,
-            static_cast<double>(rss) / 1024,
+            static_cast<unsigned long long>(result.closed_form_calls), static_cast<double>(rss) / 1024,
             static_cast<double>(rss - rss_graph) * 1024 / static_cast<double>(graph.ops.size()));
         std::fflush(stdout);
+        if (mode.sharing == sim::SharingModel::max_min && mode.classes && !mode.closed_form &&
+            mode.collectives == sim::ReplayOptions::CollectiveModel::flows)
+            as_flows = result.timeline.makespan;
+        if (mode.closed_form && as_flows.count() >= 0 && result.timeline.makespan != as_flows) {
+            std::fprintf(stderr, "ring calls in closed form simulated %lld ps, as flows %lld ps\n",
+                         static_cast<long long>(result.timeline.makespan.count()),
+                         static_cast<long long>(as_flows.count()));
+            return 1;
+        }
     }
     std::printf("\ngraph itself: %.0f bytes/op (peak RSS growth while generating it)\n",
                 static_cast<double>(rss_graph - rss_start) * 1024 / static_cast<double>(graph.ops.size()));
