@@ -133,6 +133,7 @@ void FlowNetwork::attach(std::uint32_t flow) {
     for (std::size_t i = 0; i < f.route.size(); ++i) {
         const std::uint32_t link = f.route[i].value;
         if (links_[link].timed_holds != 0) throw LinkHeld{f.route[i]};
+        links_[link].attached_once = true;
         auto& on_link = links_[link].flows;
         f.link_pos[i] = static_cast<std::uint32_t>(on_link.size());
         on_link.push_back({flow, static_cast<std::uint32_t>(i)});

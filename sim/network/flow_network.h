@@ -159,8 +159,8 @@ public:
     };
     void hold_link(topo::LinkId link) { ++links_[link.index()].timed_holds; }
     void release_link(topo::LinkId link) { --links_[link.index()].timed_holds; }
-    /// No flow sends on the link now.
-    [[nodiscard]] bool link_idle(topo::LinkId link) const { return links_[link.index()].flows.empty(); }
+    /// No flow has ever sent on the link (a link that carried flows before will likely carry some again).
+    [[nodiscard]] bool link_unused(topo::LinkId link) const { return !links_[link.index()].attached_once; }
     /// How a flow started on a route of cost `cost` is timed while alone on every link of it: the arithmetic of
     /// start_flow_on_route and of an update that gives it its cap.
     struct AloneTiming {
@@ -327,6 +327,7 @@ private:
         std::uint32_t held_count = 0;
         // Transfers timed outside the network hold it (hold_link): no flow may attach.
         std::uint16_t timed_holds = 0;
+        bool attached_once = false;  // a flow has sent on it
     };
     static_assert(sizeof(LinkState) == 64);
     std::vector<LinkState> links_;                                      // by link

@@ -23,21 +23,27 @@ namespace clustersim::sim {
 using engine::Time;
 
 namespace {
-// Transfers of one call timed in closed form at most (24 bytes each while it runs); larger calls run as flows.
-constexpr std::uint64_t max_closed_transfers = std::uint64_t{1} << 22;
+// Transfers of one call timed in closed form at most (about 110 bytes each while it is timed: 7 MB). Larger rings
+// run as flows: their steps form classes of identical flows (one event per step), which cost less per transfer
+// than timing them one by one (a 1 MiB all-reduce over a ring of 1,024 GPUs, 2.1 M transfers: 0.35 s and 28 MB as
+// flows, 1.24 s and 254 MB in closed form; docs/performance.md).
+constexpr std::uint64_t max_closed_transfers = std::uint64_t{1} << 16;
 }  // namespace
 
-void ReplayEngine::run_as_flows(const std::vector<std::uint8_t>& comms, bool all) {
+void ReplayEngine::run_as_flows(const std::vector<std::uint8_t>& comms, const std::vector<std::uint8_t>& links,
+                                bool all) {
     flows_only_ = comms;
     flows_only_.resize(g_.comms.size(), 0);
+    flows_only_links_ = links;
+    flows_only_links_.resize(cluster_.links().size(), 0);
     closed_form_ = options_.closed_form_rings && !all && options_.network.sharing == SharingModel::max_min &&
                    !options_.network.record_flows && options_.cluster_events.empty();
 }
 
-void ReplayEngine::closed_conflict(std::vector<std::uint32_t> comms, std::string what) const {
+void ReplayEngine::closed_conflict(std::vector<std::uint32_t> comms, topo::LinkId link, std::string what) const {
     std::sort(comms.begin(), comms.end());
     comms.erase(std::unique(comms.begin(), comms.end()), comms.end());
-    throw ClosedFormConflict{std::move(comms), std::move(what)};
+    throw ClosedFormConflict{std::move(comms), link, std::move(what)};
 }
 
 bool ReplayEngine::try_closed_form(std::uint32_t index) {
@@ -61,7 +67,8 @@ bool ReplayEngine::try_closed_form(std::uint32_t index) {
                                               &inst.slot_routes[ring.first_slot + slot]);
             if (view.kept == nullptr) return false;
             for (const topo::LinkId l : view.links) {
-                if (link_stamp_[l.index()] == stamp_ || !net_.link_idle(l)) return false;
+                if (link_stamp_[l.index()] == stamp_ || !net_.link_unused(l) || flows_only_links_[l.index()])
+                    return false;
                 link_stamp_[l.index()] = stamp_;
                 links.push_back(l);
             }
@@ -127,7 +134,8 @@ void ReplayEngine::time_ready_transfers(std::uint32_t index) {
         closed_ready_.pop_back();
         if (!stage_closed(index, inst.plan.ring_of(t), t)) {
             if (inst.first_start.count() >= 0)
-                closed_conflict({inst.comm.value}, "a ring call timed in closed form sends twice at once on one edge");
+                closed_conflict({inst.comm.value}, topo::LinkId{},
+                                "a ring call timed in closed form sends twice at once on one edge");
             closed_form_to_flows(index);
             return;
         }
@@ -199,7 +207,7 @@ void ReplayEngine::commit_closed(std::uint32_t index, const StagedTransfer& s) {
     for (const topo::LinkId l : view.links) {
         Time& busy = closed_busy_until_[l.index()];
         if (s.start < busy) {
-            closed_conflict({inst.comm.value, closed_link_comm_[l.index()]},
+            closed_conflict({inst.comm.value, closed_link_comm_[l.index()]}, l,
                             fmt::format("two ring calls timed in closed form on link {} at once", l.value));
         }
         busy = s.drained;

@@ -31,7 +31,7 @@ ReplayEngine::ReplayEngine(const traces::OpGraph& graph, const topo::Cluster& cl
       net_(cluster, sim_, options.network),
       gemm_efficiencies_(graph.gemm_shapes.size(), cluster.gpu_specs().size()) {
     setup();
-    run_as_flows({}, false);
+    run_as_flows({}, {}, false);
 }
 
 void ReplayEngine::setup() {
@@ -393,7 +393,7 @@ ReplayResult ReplayEngine::run() {
         sim_.run(handler);
     } catch (const FlowNetwork::LinkHeld& held) {
         const topo::Link& link = cluster_.link(held.link);
-        closed_conflict({closed_link_comm_[held.link.index()]},
+        closed_conflict({closed_link_comm_[held.link.index()]}, held.link,
                         fmt::format("a flow on {} -> {}, held by a ring call timed in closed form",
                                     cluster_.device(link.src).name, cluster_.device(link.dst).name));
     }
@@ -468,12 +468,13 @@ ReplayResult replay(const traces::OpGraph& graph, const topo::Cluster& cluster, 
     const engine::MemoryScope scope(fmt::format("simulating {} ({} ranks, {} ops) on {}", graph.source,
                                                 graph.rank_count, graph.ops.size(), cluster.description));
     // Ring calls timed in closed form that met other traffic after all: the run starts over with their
-    // communicators' calls as flows; after a few such restarts, with every call as flows.
+    // communicators' calls as flows, and every call on the link where they met; after a few such restarts, with
+    // every call as flows.
     constexpr int max_restarts = 4;
-    std::vector<std::uint8_t> as_flows(graph.comms.size(), 0);
+    std::vector<std::uint8_t> as_flows(graph.comms.size(), 0), links(cluster.links().size(), 0);
     for (int restart = 0;; ++restart) {
         ReplayEngine engine(graph, cluster, options);
-        engine.run_as_flows(as_flows, restart >= max_restarts);
+        engine.run_as_flows(as_flows, links, restart >= max_restarts);
         try {
             ReplayResult result = engine.run();
             result.closed_form_restarts = static_cast<std::uint32_t>(restart);
@@ -481,6 +482,7 @@ ReplayResult replay(const traces::OpGraph& graph, const topo::Cluster& cluster, 
         } catch (const ClosedFormConflict& conflict) {
             engine::layer_log("sim").debug("{}: starting over with the calls of {} communicator(s) as flows ({})",
                                            graph.source, conflict.comms.size(), conflict.what);
+            if (conflict.link.valid()) links[conflict.link.index()] = 1;
             for (const std::uint32_t c : conflict.comms) {
                 if (c < as_flows.size()) as_flows[c] = 1;
             }

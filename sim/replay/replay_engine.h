@@ -17,14 +17,16 @@ namespace clustersim::sim {
 /// over with these communicators' calls as flows (replay()).
 struct ClosedFormConflict {
     std::vector<std::uint32_t> comms;
+    topo::LinkId link;  // where (invalid: within one call)
     std::string what;
 };
 
 class ReplayEngine {
 public:
     ReplayEngine(const traces::OpGraph& graph, const topo::Cluster& cluster, const ReplayOptions& options);
-    /// Before run(): the communicators (by index, 1) whose calls run as flows, and whether every call does.
-    void run_as_flows(const std::vector<std::uint8_t>& comms, bool all);
+    /// Before run(): the communicators and the links (by index, 1) whose calls run as flows (those of calls on
+    /// such links), and whether every call does.
+    void run_as_flows(const std::vector<std::uint8_t>& comms, const std::vector<std::uint8_t>& links, bool all);
     /// Throws ClosedFormConflict when a call timed in closed form turns out to share a link.
     ReplayResult run();
 
@@ -214,7 +216,7 @@ private:
     /// A call whose first timing found its own transfers overlapping: run as flows instead.
     void closed_form_to_flows(std::uint32_t instance);
     void closed_member_done(std::uint32_t handle);
-    [[noreturn]] void closed_conflict(std::vector<std::uint32_t> comms, std::string what) const;
+    [[noreturn]] void closed_conflict(std::vector<std::uint32_t> comms, topo::LinkId link, std::string what) const;
     struct RouteView {
         std::span<const topo::LinkId> links;  // valid until the next route_once
         bool multipath = false;               // there was a choice of paths (then `links` is `out`)
@@ -333,6 +335,7 @@ private:
     // timed as (ready time, transfer), a min-heap; members' ends scheduled, by event target (instance, member).
     bool closed_form_ = false;
     std::vector<std::uint8_t> flows_only_;
+    std::vector<std::uint8_t> flows_only_links_;
     std::vector<engine::Time> closed_busy_until_;
     std::vector<std::uint32_t> closed_link_comm_;
     std::vector<std::pair<engine::Time, std::uint64_t>> closed_ready_;
