@@ -151,12 +151,26 @@ void FlowNetwork::add_timed_flow(std::span<const topo::LinkId> route, std::uint6
     delivered_bytes_ += bytes;
     ++completed_;
     if (!options_.record_link_utilization || drained == start) return;
-    // What the link's rate sum would read with this flow alone on it.
+    // What the link's rate sum would read with this flow alone on it. A flow that starts on a link as the one before
+    // it left continues its span (as the update of that instant would see it), so the rate drops to 0 only when the
+    // next flow comes later, or when the link is released.
     const double carried = rate_of_units(rate_units(rate));
+    if (timed_drop_.empty()) timed_drop_.assign(links_.size(), Time{-1});
     for (const topo::LinkId l : route) {
-        utilization_.set_rate(l.value, start, carried);
-        utilization_.set_rate(l.value, drained, 0);
+        Time& drop = timed_drop_[l.index()];
+        if (drop.count() < 0 || drop != start || utilization_.rate(l.value) != carried) {
+            if (drop.count() >= 0) utilization_.set_rate(l.value, drop, 0);
+            utilization_.set_rate(l.value, start, carried);
+        }
+        drop = drained;
     }
+}
+
+void FlowNetwork::release_link(topo::LinkId link) {
+    if (--links_[link.index()].timed_holds > 0 || timed_drop_.empty()) return;
+    Time& drop = timed_drop_[link.index()];
+    if (drop.count() >= 0) utilization_.set_rate(link.value, drop, 0);
+    drop = Time{-1};
 }
 
 void FlowNetwork::detach(std::uint32_t flow) {

@@ -150,15 +150,17 @@ public:
     [[nodiscard]] std::uint64_t flows_in_classes() const { return flows_in_classes_; }
     [[nodiscard]] std::uint64_t classes_split() const { return classes_split_; }
 
-    // Transfers timed outside the network (the replay's ring calls in closed form, sim/replay/replay_closed_form.cpp):
-    // a flow alone on its links is timed by formulas, so a caller that knows no other flow will share them times
-    // it without the network, holds the links meanwhile, and reports what it sent (add_timed_flow).
+    // Transfers timed outside the network (the replay's collective calls in closed form,
+    // sim/replay/replay_closed_form.cpp): a flow alone on its links is timed by formulas, so a caller that knows no
+    // other flow will share them times it without the network, holds the links meanwhile, and reports what it sent
+    // (add_timed_flow).
     /// Thrown by a flow attaching to a held link: the transfers timed there assumed they had it alone.
     struct LinkHeld {
         topo::LinkId link;
     };
     void hold_link(topo::LinkId link) { ++links_[link.index()].timed_holds; }
-    void release_link(topo::LinkId link) { --links_[link.index()].timed_holds; }
+    /// (The last of its holds gone: the rate its timed flows left drops to 0 in its utilization.)
+    void release_link(topo::LinkId link);
     /// No flow has ever sent on the link (a link that carried flows before will likely carry some again).
     [[nodiscard]] bool link_unused(topo::LinkId link) const { return !links_[link.index()].attached_once; }
     /// How a flow started on a route of cost `cost` is timed while alone on every link of it: the arithmetic of
@@ -366,7 +368,8 @@ private:
     /// A flow was attached to, or detached from, a link that may bind (or a link changed state) since the last
     /// update: rates other than the new flows' may change, and the solver runs.
     bool solve_needed_ = false;
-    std::vector<double> link_delay_s_;  // by link: contention delay attributed to it
+    std::vector<double> link_delay_s_;      // by link: contention delay attributed to it
+    std::vector<engine::Time> timed_drop_;  // by link: when its last timed flow left (-1: none pending)
     void account_progress(std::uint32_t flow, engine::Time now);
     std::vector<FlowState> flows_;
     std::vector<FlowShare> share_;  // by flow slot

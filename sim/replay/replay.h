@@ -60,11 +60,11 @@ struct ReplayOptions {
     /// Run ring plans from their schedule (ring_schedule.h: state only for transfers in flight); off: every
     /// transfer listed before the call starts, the reference form (the same results, more memory and time).
     bool ring_schedules = true;
-    /// Time a ring call in closed form when no other traffic shares its links (each transfer then alone on its
-    /// route, at its cap: the formulas the network would apply, without its events); off: every call as flows.
-    /// Exact: a flow that later attaches to a link such a call holds makes the replay start over with that
-    /// communicator's calls as flows (replay_closed_form.cpp).
-    bool closed_form_rings = true;
+    /// Time a collective call in closed form when no other traffic shares its links and its own transfers do not
+    /// overlap on one (each transfer then alone on its route, at its cap: the formulas the network would apply,
+    /// without its events); off: every call as flows. Exact: a flow that later attaches to a link such a call holds
+    /// makes the replay start over with that communicator's calls as flows (replay_closed_form.cpp).
+    bool closed_form = true;
     /// Forces a protocol (with protocols on); nullopt: NCCL's choice.
     std::optional<NcclProtocol> protocol;
     /// With protocols on, the fraction of a link's raw bandwidth NCCL's transfers reach, by LinkKind (nvlink,
@@ -123,7 +123,7 @@ struct ReplayResult {
     std::uint64_t flows_in_classes = 0;
     std::uint64_t classes_split = 0;
     std::uint64_t bytes_on_network = 0;
-    /// Ring calls timed in closed form (ReplayOptions::closed_form_rings), and the times the replay started over
+    /// Collective calls timed in closed form (ReplayOptions::closed_form), and the times the replay started over
     /// because one of them shared a link after all.
     std::uint64_t closed_form_calls = 0;
     std::uint32_t closed_form_restarts = 0;

@@ -1,16 +1,19 @@
-// Ring calls timed in closed form. A ring call whose links no other traffic uses runs every transfer alone on its
-// route: the network would give each flow its cap from its start to its last byte, so its drain and arrival follow
-// from formulas (FlowNetwork::alone_timing), and a transfer starts when its conditions are met (replay_rings.cpp:
-// both ends' arrival for the first step, the piece it forwards, its edge's previous send). The transfers are timed
-// as soon as their conditions are known, earliest first, without events; each member's end is one event.
+// Collective calls timed in closed form. A call whose links no other traffic uses runs each transfer alone on its
+// route, as long as its own transfers do not overlap on a link: the network would give each flow its cap from its
+// start to its last byte, so its drain and arrival follow from formulas (FlowNetwork::alone_timing), and a transfer
+// starts when its conditions are met (a ring schedule's, replay_rings.cpp: both ends' arrival for the first step,
+// the piece it forwards, its edge's previous send; or a listed plan's: its dependencies' arrival, its edge's
+// previous send, its ends' arrival). The transfers are timed as soon as their conditions are known, earliest first,
+// without events; each member's end is one event.
 //
-// Exactness. A call qualifies when each of its links carries one of its slots (ring edges) and no flow when it is
-// planned; it then holds them until its last member is done. A flow attaching to a held link throws
-// FlowNetwork::LinkHeld, and two calls timed on one link at overlapping times (or out of time order) are found as
-// their transfers are timed: either way the replay starts over with those communicators' calls as flows
-// (replay() in replay_engine.cpp), so the result is always the one of a run in which every such call shared
-// nothing. What the outputs read is the same as from flows: each member's end, busy time (the union of its
-// transfers' spans), ideal end and contention; what each link carried; the flows and bytes counted.
+// Exactness. A call qualifies when its routes have no choice of paths, a ring's edges have links of their own, and
+// none of its links has ever carried a flow; it then holds them until its last member is done. A flow attaching to
+// a held link throws FlowNetwork::LinkHeld, and two calls timed on one link at overlapping times (or out of time
+// order) are found as their transfers are committed: either way the replay starts over with those communicators'
+// calls as flows (replay() in replay_engine.cpp), so the result is always the one of a run in which every such
+// call shared nothing. A call whose own transfers overlap on a link goes on as flows (at once if found in its first
+// instant, else by starting over). What the outputs read is the same as from flows: each member's end, busy time
+// (the union of its transfers' spans), ideal end and contention; what each link carried; the flows and bytes.
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -36,7 +39,7 @@ void ReplayEngine::run_as_flows(const std::vector<std::uint8_t>& comms, const st
     flows_only_.resize(g_.comms.size(), 0);
     flows_only_links_ = links;
     flows_only_links_.resize(cluster_.links().size(), 0);
-    closed_form_ = options_.closed_form_rings && !all && options_.network.sharing == SharingModel::max_min &&
+    closed_form_ = options_.closed_form && !all && options_.network.sharing == SharingModel::max_min &&
                    !options_.network.record_flows && options_.cluster_events.empty();
 }
 
@@ -54,24 +57,42 @@ bool ReplayEngine::try_closed_form(std::uint32_t index) {
         closed_busy_until_.assign(cluster_.links().size(), Time{0});
         closed_link_comm_.assign(cluster_.links().size(), UINT32_MAX);
         link_stamp_.assign(cluster_.links().size(), 0);
+        stage_drained_.assign(cluster_.links().size(), Time{0});
+        stage_call_.assign(cluster_.links().size(), UINT32_MAX);
     }
-    // Every edge's route without a choice of paths (one flow per transfer), no link on two edges, none in use.
+    // Every route without a choice of paths (one flow per transfer), on links that never carried a flow; a ring's
+    // edges on links of their own (edges of one ring send at once: sharing a link, they would share it).
     const auto& ranks = g_.comms[comm].ranks;
     ++stamp_;
     std::vector<topo::LinkId> links;
+    const auto usable = [&](const RouteView& view, bool own) {
+        if (view.kept == nullptr) return false;
+        for (const topo::LinkId l : view.links) {
+            if (!net_.link_unused(l) || flows_only_links_[l.index()]) return false;
+            if (link_stamp_[l.index()] == stamp_) {
+                if (own) return false;
+                continue;
+            }
+            link_stamp_[l.index()] = stamp_;
+            links.push_back(l);
+        }
+        return true;
+    };
     for (const RingSchedule& ring : inst.plan.rings()) {
         for (std::uint32_t slot = 0; slot < ring.width(); ++slot) {
             const PlannedTransfer x = ring.transfer(RingSchedule::At{0, slot});
             if (x.src == switch_endpoint || x.dst == switch_endpoint) return false;
-            const RouteView view = route_once(gpu_of(ranks[x.src]), gpu_of(ranks[x.dst]), 0, route_scratch_,
-                                              &inst.slot_routes[ring.first_slot + slot]);
-            if (view.kept == nullptr) return false;
-            for (const topo::LinkId l : view.links) {
-                if (link_stamp_[l.index()] == stamp_ || !net_.link_unused(l) || flows_only_links_[l.index()])
-                    return false;
-                link_stamp_[l.index()] = stamp_;
-                links.push_back(l);
-            }
+            if (!usable(route_once(gpu_of(ranks[x.src]), gpu_of(ranks[x.dst]), 0, route_scratch_,
+                                   &inst.slot_routes[ring.first_slot + slot]),
+                        true))
+                return false;
+        }
+    }
+    if (!inst.plan.scheduled()) {
+        for (std::uint64_t t = 0; t < inst.plan.size(); ++t) {
+            const ClosedView v = closed_view(index, t);
+            if (!v.src.valid() || !v.dst.valid() || !usable(route_once(v.src, v.dst, 0, route_scratch_), false))
+                return false;
         }
     }
     for (const topo::LinkId l : links) {
@@ -81,7 +102,8 @@ bool ReplayEngine::try_closed_form(std::uint32_t index) {
     inst.held = std::move(links);
     inst.closed_form = true;
     ++closed_calls_;
-    // Each transfer's conditions, as replay_rings.cpp counts them; each member's spans, one per transfer.
+    // Each transfer's conditions, as replay_rings.cpp (or plan_instance, for a listed plan) counts them; each
+    // member's spans, one per transfer.
     inst.closed.assign(static_cast<std::size_t>(inst.plan.size()), ClosedTransfer{});
     for (const RingSchedule& ring : inst.plan.rings()) {
         for (std::uint64_t local = 0; local < ring.size(); ++local) {
@@ -91,24 +113,31 @@ bool ReplayEngine::try_closed_form(std::uint32_t index) {
                                                       (at.step == 0 ? 2U : 0U);
         }
     }
+    if (!inst.plan.scheduled()) {
+        for (std::size_t t = 0; t < inst.closed.size(); ++t) inst.closed[t].pending = inst.pending[t];
+    }
     const std::size_t members = ranks.size();
     inst.span_offsets.assign(members + 1, 0);
     for (std::size_t m = 0; m < members; ++m) inst.span_offsets[m + 1] = inst.span_offsets[m] + inst.member_left[m];
     inst.spans.resize(inst.span_offsets[members]);
     inst.spans_filled.assign(members, 0);
     inst.member_end.assign(members, Time{0});
-    inst.edge_drained.assign(inst.plan.slots(), Time{0});
-    inst.edge_costs.assign(inst.plan.slots(), EdgeCost{});
+    inst.edge_costs.assign(inst.plan.scheduled() ? inst.plan.slots() : 0, EdgeCost{});
     inst.members_done = 0;
     return true;
 }
 
 void ReplayEngine::closed_member_arrived(std::uint32_t index, std::uint32_t member) {
     instances_[index].arrival_order.push_back(member);
+    Instance& inst = instances_[index];
     std::uint64_t local[4];
-    for (const RingSchedule& ring : instances_[index].plan.rings()) {
+    for (const RingSchedule& ring : inst.plan.rings()) {
         const std::uint32_t count = ring.first_step_transfers(member, local);
         for (std::uint32_t k = 0; k < count; ++k) closed_condition_met(index, ring.first + local[k], sim_.now());
+    }
+    if (!inst.plan.scheduled()) {
+        for (std::uint32_t k = inst.member_offsets[member]; k < inst.member_offsets[member + 1]; ++k)
+            closed_condition_met(index, inst.member_transfers[k], sim_.now());
     }
     time_ready_transfers(index);
 }
@@ -132,10 +161,10 @@ void ReplayEngine::time_ready_transfers(std::uint32_t index) {
         std::pop_heap(closed_ready_.begin(), closed_ready_.end(), std::greater<>{});
         const std::uint64_t t = closed_ready_.back().second;
         closed_ready_.pop_back();
-        if (!stage_closed(index, inst.plan.ring_of(t), t)) {
+        if (!stage_closed(index, t)) {
             if (inst.first_start.count() >= 0)
                 closed_conflict({inst.comm.value}, topo::LinkId{},
-                                "a ring call timed in closed form sends twice at once on one edge");
+                                "a call timed in closed form sends twice at once on one link");
             closed_form_to_flows(index);
             return;
         }
@@ -158,69 +187,106 @@ void ReplayEngine::commit_closed_call(std::uint32_t index) {
     inst.staged.clear();
 }
 
-bool ReplayEngine::stage_closed(std::uint32_t index, const RingSchedule& ring, std::uint64_t t) {
+ReplayEngine::ClosedView ReplayEngine::closed_view(std::uint32_t index, std::uint64_t t) {
     Instance& inst = instances_[index];
-    const RingSchedule::At at = ring.at(t - ring.first);
-    const PlannedTransfer x = ring.transfer(at);
     const auto& ranks = g_.comms[inst.comm.index()].ranks;
-    const topo::DeviceId src = gpu_of(ranks[x.src]), dst = gpu_of(ranks[x.dst]);
-    const std::uint32_t slot = ring.first_slot + at.slot;
-    const RouteView view = route_once(src, dst, 0, route_scratch_, &inst.slot_routes[slot]);
+    ClosedView v;
+    if (inst.plan.scheduled()) {
+        const RingSchedule& ring = inst.plan.ring_of(t);
+        const RingSchedule::At at = ring.at(t - ring.first);
+        v.x = ring.transfer(at);
+        v.slot = ring.first_slot + at.slot;
+        v.slot_route = &inst.slot_routes[v.slot];
+        v.first_of_call = !RingSchedule::exists(ring.data_dependency(at));
+    } else {
+        v.x = inst.plan.transfers()[t];
+        v.first_of_call = inst.plan.after(t).empty();
+    }
+    // (As start_flows: a switch end is the NVSwitch of the GPU at the other end.)
+    v.src = v.x.src == switch_endpoint ? node_switch(gpu_of(ranks[v.x.dst])) : gpu_of(ranks[v.x.src]);
+    v.dst = v.x.dst == switch_endpoint ? node_switch(gpu_of(ranks[v.x.src])) : gpu_of(ranks[v.x.dst]);
+    return v;
+}
+
+bool ReplayEngine::stage_closed(std::uint32_t index, std::uint64_t t) {
+    Instance& inst = instances_[index];
+    const ClosedView v = closed_view(index, t);
+    const PlannedTransfer& x = v.x;
+    const RouteView view = route_once(v.src, v.dst, 0, route_scratch_, v.slot_route);
     CLUSTERSIM_CHECK(view.kept != nullptr, "closed-form transfer {} lost its kept route", t);
-    // As start_flows would start it: one flow of all its channels' shares on the edge's only path. An edge sends
+    // As start_flows would start it: one flow of all its channels' shares on its only path. A ring's edge sends
     // pieces of one or two sizes: the cost of the last one is kept.
-    EdgeCost& edge = inst.edge_costs[slot];
-    const bool first_of_call = !RingSchedule::exists(ring.data_dependency(at));
-    if (edge.bytes != x.bytes || edge.first_of_call != first_of_call || edge.reduces != x.reduces) {
+    EdgeCost scratch;
+    EdgeCost& edge = v.slot != UINT32_MAX ? inst.edge_costs[v.slot] : scratch;
+    if (edge.bytes != x.bytes || edge.first_of_call != v.first_of_call || edge.reduces != x.reduces) {
         const std::uint32_t channels =
             x.bytes == 0 || inst.plan.channels_planned ? 1 : std::max<std::uint32_t>(1, options_.channels);
-        edge.cost = protocol_cost(inst, x, x.bytes, share_of(x.bytes, channels, 0), first_of_call, src, dst, view.links,
-                                  view.kept);
+        edge.cost = protocol_cost(inst, x, x.bytes, share_of(x.bytes, channels, 0), v.first_of_call, v.src, v.dst,
+                                  view.links, view.kept);
         edge.timing =
             FlowNetwork::alone_timing(edge.cost.bytes, channels, view.kept->cost, edge.cost.extra, view.links.empty());
         edge.bytes = x.bytes;
-        edge.first_of_call = first_of_call;
+        edge.first_of_call = v.first_of_call;
         edge.reduces = x.reduces;
     }
-    const FlowCost& cost = edge.cost;
-    const FlowNetwork::AloneTiming& timing = edge.timing;
     const Time start = inst.closed[t].ready;
-    const Time drained = start + timing.sending, arrived = drained + timing.latency;
-    if (start < inst.edge_drained[slot]) return false;
-    inst.edge_drained[slot] = drained;
-    inst.staged.push_back({t, start, drained, arrived, timing.ideal, timing.rate, cost.bytes});
-    if (const RingSchedule::At next = ring.fifo_successor(at); RingSchedule::exists(next))
-        closed_condition_met(index, ring.first + ring.local_of(next), drained);
-    if (const RingSchedule::At dependent = ring.data_dependent(at); RingSchedule::exists(dependent))
-        closed_condition_met(index, ring.first + ring.local_of(dependent), arrived);
+    const Time drained = start + edge.timing.sending, arrived = drained + edge.timing.latency;
+    // Its links free of the call's earlier transfers (timed earliest first: the last one on a link is the latest).
+    for (const topo::LinkId l : view.links) {
+        if (stage_call_[l.index()] == inst.call && start < stage_drained_[l.index()]) return false;
+    }
+    for (const topo::LinkId l : view.links) {
+        stage_call_[l.index()] = inst.call;
+        stage_drained_[l.index()] = drained;
+    }
+    inst.staged.push_back({t, start, drained, arrived, edge.timing.ideal, edge.timing.rate, edge.cost.bytes});
+    // Its dependents' conditions: the next send on its edge once it has left, the transfers waiting for its data.
+    if (inst.plan.scheduled()) {
+        const RingSchedule& ring = inst.plan.ring_of(t);
+        const RingSchedule::At at = ring.at(t - ring.first);
+        if (const RingSchedule::At next = ring.fifo_successor(at); RingSchedule::exists(next))
+            closed_condition_met(index, ring.first + ring.local_of(next), drained);
+        if (const RingSchedule::At dependent = ring.data_dependent(at); RingSchedule::exists(dependent))
+            closed_condition_met(index, ring.first + ring.local_of(dependent), arrived);
+    } else {
+        if (inst.fifo_next[t] != no_transfer) closed_condition_met(index, inst.fifo_next[t], drained);
+        for (std::uint32_t k = inst.dependent_offsets[t]; k < inst.dependent_offsets[t + 1]; ++k)
+            closed_condition_met(index, inst.dependents[k], arrived);
+    }
     return true;
 }
 
 void ReplayEngine::commit_closed(std::uint32_t index, const StagedTransfer& s) {
     Instance& inst = instances_[index];
-    const RingSchedule& ring = inst.plan.ring_of(s.transfer);
-    const RingSchedule::At at = ring.at(s.transfer - ring.first);
-    const PlannedTransfer x = ring.transfer(at);
-    const auto& ranks = g_.comms[inst.comm.index()].ranks;
-    const RouteView view = route_once(gpu_of(ranks[x.src]), gpu_of(ranks[x.dst]), 0, route_scratch_,
-                                      &inst.slot_routes[ring.first_slot + at.slot]);
+    const ClosedView v = closed_view(index, s.transfer);
+    const PlannedTransfer& x = v.x;
+    const RouteView view = route_once(v.src, v.dst, 0, route_scratch_, v.slot_route);
     for (const topo::LinkId l : view.links) {
         Time& busy = closed_busy_until_[l.index()];
         if (s.start < busy) {
             closed_conflict({inst.comm.value, closed_link_comm_[l.index()]}, l,
-                            fmt::format("two ring calls timed in closed form on link {} at once", l.value));
+                            fmt::format("two calls timed in closed form on link {} at once", l.value));
         }
         busy = s.drained;
         closed_link_comm_[l.index()] = inst.comm.value;
     }
     net_.add_timed_flow(view.links, s.bytes, s.rate, s.start, s.drained);
+    // Its end on an empty network, after those of the transfers it waited for (as start_scheduled, start_transfer).
     Time ready_ideal{0};
-    for (const RingSchedule::At d : {ring.data_dependency(at), ring.fifo_predecessor(at)}) {
-        if (RingSchedule::exists(d))
-            ready_ideal = std::max(ready_ideal, inst.closed[ring.first + ring.local_of(d)].ideal_done);
+    const auto after = [&](std::uint64_t d) { ready_ideal = std::max(ready_ideal, inst.closed[d].ideal_done); };
+    if (inst.plan.scheduled()) {
+        const RingSchedule& ring = inst.plan.ring_of(s.transfer);
+        const RingSchedule::At at = ring.at(s.transfer - ring.first);
+        for (const RingSchedule::At d : {ring.data_dependency(at), ring.fifo_predecessor(at)}) {
+            if (RingSchedule::exists(d)) after(ring.first + ring.local_of(d));
+        }
+    } else {
+        for (const std::uint32_t d : inst.plan.after(s.transfer)) after(d);
+        if (x.after_sent != no_transfer) after(x.after_sent);
     }
     inst.closed[s.transfer].ideal_done = ideal_end(inst, x, ready_ideal, s.ideal);
     for (const std::uint32_t m : {x.src, x.dst}) {
+        if (m == switch_endpoint) continue;
         inst.spans[inst.span_offsets[m] + inst.spans_filled[m]++] = {s.start, s.arrived};
         inst.member_end[m] = std::max(inst.member_end[m], s.arrived);
         if (--inst.member_left[m] > 0) continue;
@@ -252,7 +318,16 @@ void ReplayEngine::closed_form_to_flows(std::uint32_t index) {
     inst.staged.clear();
     std::vector<ClosedTransfer>().swap(inst.closed);
     const std::vector<std::uint32_t> arrived = std::move(inst.arrival_order);
-    for (const std::uint32_t m : arrived) scheduled_member_arrived(index, m);
+    for (const std::uint32_t m : arrived) {
+        if (inst.plan.scheduled()) {
+            scheduled_member_arrived(index, m);
+            continue;
+        }
+        for (std::uint32_t k = inst.member_offsets[m]; k < inst.member_offsets[m + 1]; ++k) {
+            const std::uint32_t t = inst.member_transfers[k];
+            if (--inst.pending[t] == 0) start_transfer(index, t);
+        }
+    }
 }
 
 void ReplayEngine::closed_member_done(std::uint32_t handle) {

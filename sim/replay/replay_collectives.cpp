@@ -184,6 +184,7 @@ void ReplayEngine::plan_instance(std::uint32_t index, const traces::Op& op) {
             if (m != switch_endpoint) inst.member_transfers[fill_member[m]++] = t;
         }
     }
+    try_closed_form(index);
 }
 
 std::uint32_t ReplayEngine::pipeline_chunks(std::uint64_t bytes, NcclProtocol protocol, std::uint32_t members) const {

@@ -394,7 +394,7 @@ ReplayResult ReplayEngine::run() {
     } catch (const FlowNetwork::LinkHeld& held) {
         const topo::Link& link = cluster_.link(held.link);
         closed_conflict({closed_link_comm_[held.link.index()]}, held.link,
-                        fmt::format("a flow on {} -> {}, held by a ring call timed in closed form",
+                        fmt::format("a flow on {} -> {}, held by a call timed in closed form",
                                     cluster_.device(link.src).name, cluster_.device(link.dst).name));
     }
     if (completed_ != g_.ops.size()) throw engine::InputError(engine::SourceLocation{g_.source}, deadlock_report());
@@ -455,7 +455,7 @@ ReplayResult ReplayEngine::run() {
     // What the contention-aware network cost, for whoever asks why a run is slow (-v).
     engine::layer_log("sim").debug(
         "network: {} flows, {} events, {} rate updates, {:.1f} solver entities per update, {} rates changed, {} "
-        "classes of {} flows ({} split), {} ring calls timed in closed form",
+        "classes of {} flows ({} split), {} collective calls timed in closed form",
         net_.flows_completed(), sim_.events_processed(), net_.rate_updates(),
         net_.rate_updates() ? static_cast<double>(net_.flows_reassigned()) / static_cast<double>(net_.rate_updates())
                             : 0.0,

@@ -13,7 +13,7 @@
 
 namespace clustersim::sim {
 
-/// A ring call timed in closed form met other traffic on its links after all (ReplayEngine::run): the replay starts
+/// A call timed in closed form met other traffic on its links after all (ReplayEngine::run): the replay starts
 /// over with these communicators' calls as flows (replay()).
 struct ClosedFormConflict {
     std::vector<std::uint32_t> comms;
@@ -46,7 +46,7 @@ private:
         std::vector<std::uint64_t> member_bytes;  // by member, only when the members' sizes differ
         std::uint32_t slot = UINT32_MAX;          // its Instance while in flight
     };
-    /// A transfer of a ring call timed in closed form (replay_closed_form.cpp), by its index in the plan.
+    /// A transfer of a call timed in closed form (replay_closed_form.cpp), by its index in the plan.
     struct ClosedTransfer {
         engine::Time ready{0};      // when the last of its conditions met so far was
         engine::Time ideal_done{};  // its end on an empty network (ideal_end)
@@ -99,7 +99,7 @@ private:
         std::uint64_t transfers_left = 0;
         TransferStates ring_states;  // a scheduled plan's transfers in flight or partly ready (replay_rings.cpp)
         std::vector<SlotRoute> slot_routes;  // a scheduled plan's kept route by slot (its edge, step after step)
-        // A ring call timed in closed form (replay_closed_form.cpp): its transfers, each member's transfers' spans
+        // A call timed in closed form (replay_closed_form.cpp): its transfers, each member's transfers' spans
         // from start to arrival (CSR by member, filled as they are timed), the links it holds.
         bool closed_form = false;
         std::vector<ClosedTransfer> closed;
@@ -107,7 +107,6 @@ private:
         std::vector<std::pair<engine::Time, engine::Time>> spans;
         std::vector<std::uint32_t> spans_filled;   // by member
         std::vector<engine::Time> member_end;      // by member: its latest arrival timed so far
-        std::vector<engine::Time> edge_drained;    // by slot: when its last send timed so far left
         std::vector<EdgeCost> edge_costs;          // by slot
         std::vector<std::uint32_t> arrival_order;  // members, as they arrived
         std::vector<StagedTransfer> staged;        // timed this instant, committed at its end
@@ -200,16 +199,26 @@ private:
     /// The transfer's last flow has drained: the next send of its edge may go.
     void scheduled_drained(std::uint32_t instance, std::uint64_t transfer);
     void finish_scheduled(std::uint32_t instance, std::uint64_t transfer);
-    // Ring calls timed in closed form (replay_closed_form.cpp).
-    /// Makes the call (planned, scheduled) one timed in closed form if no other traffic can share its links.
+    // Calls timed in closed form (replay_closed_form.cpp).
+    /// Makes the planned call one timed in closed form if no other traffic is likely to share its links.
     bool try_closed_form(std::uint32_t instance);
     void closed_member_arrived(std::uint32_t instance, std::uint32_t member);
     void closed_condition_met(std::uint32_t instance, std::uint64_t transfer, engine::Time at);
     /// Times the transfers whose conditions are all met, earliest first.
     void time_ready_transfers(std::uint32_t instance);
-    /// Times a transfer into the call's staged ones and meets its dependents' conditions; false if its edge still
-    /// sends.
-    bool stage_closed(std::uint32_t instance, const RingSchedule& ring, std::uint64_t transfer);
+    /// What timing a transfer of a closed-form call reads: the transfer, its ends' devices, a ring edge's slot (its
+    /// kept route and cost) and whether it waits for no other transfer.
+    struct ClosedView {
+        PlannedTransfer x;
+        topo::DeviceId src, dst;
+        SlotRoute* slot_route = nullptr;
+        std::uint32_t slot = UINT32_MAX;
+        bool first_of_call = false;
+    };
+    ClosedView closed_view(std::uint32_t instance, std::uint64_t transfer);
+    /// Times a transfer into the call's staged ones and meets its dependents' conditions; false if one of its links
+    /// still carries an earlier transfer of the call.
+    bool stage_closed(std::uint32_t instance, std::uint64_t transfer);
     void commit_closed(std::uint32_t instance, const StagedTransfer& staged);
     /// Commits the transfers of the call timed at this instant (an event after the instant's arrivals).
     void commit_closed_call(std::uint32_t instance);
@@ -342,6 +351,8 @@ private:
     std::vector<std::pair<std::uint32_t, std::uint32_t>> closed_done_;
     std::vector<std::uint32_t> free_closed_done_;
     std::vector<std::uint32_t> link_stamp_;
+    std::vector<engine::Time> stage_drained_;  // by link: when the last transfer staged on it leaves
+    std::vector<std::uint32_t> stage_call_;    // by link: that transfer's call
     std::uint32_t stamp_ = 0;
     std::uint64_t closed_calls_ = 0;
     std::vector<traces::OpId> ready_queue_;

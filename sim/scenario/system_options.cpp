@@ -193,7 +193,7 @@ void read_system(const engine::YamlValue& system, ReplayOptions& options, RunRep
         if (channels < 1 || channels > 64) v->fail("expected a channel count from 1 to 64");
         options.channels = static_cast<std::uint32_t>(channels);
     }
-    if (auto v = system.find("closed_form")) options.closed_form_rings = v->as_bool();
+    if (auto v = system.find("closed_form")) options.closed_form = v->as_bool();
     if (auto v = system.find("network")) {
         const std::string model = v->as_string();
         if (model == "max-min")

@@ -51,14 +51,14 @@ int main(int argc, char** argv) {
                false},
           Mode{"max-min, classes of identical flows", sim::SharingModel::max_min,
                sim::ReplayOptions::CollectiveModel::flows},
-          Mode{"max-min, classes, ring calls in closed form (default)", sim::SharingModel::max_min,
+          Mode{"max-min, classes, calls in closed form (default)", sim::SharingModel::max_min,
                sim::ReplayOptions::CollectiveModel::flows, true, true}}) {
         if (!only.empty() && std::string(mode.name).find(only) == std::string::npos) continue;
         sim::ReplayOptions options;
         options.network.sharing = mode.sharing;
         options.network.flow_classes = mode.classes;
         options.collective_model = mode.collectives;
-        options.closed_form_rings = mode.closed_form;
+        options.closed_form = mode.closed_form;
         options.network.record_flows = false;
         options.network.record_link_utilization = false;
         options.link_counters = false;
@@ -84,7 +84,7 @@ int main(int argc, char** argv) {
             mode.collectives == sim::ReplayOptions::CollectiveModel::flows)
             as_flows = result.timeline.makespan;
         if (mode.closed_form && as_flows.count() >= 0 && result.timeline.makespan != as_flows) {
-            std::fprintf(stderr, "ring calls in closed form simulated %lld ps, as flows %lld ps\n",
+            std::fprintf(stderr, "calls in closed form simulated %lld ps, as flows %lld ps\n",
                          static_cast<long long>(result.timeline.makespan.count()),
                          static_cast<long long>(as_flows.count()));
             return 1;

@@ -82,7 +82,7 @@ void run_collective(const CollectiveCliOptions& o) {
     options.replay.network.sharing =
         o.network == "contention-free" ? sim::SharingModel::contention_free : sim::SharingModel::max_min;
     options.replay.network.record_flows = false;
-    options.replay.closed_form_rings = !o.all_flows;
+    options.replay.closed_form = !o.all_flows;
     options.replay.network.record_link_utilization = false;
     options.replay.link_counters = false;
     if (o.algo != "auto") options.replay.algorithm = sim::find_collective_algorithm(o.algo);
@@ -171,7 +171,7 @@ void add_collective_command(CLI::App& app) {
         ->check(CLI::IsMember({"max-min", "contention-free"}));
     cmd->add_flag(
         "--all-flows", o->all_flows,
-        "Time every collective transfer as flows on the network, also those of ring calls that have their links to "
+        "Time every collective transfer as flows on the network, also those of calls that have their links to "
         "themselves (timed by formulas by default: the same results, faster; this is the reference)");
     cmd->add_flag("--no-compare", o->no_compare,
                   "With NCCL's choice: skip simulating NCCL's other algorithms (ring, double tree, NVLS) for the "

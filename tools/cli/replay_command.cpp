@@ -165,7 +165,7 @@ void run_replay(const ReplayCliOptions& o) {
                                          o.traces.size() > 1 ? fmt::format(" (+{} files)", o.traces.size() - 1) : "");
     s.options.network.sharing =
         o.network == "contention-free" ? sim::SharingModel::contention_free : sim::SharingModel::max_min;
-    s.options.closed_form_rings = !o.all_flows;
+    s.options.closed_form = !o.all_flows;
     s.options.collective_model = o.collective_model == "cost-model" ? sim::ReplayOptions::CollectiveModel::cost_model
                                                                     : sim::ReplayOptions::CollectiveModel::flows;
     s.options.fold_model =
@@ -266,7 +266,7 @@ void add_replay_command(CLI::App& app) {
         ->check(CLI::IsMember({"max-min", "contention-free"}));
     cmd->add_flag(
         "--all-flows", options->all_flows,
-        "Time every collective transfer as flows on the network, also those of ring calls that have their links to "
+        "Time every collective transfer as flows on the network, also those of calls that have their links to "
         "themselves (timed by formulas by default: the same results, faster; this is the reference)");
     cmd->add_option("--what-if-set", options->what_if_overrides,
                     "What-if: also replay with this topology parameter changed, key=value (repeatable), e.g. "

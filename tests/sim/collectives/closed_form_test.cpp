@@ -86,7 +86,7 @@ void require_same(const sim::ReplayResult& closed, const sim::ReplayResult& flow
 
 }  // namespace
 
-TEST_CASE("ring calls timed in closed form match flows to the picosecond", "[sim][collectives]") {
+TEST_CASE("calls timed in closed form match flows to the picosecond", "[sim][collectives]") {
     // Rings in one NVSwitch node (each edge its own links), on a ring of cabled GPUs, and across two nodes of a
     // rail-optimized fabric (the network hops on the rails).
     const topo::Cluster clusters[] = {topo::load_topology("dgx-h100", {"nodes=1"}),
@@ -94,7 +94,7 @@ TEST_CASE("ring calls timed in closed form match flows to the picosecond", "[sim
                                       topo::load_topology("dgx-h100", {"nodes=2"})};
     std::mt19937_64 rng(11);
     std::uint64_t timed = 0, restarts = 0;
-    for (int round = 0; round < 30; ++round) {
+    for (int round = 0; round < 40; ++round) {
         const topo::Cluster& cluster = clusters[round % 3];
         const auto gpus = static_cast<std::uint32_t>(cluster.gpus().size());
         const std::uint32_t group = 2 + static_cast<std::uint32_t>(rng() % (gpus - 1));
@@ -102,11 +102,18 @@ TEST_CASE("ring calls timed in closed form match flows to the picosecond", "[sim
         auto options = testing::exact_options();
         options.protocols = rng() % 2 == 0;
         options.channels = 1 + static_cast<std::uint32_t>(rng() % 8);
-        options.algorithm = sim::find_collective_algorithm("ring");
+        // Ring schedules, listed rings, and listed plans of other algorithms (NVLS in one node: each GPU's links
+        // to the switch carry its chunks one after the other; double trees: children send to a parent at once,
+        // so those calls go on as flows).
+        const char* algorithms[] = {"ring", "ring", "nvls", "double_tree"};
+        const char* algorithm = algorithms[rng() % 4];
+        options.algorithm = sim::find_collective_algorithm(algorithm);
+        options.ring_schedules = rng() % 3 != 0;
         INFO("round " << round << " GPUs " << gpus << " group " << group << " protocols " << options.protocols
-                      << " channels " << options.channels);
+                      << " channels " << options.channels << " " << algorithm << " schedules "
+                      << options.ring_schedules);
         const auto closed = sim::replay(g, cluster, options);
-        options.closed_form_rings = false;
+        options.closed_form = false;
         const auto flows = sim::replay(g, cluster, options);
         REQUIRE(flows.closed_form_calls == 0);
         require_same(closed, flows);
@@ -114,7 +121,7 @@ TEST_CASE("ring calls timed in closed form match flows to the picosecond", "[sim
         restarts += closed.closed_form_restarts;
     }
     // Calls timed so, and runs started over (a transfer on a held link), both seen.
-    REQUIRE(timed > 30);
+    REQUIRE(timed > 40);
     REQUIRE(restarts > 0);
 }
 
@@ -140,7 +147,7 @@ TEST_CASE("a ring call whose own sends overlap on an edge runs as flows without 
     const auto closed = sim::replay(b.g, cluster, options);
     REQUIRE(closed.closed_form_calls == 0);
     REQUIRE(closed.closed_form_restarts == 0);
-    options.closed_form_rings = false;
+    options.closed_form = false;
     require_same(closed, sim::replay(b.g, cluster, options));
 }
 
@@ -157,7 +164,7 @@ TEST_CASE("a flow on a link held by a closed-form call starts the replay over wi
     const auto closed = sim::replay(b.g, cluster, options);
     REQUIRE(closed.closed_form_restarts == 1);
     REQUIRE(closed.closed_form_calls == 0);
-    options.closed_form_rings = false;
+    options.closed_form = false;
     const auto flows = sim::replay(b.g, cluster, options);
     require_same(closed, flows);
     REQUIRE(flows.timeline.transfers == closed.timeline.transfers);
