@@ -318,16 +318,7 @@ void ReplayEngine::closed_form_to_flows(std::uint32_t index) {
     inst.staged.clear();
     std::vector<ClosedTransfer>().swap(inst.closed);
     const std::vector<std::uint32_t> arrived = std::move(inst.arrival_order);
-    for (const std::uint32_t m : arrived) {
-        if (inst.plan.scheduled()) {
-            scheduled_member_arrived(index, m);
-            continue;
-        }
-        for (std::uint32_t k = inst.member_offsets[m]; k < inst.member_offsets[m + 1]; ++k) {
-            const std::uint32_t t = inst.member_transfers[k];
-            if (--inst.pending[t] == 0) start_transfer(index, t);
-        }
-    }
+    for (const std::uint32_t m : arrived) member_arrived_as_flows(index, m);
 }
 
 void ReplayEngine::closed_member_done(std::uint32_t handle) {

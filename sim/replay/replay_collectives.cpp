@@ -46,6 +46,11 @@ void ReplayEngine::arrive_collective(OpId id) {
         closed_member_arrived(index, member);
         return;
     }
+    member_arrived_as_flows(index, member);
+}
+
+void ReplayEngine::member_arrived_as_flows(std::uint32_t index, std::uint32_t member) {
+    Instance& inst = instances_[index];
     if (inst.plan.scheduled()) {
         scheduled_member_arrived(index, member);
         return;

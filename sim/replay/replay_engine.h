@@ -128,6 +128,8 @@ private:
     void make_ready(traces::OpId op);
     void start_compute(traces::OpId op);
     void arrive_collective(traces::OpId op);
+    /// A member's transfers that waited only for its arrival start (in plan order), as flows.
+    void member_arrived_as_flows(std::uint32_t instance, std::uint32_t member);
     void arrive_p2p(traces::OpId op);
     void start_copy(traces::OpId op);
     void plan_instance(std::uint32_t instance, const traces::Op& op);
