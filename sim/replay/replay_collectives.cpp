@@ -38,7 +38,10 @@ void ReplayEngine::arrive_collective(OpId id) {
         timeline_.ops[id.index()].start = sim_.now();
         timeline_.critical_preds[id.index()] = op_state_[id.index()].trigger;
         done_queue_.push_back(id);
-        if (inst.transfers_left == 0 && inst.arrived == inst.members.size()) release_instance(index);
+        if (inst.transfers_left == 0 && inst.arrived == inst.members.size()) {
+            inst.end = std::max(inst.end, sim_.now());  // (a call without transfers ends as its last member enters)
+            release_instance(index);
+        }
         return;
     }
     // Transfers that waited only for this member's arrival can start now, in plan order.
