@@ -239,11 +239,18 @@ bool ReplayEngine::stage_closed(std::uint32_t index, std::uint64_t t) {
         stage_call_[l.index()] = inst.call;
         stage_drained_[l.index()] = drained;
     }
-    inst.staged.push_back({t, start, drained, arrived, edge.timing.ideal, edge.timing.rate, edge.cost.bytes});
+    StagedTransfer& staged = inst.staged.emplace_back();
+    staged = {t,     start, drained,           arrived,          edge.timing.ideal, edge.timing.rate, edge.cost.bytes,
+              x.src, x.dst, view.kept->offset, view.kept->length};
+    if (!inst.plan.scheduled()) staged.waits_for[0] = x.after_sent == no_transfer ? UINT64_MAX : x.after_sent;
     // Its dependents' conditions: the next send on its edge once it has left, the transfers waiting for its data.
     if (inst.plan.scheduled()) {
         const RingSchedule& ring = inst.plan.ring_of(t);
         const RingSchedule::At at = ring.at(t - ring.first);
+        for (int k = 0; k < 2; ++k) {
+            const RingSchedule::At d = k == 0 ? ring.data_dependency(at) : ring.fifo_predecessor(at);
+            if (RingSchedule::exists(d)) staged.waits_for[k] = ring.first + ring.local_of(d);
+        }
         if (const RingSchedule::At next = ring.fifo_successor(at); RingSchedule::exists(next))
             closed_condition_met(index, ring.first + ring.local_of(next), drained);
         if (const RingSchedule::At dependent = ring.data_dependent(at); RingSchedule::exists(dependent))
@@ -258,10 +265,8 @@ bool ReplayEngine::stage_closed(std::uint32_t index, std::uint64_t t) {
 
 void ReplayEngine::commit_closed(std::uint32_t index, const StagedTransfer& s) {
     Instance& inst = instances_[index];
-    const ClosedView v = closed_view(index, s.transfer);
-    const PlannedTransfer& x = v.x;
-    const RouteView view = route_once(v.src, v.dst, 0, route_scratch_, v.slot_route);
-    for (const topo::LinkId l : view.links) {
+    const std::span<const topo::LinkId> links(route_pool_.data() + s.route_offset, s.route_length);
+    for (const topo::LinkId l : links) {
         Time& busy = closed_busy_until_[l.index()];
         if (s.start < busy) {
             closed_conflict({inst.comm.value, closed_link_comm_[l.index()]}, l,
@@ -270,20 +275,19 @@ void ReplayEngine::commit_closed(std::uint32_t index, const StagedTransfer& s) {
         busy = s.drained;
         closed_link_comm_[l.index()] = inst.comm.value;
     }
-    net_.add_timed_flow(view.links, s.bytes, s.rate, s.start, s.drained);
+    net_.add_timed_flow(links, s.bytes, s.rate, s.start, s.drained);
     // Its end on an empty network, after those of the transfers it waited for (as start_scheduled, start_transfer).
     Time ready_ideal{0};
-    const auto after = [&](std::uint64_t d) { ready_ideal = std::max(ready_ideal, inst.closed[d].ideal_done); };
-    if (inst.plan.scheduled()) {
-        const RingSchedule& ring = inst.plan.ring_of(s.transfer);
-        const RingSchedule::At at = ring.at(s.transfer - ring.first);
-        for (const RingSchedule::At d : {ring.data_dependency(at), ring.fifo_predecessor(at)}) {
-            if (RingSchedule::exists(d)) after(ring.first + ring.local_of(d));
-        }
-    } else {
-        for (const std::uint32_t d : inst.plan.after(s.transfer)) after(d);
-        if (x.after_sent != no_transfer) after(x.after_sent);
+    for (const std::uint64_t d : s.waits_for) {
+        if (d != UINT64_MAX) ready_ideal = std::max(ready_ideal, inst.closed[d].ideal_done);
     }
+    if (!inst.plan.scheduled()) {
+        for (const std::uint32_t d : inst.plan.after(s.transfer))
+            ready_ideal = std::max(ready_ideal, inst.closed[d].ideal_done);
+    }
+    PlannedTransfer x;
+    x.src = s.src;
+    x.dst = s.dst;
     inst.closed[s.transfer].ideal_done = ideal_end(inst, x, ready_ideal, s.ideal);
     for (const std::uint32_t m : {x.src, x.dst}) {
         if (m == switch_endpoint) continue;

@@ -53,11 +53,17 @@ private:
         std::uint32_t pending = 0;  // conditions not yet met
     };
     /// A transfer timed, not yet committed to the call's and the network's state.
+    /// (With what committing it reads: its ends (members), its route in route_pool_, and the transfers whose
+    /// ideal ends it waits for beside a listed plan's dependencies: a ring's data and FIFO predecessors, a listed
+    /// transfer's FIFO predecessor.)
     struct StagedTransfer {
         std::uint64_t transfer = 0;
         engine::Time start, drained, arrived, ideal;
         double rate = 0;
         std::uint64_t bytes = 0;
+        std::uint32_t src = 0, dst = 0;
+        std::uint32_t route_offset = 0, route_length = 0;
+        std::uint64_t waits_for[2] = {UINT64_MAX, UINT64_MAX};
     };
     /// A flow's bytes on the wire and its latency beyond the route's (protocol_cost).
     struct FlowCost {
