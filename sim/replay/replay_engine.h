@@ -294,6 +294,8 @@ private:
     std::uint32_t instance_of(std::uint32_t call);
     /// Records a call whose transfers are done and whose members have all arrived, and frees its slot.
     void release_instance(std::uint32_t index);
+    /// Resets a released call's state (small buffers keep their capacity).
+    void reset_instance(Instance& inst);
     std::vector<std::uint32_t> rank_stream_offsets_;  // streams of each rank (CSR)
     std::vector<traces::StreamId> rank_streams_;
     std::vector<traces::OpId> stream_current_;  // op occupying each stream
