@@ -15,7 +15,7 @@ enum class EventKind : std::uint16_t {
     cluster_event,        // target: index into ReplayOptions::cluster_events
     rank_start,           // target: a rank whose first ops start now (ReplayOptions::rank_start)
     straggler_bound,      // target: 2 x straggler + (0: its window opens, 1: it closes)
-    closed_form_done,     // target: a member's end in a ring call timed in closed form (ReplayEngine::closed_done_)
+    closed_form_done,     // target: a member's end in a call timed in closed form (ReplayEngine::closed_done_)
     closed_form_commit,   // target: instance whose closed-form timings of this instant are committed
     count_
 };

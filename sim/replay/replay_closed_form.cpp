@@ -120,7 +120,6 @@ bool ReplayEngine::try_closed_form(std::uint32_t index) {
     inst.span_offsets.assign(members + 1, 0);
     for (std::size_t m = 0; m < members; ++m) inst.span_offsets[m + 1] = inst.span_offsets[m] + inst.member_left[m];
     inst.spans.resize(inst.span_offsets[members]);
-    inst.spans_filled.assign(members, 0);
     inst.member_end.assign(members, Time{0});
     inst.edge_costs.assign(inst.plan.scheduled() ? inst.plan.slots() : 0, EdgeCost{});
     inst.members_done = 0;
@@ -128,8 +127,8 @@ bool ReplayEngine::try_closed_form(std::uint32_t index) {
 }
 
 void ReplayEngine::closed_member_arrived(std::uint32_t index, std::uint32_t member) {
-    instances_[index].arrival_order.push_back(member);
     Instance& inst = instances_[index];
+    inst.arrival_order.push_back(member);
     std::uint64_t local[4];
     for (const RingSchedule& ring : inst.plan.rings()) {
         const std::uint32_t count = ring.first_step_transfers(member, local);
@@ -178,8 +177,8 @@ void ReplayEngine::time_ready_transfers(std::uint32_t index) {
 void ReplayEngine::commit_closed_call(std::uint32_t index) {
     Instance& inst = instances_[index];
     inst.commit_pending = false;
-    if (!inst.closed_form) return;       // (gone to flows since)
-    if (inst.first_start.count() < 0) {  // the call's first start: the earliest of its first timings
+    if (!inst.closed_form || inst.staged.empty()) return;  // (gone to flows since, or its slot a new call's)
+    if (inst.first_start.count() < 0) {                    // the call's first start: the earliest of its first timings
         inst.first_start = inst.staged.front().start;
         for (const StagedTransfer& s : inst.staged) inst.first_start = std::min(inst.first_start, s.start);
     }
@@ -291,7 +290,8 @@ void ReplayEngine::commit_closed(std::uint32_t index, const StagedTransfer& s) {
     inst.closed[s.transfer].ideal_done = ideal_end(inst, x, ready_ideal, s.ideal);
     for (const std::uint32_t m : {x.src, x.dst}) {
         if (m == switch_endpoint) continue;
-        inst.spans[inst.span_offsets[m] + inst.spans_filled[m]++] = {s.start, s.arrived};
+        // (Its spans fill its share of `spans` from the front as its transfers left go down.)
+        inst.spans[inst.span_offsets[m + 1] - inst.member_left[m]] = {s.start, s.arrived};
         inst.member_end[m] = std::max(inst.member_end[m], s.arrived);
         if (--inst.member_left[m] > 0) continue;
         std::uint32_t handle;

@@ -344,7 +344,6 @@ void ReplayEngine::reset_instance(Instance& inst) {
     keep(fresh.closed, inst.closed);
     keep(fresh.span_offsets, inst.span_offsets);
     keep(fresh.spans, inst.spans);
-    keep(fresh.spans_filled, inst.spans_filled);
     keep(fresh.member_end, inst.member_end);
     keep(fresh.edge_costs, inst.edge_costs);
     keep(fresh.arrival_order, inst.arrival_order);
@@ -496,7 +495,7 @@ ReplayResult ReplayEngine::run() {
 ReplayResult replay(const traces::OpGraph& graph, const topo::Cluster& cluster, const ReplayOptions& options) {
     const engine::MemoryScope scope(fmt::format("simulating {} ({} ranks, {} ops) on {}", graph.source,
                                                 graph.rank_count, graph.ops.size(), cluster.description));
-    // Ring calls timed in closed form that met other traffic after all: the run starts over with their
+    // Calls timed in closed form that met other traffic after all: the run starts over with their
     // communicators' calls as flows, and every call on the link where they met; after a few such restarts, with
     // every call as flows.
     constexpr int max_restarts = 4;

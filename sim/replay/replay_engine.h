@@ -106,12 +106,11 @@ private:
         TransferStates ring_states;  // a scheduled plan's transfers in flight or partly ready (replay_rings.cpp)
         std::vector<SlotRoute> slot_routes;  // a scheduled plan's kept route by slot (its edge, step after step)
         // A call timed in closed form (replay_closed_form.cpp): its transfers, each member's transfers' spans
-        // from start to arrival (CSR by member, filled as they are timed), the links it holds.
+        // from start to arrival (CSR by member, filled as they are committed), the links it holds.
         bool closed_form = false;
         std::vector<ClosedTransfer> closed;
         std::vector<std::uint32_t> span_offsets;
         std::vector<std::pair<engine::Time, engine::Time>> spans;
-        std::vector<std::uint32_t> spans_filled;   // by member
         std::vector<engine::Time> member_end;      // by member: its latest arrival timed so far
         std::vector<EdgeCost> edge_costs;          // by slot
         std::vector<std::uint32_t> arrival_order;  // members, as they arrived
