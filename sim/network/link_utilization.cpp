@@ -9,7 +9,7 @@ namespace clustersim::sim {
 using engine::Time;
 
 LinkUtilization::LinkUtilization(std::size_t links, std::uint32_t max_bins)
-    : max_bins_(std::max<std::uint32_t>(2, max_bins)), state_(links), bins_(links) {}
+    : max_bins_(std::max<std::uint32_t>(2, max_bins)), state_(links) {}
 
 void LinkUtilization::set_rate(std::uint32_t link, Time now, double rate_bytes_per_s) {
     LinkState& s = state_[link];
@@ -19,20 +19,26 @@ void LinkUtilization::set_rate(std::uint32_t link, Time now, double rate_bytes_p
         // The same product as summing the steps afterwards: rate x ps x 1e-12.
         s.bytes += s.rate * static_cast<double>((now - s.since).count()) * 1e-12;
         s.peak = std::max(s.peak, s.rate);
-        accumulate(link, s.since, now, s.rate);
+        accumulate(s, link, s.since, now, s.rate);
     }
     s.since = now;
     s.rate = rate_bytes_per_s;
 }
 
-void LinkUtilization::accumulate(std::uint32_t link, Time from, Time to, double rate) {
-    while ((to.count() - 1) / width_.count() >= max_bins_) double_width();
-    auto& bins = bins_[link];
+void LinkUtilization::accumulate(LinkState& s, std::uint32_t link, Time from, Time to, double rate) {
+    // Bins by nanosecond then by shift (floor(t / (1000 << k)) = floor(t / 1000) >> k for t >= 0).
+    const std::int64_t to_ns = (to.count() - 1) / 1000, from_ns = from.count() / 1000;
+    while (bin_of_ns(to_ns) >= max_bins_) double_width();
+    auto& bins = s.bins;
     if (bins.empty()) used_.push_back(link);
-    const std::int64_t w = width_.count();
-    const auto last = static_cast<std::size_t>((to.count() - 1) / w);
+    const auto first = static_cast<std::size_t>(bin_of_ns(from_ns)), last = static_cast<std::size_t>(bin_of_ns(to_ns));
     if (bins.size() <= last) bins.resize(last + 1, 0.0);
-    for (auto b = static_cast<std::size_t>(from.count() / w); b <= last; ++b) {
+    if (first == last) {  // (the loop's one term: the span lies within the bin)
+        bins[first] += rate * static_cast<double>(to.count() - from.count()) * 1e-12;
+        return;
+    }
+    const std::int64_t w = std::int64_t{1000} << shift_;
+    for (std::size_t b = first; b <= last; ++b) {
         const std::int64_t start = std::max<std::int64_t>(from.count(), static_cast<std::int64_t>(b) * w);
         const std::int64_t end = std::min<std::int64_t>(to.count(), static_cast<std::int64_t>(b + 1) * w);
         bins[b] += rate * static_cast<double>(end - start) * 1e-12;
@@ -42,26 +48,27 @@ void LinkUtilization::accumulate(std::uint32_t link, Time from, Time to, double 
 void LinkUtilization::double_width() {
     // Bin i of the wider grid is bins 2i and 2i + 1 of the narrower one.
     for (const std::uint32_t link : used_) {
-        auto& bins = bins_[link];
+        auto& bins = state_[link].bins;
         const std::size_t merged = (bins.size() + 1) / 2;
         for (std::size_t i = 0; i < merged; ++i)
             bins[i] = bins[2 * i] + (2 * i + 1 < bins.size() ? bins[2 * i + 1] : 0);
         bins.resize(merged);
     }
-    width_ = width_ * 2;
+    ++shift_;
 }
 
 std::vector<std::pair<Time, double>> LinkUtilization::binned_steps(std::uint32_t link) const {
     std::vector<std::pair<Time, double>> steps;
-    const auto& bins = bins_[link];
-    const double seconds = static_cast<double>(width_.count()) * 1e-12;
+    const auto& bins = state_[link].bins;
+    const Time width = bin_width();
+    const double seconds = static_cast<double>(width.count()) * 1e-12;
     for (std::size_t b = 0; b < bins.size(); ++b) {
         const double rate = bins[b] / seconds;
         if (steps.empty() ? rate != 0 : steps.back().second != rate)
-            steps.emplace_back(width_ * static_cast<std::int64_t>(b), rate);
+            steps.emplace_back(width * static_cast<std::int64_t>(b), rate);
     }
     if (!steps.empty() && steps.back().second != 0)
-        steps.emplace_back(width_ * static_cast<std::int64_t>(bins.size()), 0.0);
+        steps.emplace_back(width * static_cast<std::int64_t>(bins.size()), 0.0);
     return steps;
 }
 

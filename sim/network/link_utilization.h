@@ -26,7 +26,7 @@ public:
     void set_rate(std::uint32_t link, engine::Time now, double rate_bytes_per_s);
 
     /// Whether the link ever carried traffic.
-    [[nodiscard]] bool carried(std::uint32_t link) const { return !bins_[link].empty(); }
+    [[nodiscard]] bool carried(std::uint32_t link) const { return !state_[link].bins.empty(); }
     /// Bytes the link carried up to its last rate change (all of them once its rate is back to 0).
     [[nodiscard]] double bytes(std::uint32_t link) const { return state_[link].bytes; }
     /// The rate set last.
@@ -34,29 +34,32 @@ public:
     /// The highest rate held for a positive time (up to the last change).
     [[nodiscard]] double peak_rate(std::uint32_t link) const { return state_[link].peak; }
     /// Width of every bin.
-    [[nodiscard]] engine::Time bin_width() const { return width_; }
+    [[nodiscard]] engine::Time bin_width() const { return engine::Time{std::int64_t{1000} << shift_}; }
     /// Bytes carried in each bin, from bin 0 to the link's last non-empty one.
-    [[nodiscard]] std::span<const double> bins(std::uint32_t link) const { return bins_[link]; }
+    [[nodiscard]] std::span<const double> bins(std::uint32_t link) const { return state_[link].bins; }
     /// The rate steps of the bins (their average rates, from each bin's start; consecutive equal ones merged), ending
     /// with a step to 0 after the last non-empty bin. What a counter track shows.
     [[nodiscard]] std::vector<std::pair<engine::Time, double>> binned_steps(std::uint32_t link) const;
 
 private:
+    // A link's totals and bins in one record (a rate change reads both: one cache line instead of two arrays').
     struct LinkState {
         engine::Time since{};
         double rate = 0;
         double bytes = 0;
         double peak = 0;
+        std::vector<double> bins;  // bytes per bin, allocated when the link first carries traffic
     };
-    /// Adds `rate` over [from, to) to the link's bins, widening them first if `to` falls past the last one.
-    void accumulate(std::uint32_t link, engine::Time from, engine::Time to, double rate);
+
+    void accumulate(LinkState& s, std::uint32_t link, engine::Time from, engine::Time to, double rate);
     void double_width();
+    /// The bin of nanosecond `ns` (the width is 1 ns << shift_: a division by a constant, then a shift).
+    [[nodiscard]] std::int64_t bin_of_ns(std::int64_t ns) const { return ns >> shift_; }
 
     std::uint32_t max_bins_;
-    engine::Time width_{1000};  // 1 ns
+    int shift_ = 0;  // bin width 1 ns << shift_
     std::vector<LinkState> state_;
-    std::vector<std::vector<double>> bins_;  // by link: bytes per bin, allocated when the link first carries traffic
-    std::vector<std::uint32_t> used_;        // links with bins, in first-use order
+    std::vector<std::uint32_t> used_;  // links with bins, in first-use order
 };
 
 }  // namespace clustersim::sim

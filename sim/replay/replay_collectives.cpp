@@ -69,17 +69,13 @@ void ReplayEngine::plan_instance(std::uint32_t index, const traces::Op& op) {
     const auto& ranks = g_.comms[inst.comm.index()].ranks;
     PlanRequest request{op.collective, static_cast<std::uint32_t>(ranks.size()), op.bytes, {}, 1};
     request.member_bytes = calls_[inst.call].member_bytes;
-    for (const traces::RankId r : ranks)
-        request.node_of.push_back(static_cast<std::uint32_t>(cluster_.device(gpu_of(r)).node));
-    const bool one_node = std::all_of(request.node_of.begin(), request.node_of.end(),
-                                      [&](std::uint32_t n) { return n == request.node_of.front(); });
-    const topo::GpuSpec& gpu = cluster_.gpu_spec(gpu_of(ranks.front()));
-    request.switch_reduction = one_node && node_switch(gpu_of(ranks.front())).valid() && gpu.name.rfind("H", 0) == 0;
+    CommSetup& setup = comm_setup(inst.comm);
+    request.node_of = setup.node_of;
+    request.switch_reduction = setup.switch_reduction;
     request.ring_order = ring_order(inst.comm);
     request.channels = std::max<std::uint32_t>(1, options_.channels);
-    request.switched_nodes =
-        std::all_of(ranks.begin(), ranks.end(), [&](traces::RankId r) { return node_switch(gpu_of(r)).valid(); });
-    if (!request.switched_nodes && !one_node) request.channel_rings = mesh_rings(inst.comm);
+    request.switched_nodes = setup.switched_nodes;
+    if (!request.switched_nodes && !setup.one_node) request.channel_rings = mesh_rings(inst.comm);
     // The algorithm: forced by the run, else hinted by the op, else NCCL's choice (or the kind's default).
     // Precedence: the run's forced algorithm (a what-if), then the communicator's, then the op's hint.
     std::optional<std::size_t> algorithm = options_.algorithm;
@@ -89,20 +85,22 @@ void ReplayEngine::plan_instance(std::uint32_t index, const traces::Op& op) {
     }
     if (!algorithm && op.algorithm != traces::no_algorithm)
         algorithm = find_collective_algorithm(g_.names[op.algorithm]);
-    const std::size_t tree = tree_algorithm_, ring = *find_collective_algorithm("ring");
+    const std::size_t tree = tree_algorithm_, ring = ring_algorithm_;
     if (options_.protocols && op.collective != traces::CollectiveKind::all_to_all) {
-        gpu_scratch_.clear();
-        for (const traces::RankId r : ranks) gpu_scratch_.push_back(gpu_of(r));
-        NcclTopologyInfo info = nccl_info(gpu_scratch_);
+        if (!setup.has_info) {
+            gpu_scratch_.clear();
+            for (const traces::RankId r : ranks) gpu_scratch_.push_back(gpu_of(r));
+            setup.info = nccl_info(gpu_scratch_);
+            setup.has_info = true;
+        }
+        NcclTopologyInfo info = setup.info;
         info.nvls = request.switch_reduction;
         // Rings per NIC on mesh nodes: NCCL crosses nodes through that many NICs.
         if (request.channel_rings.size() > 1) info.inter_bw_gbps *= static_cast<double>(request.channel_rings.size());
         std::optional<NcclAlgorithm> nccl_algorithm;
         // On fabrics of direct GPU-to-GPU cables (GPUs that relay: the ring and torus presets) NCCL's graph search
         // finds rings along the cables; a tree's edges would span many hops, so the tuner chooses among rings.
-        const bool cabled = std::any_of(gpu_scratch_.begin(), gpu_scratch_.end(),
-                                        [&](topo::DeviceId g) { return cluster_.device(g).relays; });
-        if (!algorithm && cabled) nccl_algorithm = NcclAlgorithm::ring;
+        if (!algorithm && setup.cabled) nccl_algorithm = NcclAlgorithm::ring;
         if (algorithm == tree) {
             nccl_algorithm = NcclAlgorithm::tree;
         } else if (algorithm == nvls_algorithm_) {
@@ -207,6 +205,26 @@ std::uint32_t ReplayEngine::pipeline_chunks(std::uint64_t bytes, NcclProtocol pr
         return static_cast<std::uint32_t>(std::clamp<std::uint64_t>((bytes + step - 1) / step, 1, cap));
     }
     return static_cast<std::uint32_t>(std::clamp<std::uint64_t>((bytes + 65535) / 65536, 1, options_.tree_chunks));
+}
+
+ReplayEngine::CommSetup& ReplayEngine::comm_setup(traces::CommId comm) {
+    if (comm_setups_.size() < g_.comms.size()) comm_setups_.resize(g_.comms.size());
+    CommSetup& setup = comm_setups_[comm.index()];
+    if (setup.ready) return setup;
+    setup.ready = true;
+    const auto& ranks = g_.comms[comm.index()].ranks;
+    for (const traces::RankId r : ranks)
+        setup.node_of.push_back(static_cast<std::uint32_t>(cluster_.device(gpu_of(r)).node));
+    setup.one_node = std::all_of(setup.node_of.begin(), setup.node_of.end(),
+                                 [&](std::uint32_t n) { return n == setup.node_of.front(); });
+    const topo::GpuSpec& gpu = cluster_.gpu_spec(gpu_of(ranks.front()));
+    setup.switch_reduction =
+        setup.one_node && node_switch(gpu_of(ranks.front())).valid() && gpu.name.rfind("H", 0) == 0;
+    setup.switched_nodes =
+        std::all_of(ranks.begin(), ranks.end(), [&](traces::RankId r) { return node_switch(gpu_of(r)).valid(); });
+    setup.cabled =
+        std::any_of(ranks.begin(), ranks.end(), [&](traces::RankId r) { return cluster_.device(gpu_of(r)).relays; });
+    return setup;
 }
 
 const std::vector<std::uint32_t>& ReplayEngine::ring_order(traces::CommId comm) {

@@ -105,6 +105,7 @@ void ReplayEngine::apply_cluster_event(std::uint32_t index) {
         kept_routes_.clear();
         route_pool_.clear();
         ++routes_epoch_;
+        for (CommSetup& setup : comm_setups_) setup.has_info = false;  // (NCCL's view reads the routes' bottlenecks)
         return;
     }
     // A GPU fails: fatal if a rank on it still has work (the others would wait for it forever).

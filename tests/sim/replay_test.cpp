@@ -57,6 +57,26 @@ TEST_CASE("a GPipe pipeline with free communication has bubble fraction (p-1)/(m
     REQUIRE(summary.ranks[0].dependency_wait == 90us);
 }
 
+TEST_CASE("the per-rank breakdown counts time from 0 and names a span past its range", "[sim][analysis]") {
+    // A measured timeline whose first kernel began 5 us before the iteration's start: only [0, 4) of it counts.
+    GraphBuilder b(1);
+    b.compute(0, "a", 9us);
+    b.compute(0, "b", 4us);
+    traces::Timeline tl;
+    tl.ops = {{Time{-5'000'000}, Time{-5'000'000}, 4us, Time{0}}, {6us, 6us, 10us, Time{0}}};
+    tl.makespan = 10us;
+    const auto summary = sim::summarize_run(b.g, tl);
+    REQUIRE(summary.ranks.size() == 1);
+    CHECK(summary.ranks[0].compute == 8us);
+    CHECK(summary.ranks[0].idle_other == 2us);
+    CHECK(summary.ranks[0].finished_early == Time{0});
+    // An end past 2^59 ps (6.7 days) does not fit the sweep's keys: a located error, not a wrong sum.
+    tl.ops[1].end = Time{std::int64_t{1} << 60};
+    tl.makespan = tl.ops[1].end;
+    REQUIRE_THROWS_WITH(sim::summarize_run(b.g, tl),
+                        Catch::Contains("rank 0: a span ends at") && Catch::Contains("past what the analysis takes"));
+}
+
 TEST_CASE("ring all-reduce on an uncontended ring takes 2(n-1)(alpha + S/(nB))", "[sim][replay][collectives]") {
     // n = 4 GPUs on a ring of 50 GB/s links with 1 us latency; S = 4 MB: 6 steps of 1 us + 1e6 B / 50e9 B/s
     // = 21 us each: 126 us.
