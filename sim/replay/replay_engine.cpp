@@ -117,6 +117,20 @@ void ReplayEngine::setup() {
     std::vector<std::unordered_map<std::uint32_t, std::uint32_t>> member_index(g_.comms.size());
     for (std::size_t c = 0; c < g_.comms.size(); ++c) member_issued[c].assign(g_.comms[c].ranks.size(), 0);
     std::vector<std::pair<std::uint64_t, std::uint32_t>> p2p_keys;  // (key, op) in op order
+    {
+        // The calls expected: each communicator's collective ops over its members (exact when every member issues
+        // the same calls; fewer when folded), reserved so that the records are not copied as they are added.
+        std::vector<std::uint64_t> collective_ops(g_.comms.size(), 0);
+        for (const traces::Op& op : g_.ops) {
+            if (op.kind == OpKind::collective) ++collective_ops[op.comm.index()];
+        }
+        std::size_t expected_calls = 0;
+        for (std::size_t c = 0; c < g_.comms.size(); ++c) {
+            const std::size_t members = std::max<std::size_t>(1, g_.comms[c].ranks.size());
+            expected_calls += static_cast<std::size_t>((collective_ops[c] + members - 1) / members);
+        }
+        calls_.reserve(expected_calls);
+    }
     for (std::size_t i = 0; i < n; ++i) {
         const traces::Op& op = g_.ops[i];
         if (op.kind == OpKind::collective) {

@@ -161,7 +161,12 @@ void TransformerBuilder::choose_simulated() {
         g_.job_ranks = simulated_;
         g_.job_rank_count = grid_.size();
     }
+    // Room for the expected ops and their dependencies (about 1.3 per op in these plans), so that the arrays are
+    // not copied as they grow (every copy writes fresh pages: a doubling array touches twice its size). Capacity
+    // past what is filled costs address space only.
     engine::reserve_huge(g_.ops, static_cast<std::size_t>(expected));
+    engine::reserve_huge(g_.dep_offsets, static_cast<std::size_t>(expected) + 1);
+    engine::reserve_huge(g_.dep_ids, static_cast<std::size_t>(expected * 2));
 }
 
 void TransformerBuilder::build_rank(std::uint32_t rank) {
