@@ -9,7 +9,7 @@ namespace clustersim::sim {
 using engine::Time;
 
 LinkUtilization::LinkUtilization(std::size_t links, std::uint32_t max_bins)
-    : max_bins_(std::max<std::uint32_t>(2, max_bins)), state_(links) {}
+    : max_bins_(std::max<std::uint32_t>(2, max_bins)), state_(links), rows_(links) {}
 
 void LinkUtilization::set_rate(std::uint32_t link, Time now, double rate_bytes_per_s) {
     LinkState& s = state_[link];
@@ -29,37 +29,48 @@ void LinkUtilization::accumulate(LinkState& s, std::uint32_t link, Time from, Ti
     // Bins by nanosecond then by shift (floor(t / (1000 << k)) = floor(t / 1000) >> k for t >= 0).
     const std::int64_t to_ns = (to.count() - 1) / 1000, from_ns = from.count() / 1000;
     while (bin_of_ns(to_ns) >= max_bins_) double_width();
-    auto& bins = s.bins;
-    if (bins.empty()) used_.push_back(link);
-    const auto first = static_cast<std::size_t>(bin_of_ns(from_ns)), last = static_cast<std::size_t>(bin_of_ns(to_ns));
-    if (bins.size() <= last) bins.resize(last + 1, 0.0);
-    if (first == last) {  // (the loop's one term: the span lies within the bin)
-        bins[first] += rate * static_cast<double>(to.count() - from.count()) * 1e-12;
+    const auto first = static_cast<std::uint32_t>(bin_of_ns(from_ns)),
+               last = static_cast<std::uint32_t>(bin_of_ns(to_ns));
+    if (first == last && first == s.open_bin) {  // (the loop's one term, added where the bin's bytes are held)
+        s.open_bytes += rate * static_cast<double>(to.count() - from.count()) * 1e-12;
         return;
     }
+    auto& bins = rows_[link];
+    if (bins.empty()) used_.push_back(link);
+    if (bins.size() <= last) bins.resize(last + 1, 0.0);
+    if (s.open_bin != no_bin) bins[s.open_bin] = s.open_bytes;
     const std::int64_t w = std::int64_t{1000} << shift_;
-    for (std::size_t b = first; b <= last; ++b) {
+    for (std::uint32_t b = first; b <= last; ++b) {
         const std::int64_t start = std::max<std::int64_t>(from.count(), static_cast<std::int64_t>(b) * w);
         const std::int64_t end = std::min<std::int64_t>(to.count(), static_cast<std::int64_t>(b + 1) * w);
         bins[b] += rate * static_cast<double>(end - start) * 1e-12;
     }
+    s.open_bin = last;  // (the same additions, in the same order, on the same value: the bins are unchanged)
+    s.open_bytes = bins[last];
 }
 
 void LinkUtilization::double_width() {
     // Bin i of the wider grid is bins 2i and 2i + 1 of the narrower one.
     for (const std::uint32_t link : used_) {
-        auto& bins = state_[link].bins;
+        flush(link);
+        auto& bins = rows_[link];
         const std::size_t merged = (bins.size() + 1) / 2;
         for (std::size_t i = 0; i < merged; ++i)
             bins[i] = bins[2 * i] + (2 * i + 1 < bins.size() ? bins[2 * i + 1] : 0);
         bins.resize(merged);
+        LinkState& s = state_[link];
+        if (s.open_bin != no_bin) {
+            s.open_bin /= 2;
+            s.open_bytes = bins[s.open_bin];
+        }
     }
     ++shift_;
 }
 
 std::vector<std::pair<Time, double>> LinkUtilization::binned_steps(std::uint32_t link) const {
     std::vector<std::pair<Time, double>> steps;
-    const auto& bins = state_[link].bins;
+    flush(link);
+    const auto& bins = rows_[link];
     const Time width = bin_width();
     const double seconds = static_cast<double>(width.count()) * 1e-12;
     for (std::size_t b = 0; b < bins.size(); ++b) {
