@@ -27,6 +27,7 @@ FlowNetwork::FlowNetwork(const topo::Cluster& cluster, engine::Simulator& sim, N
     link_check_.assign(links, LinkCheck{});
     utilization_mark_.assign(links, 0);
     link_load_.assign(links, LinkLoad{});
+    timed_.assign(links, TimedLink{});
     if (options_.record_link_utilization) utilization_ = LinkUtilization(links);
 }
 
@@ -132,8 +133,9 @@ void FlowNetwork::attach(std::uint32_t flow) {
     const RateUnits rate = rate_units(share.rate);    // (a flow re-attached keeps its rate until the update)
     for (std::size_t i = 0; i < f.route.size(); ++i) {
         const std::uint32_t link = f.route[i].value;
-        if (links_[link].timed_holds != 0) throw LinkHeld{f.route[i]};
-        links_[link].attached_once = true;
+        TimedLink& timed = timed_[link];
+        if (timed.holds != 0) throw LinkHeld{f.route[i]};
+        timed.attached_once = true;
         auto& on_link = links_[link].flows;
         f.link_pos[i] = static_cast<std::uint32_t>(on_link.size());
         on_link.push_back({flow, static_cast<std::uint32_t>(i)});
@@ -155,9 +157,8 @@ void FlowNetwork::add_timed_flow(std::span<const topo::LinkId> route, std::uint6
     // it left continues its span (as the update of that instant would see it), so the rate drops to 0 only when the
     // next flow comes later, or when the link is released.
     const double carried = rate_of_units(rate_units(rate));
-    if (timed_drop_.empty()) timed_drop_.assign(links_.size(), Time{-1});
     for (const topo::LinkId l : route) {
-        Time& drop = timed_drop_[l.index()];
+        Time& drop = timed_[l.index()].drop;
         if (drop.count() < 0 || drop != start || utilization_.rate(l.value) != carried) {
             if (drop.count() >= 0) utilization_.set_rate(l.value, drop, 0);
             utilization_.set_rate(l.value, start, carried);
@@ -167,8 +168,9 @@ void FlowNetwork::add_timed_flow(std::span<const topo::LinkId> route, std::uint6
 }
 
 void FlowNetwork::release_link(topo::LinkId link) {
-    if (--links_[link.index()].timed_holds > 0 || timed_drop_.empty()) return;
-    Time& drop = timed_drop_[link.index()];
+    TimedLink& timed = timed_[link.index()];
+    if (--timed.holds > 0) return;
+    Time& drop = timed.drop;
     if (drop.count() >= 0) utilization_.set_rate(link.value, drop, 0);
     drop = Time{-1};
 }
