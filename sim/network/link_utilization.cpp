@@ -36,7 +36,10 @@ void LinkUtilization::accumulate(LinkState& s, std::uint32_t link, Time from, Ti
         return;
     }
     auto& bins = rows_[link];
-    if (bins.empty()) used_.push_back(link);
+    if (bins.empty()) {
+        used_.push_back(link);
+        bins.reserve(max_bins_);  // (it never holds more: no copies as it grows bin by bin)
+    }
     if (bins.size() <= last) bins.resize(last + 1, 0.0);
     if (s.open_bin != no_bin) bins[s.open_bin] = s.open_bytes;
     const std::int64_t w = std::int64_t{1000} << shift_;
