@@ -78,6 +78,9 @@ struct ReplayOptions {
     std::uint32_t channels = 8;
     /// Link counters in the timeline: only links that carried traffic.
     bool link_counters = true;
+    /// A replay inside another (a folded call's shape, timed alone): its network line and restarts are logged at
+    /// trace level (-vv), not once per shape at -v.
+    bool nested = false;
     /// How a folded collective (symmetry reduction) is timed: by the cost model (NCCL's formulas; fast), or
     /// by simulating the call on its whole communicator alone on the cluster, once per call shape (exact on an
     /// otherwise idle network, slower: a 384-member ring is about a million flows).

@@ -495,7 +495,8 @@ ReplayResult ReplayEngine::run() {
     result.bytes_on_network = net_.delivered_bytes();
     result.closed_form_calls = closed_calls_;
     // What the contention-aware network cost, for whoever asks why a run is slow (-v).
-    engine::layer_log("sim").debug(
+    engine::layer_log("sim").log(
+        options_.nested ? spdlog::level::trace : spdlog::level::debug,
         "network: {} flows, {} events, {} rate updates, {:.1f} solver entities per update, {} rates changed, {} "
         "classes of {} flows ({} split), {} collective calls timed in closed form",
         net_.flows_completed(), sim_.events_processed(), net_.rate_updates(),
@@ -522,8 +523,9 @@ ReplayResult replay(const traces::OpGraph& graph, const topo::Cluster& cluster, 
             result.closed_form_restarts = static_cast<std::uint32_t>(restart);
             return result;
         } catch (const ClosedFormConflict& conflict) {
-            engine::layer_log("sim").debug("{}: starting over with the calls of {} communicator(s) as flows ({})",
-                                           graph.source, conflict.comms.size(), conflict.what);
+            engine::layer_log("sim").log(options.nested ? spdlog::level::trace : spdlog::level::debug,
+                                         "{}: starting over with the calls of {} communicator(s) as flows ({})",
+                                         graph.source, conflict.comms.size(), conflict.what);
             if (conflict.link.valid()) links[conflict.link.index()] = 1;
             for (const std::uint32_t c : conflict.comms) {
                 if (c < as_flows.size()) as_flows[c] = 1;

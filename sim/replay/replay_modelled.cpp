@@ -189,6 +189,7 @@ ReplayEngine::ModelledCost ReplayEngine::simulated_cost(const traces::Op& op, co
     options.rank_to_gpu = comm.job_members;
     options.progress = {};
     options.link_counters = false;
+    options.nested = true;
     options.network.record_flows = false;
     options.network.record_link_utilization = false;
     const ReplayResult result = replay(call, cluster_, options);
