@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <exception>
 #include <limits>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -164,7 +166,7 @@ traces::CriticalPath critical_path(const traces::OpGraph& g, const traces::Timel
     return path;
 }
 
-traces::RunSummary summarize_run(const traces::OpGraph& g, const traces::Timeline& tl) {
+traces::RunSummary summarize_run(const traces::OpGraph& g, const traces::Timeline& tl, unsigned threads) {
     traces::RunSummary s;
     s.makespan = tl.makespan;
     s.ops = g.ops.size();
@@ -175,11 +177,30 @@ traces::RunSummary summarize_run(const traces::OpGraph& g, const traces::Timelin
     std::vector<traces::OpId> by_rank(g.ops.size());
     std::vector<std::uint32_t> fill(offsets.begin(), offsets.end() - 1);
     for (std::size_t i = 0; i < g.ops.size(); ++i) by_rank[fill[g.ops[i].rank.index()]++] = traces::OpId::from_index(i);
-    s.ranks.reserve(g.rank_count);
-    for (std::uint32_t r = 0; r < g.rank_count; ++r) {
-        const std::span<const traces::OpId> ops(by_rank.data() + offsets[r], offsets[r + 1] - offsets[r]);
-        s.ranks.push_back(analyze_rank(g, tl, traces::RankId{r}, ops));
-    }
+    // Ranks in interleaved shares, one per thread, each written to its own slot; the first error (by rank) is
+    // the one reported, whatever the threads' timing.
+    s.ranks.resize(g.rank_count);
+    const unsigned workers = std::max(1U, std::min<unsigned>(threads, g.rank_count / 64 + 1));
+    std::vector<std::exception_ptr> errors(workers);
+    std::vector<std::uint32_t> failed_rank(workers, UINT32_MAX);
+    const auto work = [&](unsigned k) {
+        for (std::uint32_t r = k; r < g.rank_count; r += workers) {
+            try {
+                const std::span<const traces::OpId> ops(by_rank.data() + offsets[r], offsets[r + 1] - offsets[r]);
+                s.ranks[r] = analyze_rank(g, tl, traces::RankId{r}, ops);
+            } catch (...) {
+                errors[k] = std::current_exception();
+                failed_rank[k] = r;
+                return;
+            }
+        }
+    };
+    std::vector<std::thread> pool;
+    for (unsigned k = 1; k < workers; ++k) pool.emplace_back(work, k);
+    work(0);
+    for (std::thread& t : pool) t.join();
+    const auto first = std::min_element(failed_rank.begin(), failed_rank.end());
+    if (*first != UINT32_MAX) std::rethrow_exception(errors[static_cast<std::size_t>(first - failed_rank.begin())]);
     s.top_links = most_contended_links(tl, 10);
     s.critical_path = critical_path(g, tl);
     s.communication = communication_by_group(g, tl);

@@ -24,7 +24,9 @@ std::vector<traces::GroupCommunication> communication_by_group(const traces::OpG
                                                                const traces::Timeline& timeline);
 
 /// All of the above in one summary (scenario, topology and workload names left to the caller).
-traces::RunSummary summarize_run(const traces::OpGraph& graph, const traces::Timeline& timeline);
+/// The run's summary; the per-rank breakdowns on up to `threads` threads (each rank's its own: the same result on
+/// any number).
+traces::RunSummary summarize_run(const traces::OpGraph& graph, const traces::Timeline& timeline, unsigned threads = 1);
 
 }  // namespace clustersim::sim
 

@@ -258,7 +258,8 @@ RunResult run_scenario(const Scenario& scenario, unsigned threads) {
     log.debug("{}: {} events, {} flows, makespan {}", scenario.name, r.replay.events, r.replay.flows,
               engine::format_time(r.replay.timeline.makespan));
     const engine::PhaseTimer timer("sim", "analysis (summary, critical path, samples)");
-    r.summary = summarize_run(scenario.graph, r.replay.timeline);
+    const unsigned cores = threads ? threads : std::max(1U, std::thread::hardware_concurrency());
+    r.summary = summarize_run(scenario.graph, r.replay.timeline, cores);
     r.summary.scenario = scenario.name;
     r.summary.topology = scenario.cluster.description;
     r.summary.workload = scenario.workload_description;
@@ -280,7 +281,6 @@ RunResult run_scenario(const Scenario& scenario, unsigned threads) {
         if (!scenario.options.variability.jitter.active())
             log.warn("{}: {} samples without jitter are all the same run (add system.jitter)", scenario.name,
                      scenario.repetition.samples);
-        const unsigned cores = threads ? threads : std::max(1U, std::thread::hardware_concurrency());
         r.summary.samples =
             run_samples(scenario.graph, scenario.cluster, scenario.options, scenario.repetition.samples,
                         sample_facts(scenario.graph, r.replay.timeline, r.summary.critical_path), cores);

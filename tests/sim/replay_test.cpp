@@ -77,6 +77,29 @@ TEST_CASE("the per-rank breakdown counts time from 0 and names a span past its r
                         Catch::Contains("rank 0: a span ends at") && Catch::Contains("past what the analysis takes"));
 }
 
+TEST_CASE("the per-rank breakdowns are the same on any number of threads, and so is the error", "[sim][analysis]") {
+    // 300 ranks of two kernels each at rank-dependent times: one thread and five give the same summary.
+    GraphBuilder b(300);
+    traces::Timeline tl;
+    for (std::uint32_t r = 0; r < 300; ++r) {
+        b.compute(r, "a", 1us);
+        b.compute(r, "b", 1us);
+        const Time t0{std::int64_t{r} * 1'000'000};
+        tl.ops.push_back({t0, t0, t0 + 2us, Time{0}});
+        tl.ops.push_back({t0 + 3us, t0 + 3us, t0 + 4us + Time{r}, Time{0}});
+        tl.makespan = std::max(tl.makespan, tl.ops.back().end);
+    }
+    const auto one = sim::summarize_run(b.g, tl, 1), five = sim::summarize_run(b.g, tl, 5);
+    REQUIRE(one.ranks.size() == 300);
+    CHECK(one.ranks == five.ranks);
+    CHECK(one.ranks[299].compute == 3us + Time{299});
+    // Two ranks out of range: the lowest is named, whichever thread met it first.
+    tl.ops[2 * 250 + 1].end = Time{std::int64_t{1} << 60};
+    tl.ops[2 * 101 + 1].end = Time{std::int64_t{1} << 60};
+    for (const unsigned threads : {1U, 5U})
+        REQUIRE_THROWS_WITH(sim::summarize_run(b.g, tl, threads), Catch::Contains("rank 101: a span ends at"));
+}
+
 TEST_CASE("ring all-reduce on an uncontended ring takes 2(n-1)(alpha + S/(nB))", "[sim][replay][collectives]") {
     // n = 4 GPUs on a ring of 50 GB/s links with 1 us latency; S = 4 MB: 6 steps of 1 us + 1e6 B / 50e9 B/s
     // = 21 us each: 126 us.
