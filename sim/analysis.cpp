@@ -2,9 +2,11 @@
 #include "sim/analysis.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <exception>
 #include <limits>
+#include <system_error>
 #include <thread>
 
 #include <fmt/format.h>
@@ -177,14 +179,18 @@ traces::RunSummary summarize_run(const traces::OpGraph& g, const traces::Timelin
     std::vector<traces::OpId> by_rank(g.ops.size());
     std::vector<std::uint32_t> fill(offsets.begin(), offsets.end() - 1);
     for (std::size_t i = 0; i < g.ops.size(); ++i) by_rank[fill[g.ops[i].rank.index()]++] = traces::OpId::from_index(i);
-    // Ranks in interleaved shares, one per thread, each written to its own slot; the first error (by rank) is
-    // the one reported, whatever the threads' timing.
+    // Ranks claimed in increasing order by up to `threads` workers, each written to its own slot. A worker stops at
+    // its first error; every rank below the lowest failing one is still claimed, so that rank's error is the one
+    // reported, whatever the threads' timing. (A thread that cannot be started leaves its share to the others.)
     s.ranks.resize(g.rank_count);
     const unsigned workers = std::max(1U, std::min<unsigned>(threads, g.rank_count / 64 + 1));
     std::vector<std::exception_ptr> errors(workers);
     std::vector<std::uint32_t> failed_rank(workers, UINT32_MAX);
+    std::atomic<std::uint32_t> next_rank{0};
     const auto work = [&](unsigned k) {
-        for (std::uint32_t r = k; r < g.rank_count; r += workers) {
+        for (;;) {
+            const std::uint32_t r = next_rank.fetch_add(1);
+            if (r >= g.rank_count) return;
             try {
                 const std::span<const traces::OpId> ops(by_rank.data() + offsets[r], offsets[r + 1] - offsets[r]);
                 s.ranks[r] = analyze_rank(g, tl, traces::RankId{r}, ops);
@@ -196,7 +202,13 @@ traces::RunSummary summarize_run(const traces::OpGraph& g, const traces::Timelin
         }
     };
     std::vector<std::thread> pool;
-    for (unsigned k = 1; k < workers; ++k) pool.emplace_back(work, k);
+    for (unsigned k = 1; k < workers; ++k) {
+        try {
+            pool.emplace_back(work, k);
+        } catch (const std::system_error&) {
+            break;
+        }
+    }
     work(0);
     for (std::thread& t : pool) t.join();
     const auto first = std::min_element(failed_rank.begin(), failed_rank.end());
