@@ -64,7 +64,8 @@ bool ReplayEngine::try_closed_form(std::uint32_t index) {
     // edges on links of their own (edges of one ring send at once: sharing a link, they would share it).
     const auto& ranks = g_.comms[comm].ranks;
     ++stamp_;
-    std::vector<topo::LinkId> links;
+    std::vector<topo::LinkId>& links = inst.held;  // (the slot keeps its buffer; empty unless the call qualifies)
+    links.clear();
     const auto usable = [&](const RouteView& view, bool own) {
         if (view.kept == nullptr) return false;
         for (const topo::LinkId l : view.links) {
@@ -78,28 +79,34 @@ bool ReplayEngine::try_closed_form(std::uint32_t index) {
         }
         return true;
     };
-    for (const RingSchedule& ring : inst.plan.rings()) {
-        for (std::uint32_t slot = 0; slot < ring.width(); ++slot) {
-            const PlannedTransfer x = ring.transfer(RingSchedule::At{0, slot});
-            if (x.src == switch_endpoint || x.dst == switch_endpoint) return false;
-            if (!usable(route_once(gpu_of(ranks[x.src]), gpu_of(ranks[x.dst]), 0, route_scratch_,
-                                   &inst.slot_routes[ring.first_slot + slot]),
-                        true))
-                return false;
+    const auto qualifies = [&] {
+        for (const RingSchedule& ring : inst.plan.rings()) {
+            for (std::uint32_t slot = 0; slot < ring.width(); ++slot) {
+                const PlannedTransfer x = ring.transfer(RingSchedule::At{0, slot});
+                if (x.src == switch_endpoint || x.dst == switch_endpoint) return false;
+                if (!usable(route_once(gpu_of(ranks[x.src]), gpu_of(ranks[x.dst]), 0, route_scratch_,
+                                       &inst.slot_routes[ring.first_slot + slot]),
+                            true))
+                    return false;
+            }
         }
-    }
-    if (!inst.plan.scheduled()) {
-        for (std::uint64_t t = 0; t < inst.plan.size(); ++t) {
-            const ClosedView v = closed_view(index, t);
-            if (!v.src.valid() || !v.dst.valid() || !usable(route_once(v.src, v.dst, 0, route_scratch_), false))
-                return false;
+        if (!inst.plan.scheduled()) {
+            for (std::uint64_t t = 0; t < inst.plan.size(); ++t) {
+                const ClosedView v = closed_view(index, t);
+                if (!v.src.valid() || !v.dst.valid() || !usable(route_once(v.src, v.dst, 0, route_scratch_), false))
+                    return false;
+            }
         }
+        return true;
+    };
+    if (!qualifies()) {
+        links.clear();  // (nothing held: release_instance and closed_form_to_flows release what `held` lists)
+        return false;
     }
     for (const topo::LinkId l : links) {
         net_.hold_link(l);
         closed_link_comm_[l.index()] = comm;
     }
-    inst.held = std::move(links);
     inst.closed_form = true;
     ++closed_calls_;
     // Each transfer's conditions, as replay_rings.cpp (or plan_instance, for a listed plan) counts them; each

@@ -72,10 +72,10 @@ void ReplayEngine::plan_instance(std::uint32_t index, const traces::Op& op) {
     CommSetup& setup = comm_setup(inst.comm);
     request.node_of = setup.node_of;
     request.switch_reduction = setup.switch_reduction;
-    request.ring_order = ring_order(inst.comm);
+    request.ring_order = setup.ring_order;
     request.channels = std::max<std::uint32_t>(1, options_.channels);
     request.switched_nodes = setup.switched_nodes;
-    if (!request.switched_nodes && !setup.one_node) request.channel_rings = mesh_rings(inst.comm);
+    request.channel_rings = setup.channel_rings;
     // The algorithm: forced by the run, else hinted by the op, else NCCL's choice (or the kind's default).
     // Precedence: the run's forced algorithm (a what-if), then the communicator's, then the op's hint.
     std::optional<std::size_t> algorithm = options_.algorithm;
@@ -224,18 +224,19 @@ ReplayEngine::CommSetup& ReplayEngine::comm_setup(traces::CommId comm) {
         std::all_of(ranks.begin(), ranks.end(), [&](traces::RankId r) { return node_switch(gpu_of(r)).valid(); });
     setup.cabled =
         std::any_of(ranks.begin(), ranks.end(), [&](traces::RankId r) { return cluster_.device(gpu_of(r)).relays; });
+    setup.ring_order = find_ring_order(comm);
+    if (!setup.switched_nodes && !setup.one_node) setup.channel_rings = find_mesh_rings(comm);
     return setup;
 }
 
-const std::vector<std::uint32_t>& ReplayEngine::ring_order(traces::CommId comm) {
+std::vector<std::uint32_t> ReplayEngine::find_ring_order(traces::CommId comm) {
     // Like NCCL's ring search, in a greedy form: from member 0, always go on to the unvisited member with the
     // widest path (bottleneck bandwidth), then the lowest latency, then the lowest index. On a switch every
     // order is equal and member order stays; on a DGX-1's cube-mesh it finds the all-NVLink ring. Computed once
-    // per communicator, and only up to 64 members (larger ones keep member order).
-    if (ring_orders_.size() < g_.comms.size()) ring_orders_.resize(g_.comms.size());
-    auto& order = ring_orders_[comm.index()];
+    // per communicator, and only up to 64 members (larger ones keep member order: empty).
+    std::vector<std::uint32_t> order;
     const auto& ranks = g_.comms[comm.index()].ranks;
-    if (!order.empty() || ranks.size() > 64 || ranks.size() < 3) return order;
+    if (ranks.size() > 64 || ranks.size() < 3) return order;
     std::vector<std::uint8_t> used(ranks.size(), 0);
     std::uint32_t at = 0;
     used[0] = 1;

@@ -176,8 +176,9 @@ private:
     [[nodiscard]] std::uint32_t pipeline_chunks(std::uint64_t bytes, NcclProtocol protocol,
                                                 std::uint32_t members) const;
     topo::DeviceId node_switch(topo::DeviceId gpu);
-    const std::vector<std::uint32_t>& ring_order(traces::CommId comm);
-    const std::vector<std::vector<std::uint32_t>>& mesh_rings(traces::CommId comm);
+    /// A communicator's ring order and its rings per NIC on mesh nodes (CommSetup, worked out once).
+    std::vector<std::uint32_t> find_ring_order(traces::CommId comm);
+    std::vector<std::vector<std::uint32_t>> find_mesh_rings(traces::CommId comm);
     /// Starts a listed plan's transfer (a scheduled one starts in start_scheduled).
     void start_transfer(std::uint32_t instance, std::uint64_t transfer);
     /// Starts the flows of a transfer (one per channel path; their count goes to its in-flight record), and gives in
@@ -336,10 +337,9 @@ private:
     std::vector<std::pair<topo::DeviceId, topo::DeviceId>> switch_of_;  // GPU -> its NVSwitch, sorted
     // Modelled collectives' costs by (communicator, kind, bytes), sorted.
     std::vector<std::pair<std::array<std::uint64_t, 3>, ModelledCost>> modelled_costs_;
-    std::vector<std::vector<std::uint32_t>> ring_orders_;  // by communicator
     /// What every call of a communicator plans from, worked out on its first call (replay_collectives.cpp): its
-    /// members' nodes and GPUs, and NCCL's view of them. A GPT-3 iteration on 1,024 GPUs makes 1.2 M calls on 2,176
-    /// communicators; each used to find these again.
+    /// members' nodes and GPUs, its ring order, its rings per NIC, and NCCL's view of them. A GPT-3 iteration on
+    /// 1,024 GPUs makes 1.2 M calls on 2,176 communicators; each used to find most of these again.
     struct CommSetup {
         bool ready = false;
         bool one_node = false;          // every member on one node
@@ -348,12 +348,12 @@ private:
         bool cabled = false;            // some member's GPU relays (direct GPU-to-GPU cables)
         bool has_info = false;          // `info` worked out (on the first call that asks NCCL's tuner)
         std::vector<std::uint32_t> node_of;
+        std::vector<std::uint32_t> ring_order;                  // find_ring_order
+        std::vector<std::vector<std::uint32_t>> channel_rings;  // find_mesh_rings (mesh nodes only)
         NcclTopologyInfo info;
     };
     std::vector<CommSetup> comm_setups_;  // by communicator
     CommSetup& comm_setup(traces::CommId comm);
-    std::vector<std::vector<std::vector<std::uint32_t>>> mesh_rings_;  // by communicator (replay_mesh_rings.cpp)
-    std::vector<std::uint8_t> mesh_rings_done_;
     /// A transfer in flight, by the owner slot its flows carry: what its flows' events read first (and, most of the
     /// time, only: the transfer's other state is looked up when its last flow has drained or arrived).
     struct LiveTransfer {

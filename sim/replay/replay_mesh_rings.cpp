@@ -29,14 +29,8 @@ bool hamiltonian_path(const std::vector<std::vector<std::uint8_t>>& adjacent, st
 
 }  // namespace
 
-const std::vector<std::vector<std::uint32_t>>& ReplayEngine::mesh_rings(traces::CommId comm) {
-    if (mesh_rings_.size() < g_.comms.size()) {
-        mesh_rings_.resize(g_.comms.size());
-        mesh_rings_done_.resize(g_.comms.size(), 0);
-    }
-    auto& rings = mesh_rings_[comm.index()];
-    if (mesh_rings_done_[comm.index()]) return rings;
-    mesh_rings_done_[comm.index()] = 1;
+std::vector<std::vector<std::uint32_t>> ReplayEngine::find_mesh_rings(traces::CommId comm) {
+    std::vector<std::vector<std::uint32_t>> rings;
     const auto& ranks = g_.comms[comm.index()].ranks;
     // Members by node, nodes in order of first appearance; each node's members in member order (their position).
     std::vector<std::pair<std::int32_t, std::vector<std::uint32_t>>> nodes;
