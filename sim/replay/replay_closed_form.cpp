@@ -67,7 +67,7 @@ bool ReplayEngine::try_closed_form(std::uint32_t index) {
     std::vector<topo::LinkId>& links = inst.held;  // (the slot keeps its buffer; empty unless the call qualifies)
     links.clear();
     const auto usable = [&](const RouteView& view, bool own) {
-        if (view.kept == nullptr) return false;
+        if (view.kept == nullptr || view.multipath) return false;
         for (const topo::LinkId l : view.links) {
             if (!net_.link_unused(l) || flows_only_links_[l.index()]) return false;
             if (link_stamp_[l.index()] == stamp_) {

@@ -236,11 +236,12 @@ private:
     [[noreturn]] void closed_conflict(std::vector<std::uint32_t> comms, topo::LinkId link, std::string what) const;
     struct RouteView {
         std::span<const topo::LinkId> links;  // valid until the next route_once
-        bool multipath = false;               // there was a choice of paths (then `links` is `out`)
+        bool multipath = false;               // there was a choice of paths
         const CachedRoute* kept = nullptr;  // a kept route's entry (efficiency, cost), valid until the next route_once
     };
     /// The route from src to dst (flow key `key` picks among equal-cost paths). Routes without a choice are kept
-    /// by (src, dst) in single_routes_; others are routed into `out`.
+    /// by (src, dst) in single_routes_, the others by (src, dst, key) in keyed_routes_ (flow keys are per
+    /// connection, so they repeat); past max_cached_routes, routes are routed into `out`.
     RouteView route_once(topo::DeviceId src, topo::DeviceId dst, std::uint64_t key, std::vector<topo::LinkId>& out,
                          SlotRoute* slot_route = nullptr);
     void finish_transfer(std::uint32_t instance, std::uint64_t transfer);
@@ -311,6 +312,7 @@ private:
     std::vector<std::vector<std::uint32_t>> straggler_ranks_;              // by straggler: the simulated ranks it slows
     std::vector<std::pair<std::uint32_t, traces::OpId>> deferred_starts_;  // (rank, op) ready at the rank's start
     std::vector<std::vector<topo::LinkId>> channel_routes_;                // scratch of start_transfer
+    std::vector<std::uint32_t> channel_kept_;  // by channel: its route's index in kept_routes_ (UINT32_MAX: none)
     std::vector<topo::LinkId> route_scratch_;
     // Single-path routes by (source << 32 | destination): offset and length in route_pool_, with what starting a
     // flow on one reads of its links (so that a transfer's start touches this entry only); looked up, never
@@ -322,9 +324,13 @@ private:
         FlowNetwork::RouteCost cost;  // latency and bottleneck
         bool between_nodes = false;   // source and destination in different nodes
         bool nvlink_first = false;    // its first link is NVLink
+        bool multipath = false;       // one of several equal-cost paths, picked by `key`
+        std::uint64_t pair = 0;       // (src << 32 | dst)
+        std::uint64_t key = 0;        // the flow key that picked it (multipath only)
     };
     std::vector<CachedRoute> kept_routes_;
     engine::FlatMap64<std::uint32_t> single_routes_;  // (src << 32 | dst) -> index in kept_routes_
+    engine::FlatMap64<std::uint32_t> keyed_routes_;   // multipath: hash of (pair, key) -> index in kept_routes_
     std::uint32_t routes_epoch_ = 0;                  // counts the clearings of the kept routes
     std::vector<topo::LinkId> route_pool_;
     static constexpr std::size_t max_cached_routes = 1 << 20;

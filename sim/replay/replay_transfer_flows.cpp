@@ -23,23 +23,35 @@ void ReplayEngine::start_flows(std::uint32_t index, std::uint64_t t, const Plann
     // One flow per channel, with consecutive flow keys from a hashed base, so that ECMP spreads the channels of a
     // transfer over the equal-cost paths. Channels that land on the same path travel as one flow of that many
     // shares (same contention, fewer events). The first channels take the remainder bytes.
-    const std::uint64_t key = engine::hash_combine(inst.call, t);  // (the call, not its in-flight slot)
     const std::uint32_t channels =
         x.bytes == 0 || inst.plan.channels_planned ? 1 : std::max<std::uint32_t>(1, options_.channels);
     const topo::DeviceId src = x.src == switch_endpoint ? node_switch(gpu_of(ranks[x.dst])) : gpu_of(ranks[x.src]);
     const topo::DeviceId dst = x.dst == switch_endpoint ? node_switch(gpu_of(ranks[x.src])) : gpu_of(ranks[x.dst]);
+    // ECMP by connection: NCCL sets up a channel's connection to a peer once per communicator, and its path stays
+    // (InfiniBand routes by destination, RoCE hashes the queue pair's fixed 5-tuple), so the key is the
+    // communicator and the two ends, not the transfer.
+    const std::uint64_t key = engine::hash_combine(engine::hash_combine(inst.comm.value, src.value), dst.value);
     channel_routes_.resize(channels);
+    channel_kept_.resize(channels);
+    const auto kept_index = [&](const RouteView& v) {
+        return v.kept ? static_cast<std::uint32_t>(v.kept - kept_routes_.data()) : UINT32_MAX;
+    };
     const RouteView first = route_once(src, dst, key, channel_routes_[0], slot_route);
     const bool multipath = first.multipath;
     // Without a choice of paths every channel takes the first one's: one flow of all the channels' shares.
     const std::uint32_t routed = multipath ? channels : 1;
-    const auto route_of = [&](std::uint32_t c) {
-        return c == 0 ? first.links : std::span<const topo::LinkId>(channel_routes_[c]);
+    channel_kept_[0] = kept_index(first);
+    for (std::uint32_t c = 1; c < routed; ++c)
+        channel_kept_[c] = kept_index(route_once(src, dst, key + c, channel_routes_[c]));
+    // (Read after every channel is routed: keeping a route may move the kept ones.)
+    const auto kept_of = [&](std::uint32_t c) {
+        return channel_kept_[c] == UINT32_MAX ? nullptr : &kept_routes_[channel_kept_[c]];
     };
-    for (std::uint32_t c = 1; c < routed; ++c) {
-        channel_routes_[c].clear();
-        net_.router().route(src, dst, key + c, channel_routes_[c]);
-    }
+    const auto route_of = [&](std::uint32_t c) {
+        const CachedRoute* kept = kept_of(c);
+        return kept ? std::span<const topo::LinkId>(route_pool_.data() + kept->offset, kept->length)
+                    : std::span<const topo::LinkId>(channel_routes_[c]);
+    };
     std::uint32_t slot;
     if (!free_live_.empty()) {
         slot = free_live_.back();
@@ -55,7 +67,7 @@ void ReplayEngine::start_flows(std::uint32_t index, std::uint64_t t, const Plann
         bool merged_before = false;
         const std::span<const topo::LinkId> route = route_of(c);
         // The kept route's entry holds its cost and endpoints (the first channel's, when there is no choice).
-        const CachedRoute* kept = c == 0 ? first.kept : nullptr;
+        const CachedRoute* kept = kept_of(c);
         for (std::uint32_t e = 0; e < c && !merged_before; ++e) merged_before = std::ranges::equal(route_of(e), route);
         if (merged_before) continue;
         std::uint64_t bytes = multipath ? 0 : x.bytes;
@@ -111,11 +123,12 @@ ReplayEngine::RouteView ReplayEngine::route_once(topo::DeviceId src, topo::Devic
                                                  std::vector<topo::LinkId>& out, SlotRoute* slot_route) {
     // A route without a choice of paths does not depend on the key: the transfers of a collective repeat the same
     // (source, destination) pairs step after step, so such routes are kept (until a link's state changes), with
-    // their NCCL efficiency.
+    // their NCCL efficiency. A route with a choice depends on the key too; keys are per connection, so these repeat
+    // as well and are kept by (source, destination, key), the entry checked against all three.
     const std::uint64_t pair = (std::uint64_t{src.value} << 32) | dst.value;
     const auto view = [&](std::uint32_t kept) -> RouteView {
         const CachedRoute& c = kept_routes_[kept];
-        return {{route_pool_.data() + c.offset, c.length}, false, &c};
+        return {{route_pool_.data() + c.offset, c.length}, c.multipath, &c};
     };
     // A ring slot's edge: the route it took last, without a hash lookup.
     if (slot_route && slot_route->pair == pair && slot_route->epoch == routes_epoch_) return view(slot_route->kept);
@@ -123,18 +136,26 @@ ReplayEngine::RouteView ReplayEngine::route_once(topo::DeviceId src, topo::Devic
         if (slot_route) *slot_route = {pair, *kept, routes_epoch_};
         return view(*kept);
     }
+    // (The map's own empty key is all ones: a hash equal to it is stored as its neighbour.)
+    std::uint64_t keyed = engine::hash_combine(pair, key);
+    if (keyed == UINT64_MAX) keyed = UINT64_MAX - 1;
+    if (const std::uint32_t* kept = keyed_routes_.find(keyed)) {
+        const CachedRoute& c = kept_routes_[*kept];
+        if (c.pair == pair && c.key == key) return view(*kept);
+    }
     out.clear();
     const bool multipath = net_.router().route(src, dst, key, out);
-    if (multipath || single_routes_.size() >= max_cached_routes) return {out, multipath, nullptr};
+    if (kept_routes_.size() >= max_cached_routes) return {out, multipath, nullptr};
     bool inserted = false;
     const auto kept = static_cast<std::uint32_t>(kept_routes_.size());
-    single_routes_.find_or_insert(pair, inserted) = kept;
+    (multipath ? keyed_routes_.find_or_insert(keyed, inserted) : single_routes_.find_or_insert(pair, inserted)) = kept;
     kept_routes_.push_back({route_efficiency(out), static_cast<std::uint32_t>(route_pool_.size()),
                             static_cast<std::uint32_t>(out.size()), net_.route_cost(out),
                             cluster_.device(src).node != cluster_.device(dst).node,
-                            !out.empty() && cluster_.link(out.front()).kind == topo::LinkKind::nvlink});
+                            !out.empty() && cluster_.link(out.front()).kind == topo::LinkKind::nvlink, multipath, pair,
+                            multipath ? key : 0});
     route_pool_.insert(route_pool_.end(), out.begin(), out.end());
-    if (slot_route) *slot_route = {pair, kept, routes_epoch_};
+    if (slot_route && !multipath) *slot_route = {pair, kept, routes_epoch_};
     return view(kept);
 }
 

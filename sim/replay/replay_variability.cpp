@@ -102,6 +102,7 @@ void ReplayEngine::apply_cluster_event(std::uint32_t index) {
     if (ev.kind == ClusterEvent::Kind::links) {
         for (const topo::LinkId l : ev.links) net_.set_link_state(l, ev.factor, ev.label);
         single_routes_.clear();  // routes may go around the link now, or over it again
+        keyed_routes_.clear();
         kept_routes_.clear();
         route_pool_.clear();
         ++routes_epoch_;

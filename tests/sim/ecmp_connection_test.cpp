@@ -1,0 +1,75 @@
+// ECMP by connection (sim/replay/replay_transfer_flows.cpp, replay_communication.cpp): a communicator's transfers
+// between two GPUs keep one path per channel for the whole run, as NCCL's connections keep their queue pairs'
+// paths, and a transfer's channels spread over the equal-cost paths.
+#include <algorithm>
+
+#include <catch2/catch.hpp>
+
+#include "tests/sim/replay_fixture.h"
+
+using namespace clustersim;
+
+namespace {
+
+// Two DGX-H100 nodes on leaves of their own, joined through 4 spines: rank 0 (node 0) and rank 8 (node 1) are on
+// rail 0, and every path between them crosses one of the 4 spines.
+topo::Cluster two_leaves() { return topo::load_topology("dgx-h100", {"nodes=2", "nodes_per_leaf=1", "spines=4"}); }
+
+// Bytes each uplink of leaf0.rail0 (to the spines) carried, by spine.
+std::vector<double> uplink_bytes(const sim::ReplayResult& r) {
+    std::vector<double> bytes(4, 0.0);
+    for (const auto& c : r.timeline.counters) {
+        for (int s = 0; s < 4; ++s) {
+            if (c.name == "leaf0.rail0 -> spine" + std::to_string(s)) bytes[static_cast<std::size_t>(s)] = c.bytes;
+        }
+    }
+    return bytes;
+}
+
+std::size_t used(const std::vector<double>& bytes) {
+    return static_cast<std::size_t>(std::count_if(bytes.begin(), bytes.end(), [](double b) { return b > 0; }));
+}
+
+}  // namespace
+
+TEST_CASE("a rank's sends to a peer keep one path across the spines", "[sim][network]") {
+    const auto cluster = two_leaves();
+    for (const int sends : {1, 6}) {
+        testing::GraphBuilder b(16);
+        std::vector<traces::OpId> after_send, after_recv;
+        for (int k = 0; k < sends; ++k) {
+            after_send = {b.p2p(traces::OpKind::send, 0, 8, "s", 1 << 20, after_send)};
+            after_recv = {b.p2p(traces::OpKind::recv, 8, 0, "r", 1 << 20, after_recv)};
+        }
+        const auto r = sim::replay(b.g, cluster, testing::exact_options());
+        const auto bytes = uplink_bytes(r);
+        // Per send the path would be drawn again: six sends would spread over several spines.
+        REQUIRE(used(bytes) == 1);
+        REQUIRE(*std::max_element(bytes.begin(), bytes.end()) == Approx(sends * double{1 << 20}).epsilon(1e-12));
+    }
+}
+
+TEST_CASE("a communicator's channels spread over the spines and keep their paths call after call", "[sim][network]") {
+    const auto cluster = two_leaves();
+    auto options = testing::exact_options();
+    options.channels = 2;
+    options.algorithm = sim::find_collective_algorithm("ring");
+    std::vector<double> one;
+    for (const int calls : {1, 5}) {
+        testing::GraphBuilder b(16);
+        std::vector<traces::OpId> last0, last8;
+        for (int k = 0; k < calls; ++k) {
+            last0 = {b.collective(0, "c", "dp", {0, 8}, 64 << 20, traces::CollectiveKind::all_reduce, last0)};
+            last8 = {b.collective(8, "c", "dp", {0, 8}, 64 << 20, traces::CollectiveKind::all_reduce, last8)};
+        }
+        const auto r = sim::replay(b.g, cluster, options);
+        const auto bytes = uplink_bytes(r);
+        REQUIRE(used(bytes) == 2);  // the 2 channels on paths of their own (consecutive flow keys)
+        if (calls == 1) {
+            one = bytes;
+            continue;
+        }
+        // Five calls: the same spines, each carrying exactly five times what it carried for one call.
+        for (std::size_t s = 0; s < bytes.size(); ++s) REQUIRE(bytes[s] == Approx(calls * one[s]).epsilon(1e-12));
+    }
+}
