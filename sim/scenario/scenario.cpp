@@ -34,6 +34,9 @@ namespace clustersim::sim {
 
 namespace {
 
+// Collective calls -v lists, one line each (-vv: all of them).
+constexpr std::size_t max_logged_calls = 1000;
+
 // `jobs:`: each job's workload on its GPUs (a list, or a count placed by a policy) from its start time, merged.
 void read_jobs(const engine::YamlValue& list, const engine::YamlValue& doc, const std::string& path, Scenario& s,
                std::vector<std::string>& defaults) {
@@ -248,12 +251,20 @@ RunResult run_scenario(const Scenario& scenario, unsigned threads) {
         r.replay = replay(scenario.graph, scenario.cluster, scenario.options);
     }
     if (log.should_log(spdlog::level::debug)) {
-        // -v: one line per collective call, in creation order.
-        for (const CollectiveRecord& c : r.replay.collectives)
+        // -v: one line per collective call, in creation order, up to max_logged_calls (a 1,024-GPU GPT-3 iteration
+        // unfolded has 1.2 M calls); -vv: every one.
+        const auto& calls = r.replay.collectives;
+        const std::size_t shown =
+            log.should_log(spdlog::level::trace) ? calls.size() : std::min(calls.size(), max_logged_calls);
+        for (std::size_t k = 0; k < shown; ++k) {
+            const CollectiveRecord& c = calls[k];
             log.debug("collective on '{}': {}/{}, members arrived {} .. {}, done {} (NCCL's model {:.1f} us)",
                       scenario.graph.comms[c.comm.index()].name, collective_algorithms()[c.algorithm].name,
                       c.modelled_protocol ? nccl_protocol_name(c.protocol) : "-", engine::format_time(c.first_arrival),
                       engine::format_time(c.last_arrival), engine::format_time(c.end), c.nccl_predicted_us);
+        }
+        if (shown < calls.size())
+            log.debug("... and {} more collective calls (-vv lists every one)", calls.size() - shown);
     }
     log.debug("{}: {} events, {} flows, makespan {}", scenario.name, r.replay.events, r.replay.flows,
               engine::format_time(r.replay.timeline.makespan));

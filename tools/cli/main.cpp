@@ -44,9 +44,10 @@ int main(int argc, char** argv) {
     app.set_version_flag("--version", std::string("clustersim ") + CLUSTERSIM_VERSION);
     int quiet = 0, verbose = 0;
     app.add_flag("-q,--quiet", quiet, "Less logging on stderr (repeat: -qq errors only)");
-    app.add_flag("-v,--verbose", verbose,
-                 "More logging on stderr: each collective call, the network's counts, each phase's wall time and peak "
-                 "memory (repeat: -vv per-event trace)");
+    app.add_flag(
+        "-v,--verbose", verbose,
+        "More logging on stderr: each collective call (the first 1,000), the network's counts, each phase's wall "
+        "time and peak memory (repeat: -vv every collective call and a per-event trace)");
     std::string max_memory;
     app.add_option("--max-memory", max_memory,
                    "Memory budget, e.g. 16GB: inputs, plans and the simulation's state beyond it are refused with an "
