@@ -498,11 +498,13 @@ ReplayResult ReplayEngine::run() {
     engine::layer_log("sim").log(
         options_.nested ? spdlog::level::trace : spdlog::level::debug,
         "network: {} flows, {} events, {} rate updates, {:.1f} solver entities per update, {} rates changed, {} "
-        "classes of {} flows ({} split), {} collective calls timed in closed form",
+        "classes of {} flows ({} split), {} collective calls timed in closed form, {} routes kept ({} with a choice "
+        "of paths, by connection)",
         net_.flows_completed(), sim_.events_processed(), net_.rate_updates(),
         net_.rate_updates() ? static_cast<double>(net_.flows_reassigned()) / static_cast<double>(net_.rate_updates())
                             : 0.0,
-        net_.flows_rerated(), net_.classes_formed(), net_.flows_in_classes(), net_.classes_split(), closed_calls_);
+        net_.flows_rerated(), net_.classes_formed(), net_.flows_in_classes(), net_.classes_split(), closed_calls_,
+        kept_routes_.size(), keyed_routes_.size());
     result.timeline = std::move(timeline_);
     return result;
 }
