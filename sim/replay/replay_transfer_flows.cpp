@@ -41,8 +41,18 @@ void ReplayEngine::start_flows(std::uint32_t index, std::uint64_t t, const Plann
     // Without a choice of paths every channel takes the first one's: one flow of all the channels' shares.
     const std::uint32_t routed = multipath ? channels : 1;
     channel_kept_[0] = kept_index(first);
-    for (std::uint32_t c = 1; c < routed; ++c)
+    // A connection's channels are kept side by side (routed one after the other on its first transfer): channel c
+    // is the entry c places after channel 0's when that entry is its (same ends, key + c), found without a lookup.
+    const std::uint64_t pair = (std::uint64_t{src.value} << 32) | dst.value;
+    for (std::uint32_t c = 1; c < routed; ++c) {
+        const std::uint32_t next = channel_kept_[0] == UINT32_MAX ? UINT32_MAX : channel_kept_[0] + c;
+        if (next < kept_routes_.size() && kept_routes_[next].multipath && kept_routes_[next].pair == pair &&
+            kept_routes_[next].key == key + c) {
+            channel_kept_[c] = next;
+            continue;
+        }
         channel_kept_[c] = kept_index(route_once(src, dst, key + c, channel_routes_[c]));
+    }
     // (Read after every channel is routed: keeping a route may move the kept ones.)
     const auto kept_of = [&](std::uint32_t c) {
         return channel_kept_[c] == UINT32_MAX ? nullptr : &kept_routes_[channel_kept_[c]];
