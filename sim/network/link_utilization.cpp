@@ -19,13 +19,14 @@ void LinkUtilization::set_rate(std::uint32_t link, Time now, double rate_bytes_p
         // The same product as summing the steps afterwards: rate x ps x 1e-12.
         s.bytes += s.rate * static_cast<double>((now - s.since).count()) * 1e-12;
         s.peak = std::max(s.peak, s.rate);
-        accumulate(s, link, s.since, now, s.rate);
+        accumulate(link, s.since, now, s.rate);
     }
     s.since = now;
     s.rate = rate_bytes_per_s;
 }
 
-void LinkUtilization::accumulate(LinkState& s, std::uint32_t link, Time from, Time to, double rate) {
+void LinkUtilization::accumulate(std::uint32_t link, Time from, Time to, double rate) {
+    LinkState& s = state_[link];
     // Bins by nanosecond then by shift (floor(t / (1000 << k)) = floor(t / 1000) >> k for t >= 0).
     const std::int64_t to_ns = (to.count() - 1) / 1000, from_ns = from.count() / 1000;
     while (bin_of_ns(to_ns) >= max_bins_) double_width();

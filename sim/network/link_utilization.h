@@ -58,7 +58,9 @@ private:
         std::uint32_t open_bin = no_bin;
     };
 
-    void accumulate(LinkState& s, std::uint32_t link, engine::Time from, engine::Time to, double rate);
+    /// Adds `rate` over [from, to) to the link's bins (the open one in its record), widening them first if `to`
+    /// falls past the last one.
+    void accumulate(std::uint32_t link, engine::Time from, engine::Time to, double rate);
     void double_width();
     /// Writes the open bin's bytes into the link's row (they stay open: the row entry and `open_bytes` agree).
     void flush(std::uint32_t link) const {

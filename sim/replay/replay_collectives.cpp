@@ -67,7 +67,13 @@ void ReplayEngine::member_arrived_as_flows(std::uint32_t index, std::uint32_t me
 void ReplayEngine::plan_instance(std::uint32_t index, const traces::Op& op) {
     Instance& inst = instances_[index];
     const auto& ranks = g_.comms[inst.comm.index()].ranks;
-    PlanRequest request{op.collective, static_cast<std::uint32_t>(ranks.size()), op.bytes, {}, 1};
+    // Every field set for this call; the vectors are assigned into the kept request's, whose capacity stays from
+    // call to call (no allocation per call for the communicator's fixed facts).
+    PlanRequest& request = plan_request_;
+    request.kind = op.collective;
+    request.members = static_cast<std::uint32_t>(ranks.size());
+    request.bytes = op.bytes;
+    request.chunks = 1;
     request.member_bytes = calls_[inst.call].member_bytes;
     CommSetup& setup = comm_setup(inst.comm);
     request.node_of = setup.node_of;

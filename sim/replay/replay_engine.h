@@ -359,6 +359,7 @@ private:
         NcclTopologyInfo info;
     };
     std::vector<CommSetup> comm_setups_;  // by communicator
+    PlanRequest plan_request_;            // plan_instance's (its vectors keep their capacity between calls)
     CommSetup& comm_setup(traces::CommId comm);
     /// A transfer in flight, by the owner slot its flows carry: what its flows' events read first (and, most of the
     /// time, only: the transfer's other state is looked up when its last flow has drained or arrived).
