@@ -27,16 +27,15 @@ void ReplayEngine::arrive_collective(OpId id) {
     }
     Instance& inst = instances_[index];
     if (!inst.planned) plan_instance(index, op);
-    const std::uint32_t member = op_state_[id.index()].member_of;
+    const std::uint32_t member = member_of(op.rank, op.comm);
     inst.members[member] = id;
     inst.member_arrival[member] = sim_.now();
-    note_arrival_trigger(inst, member, op_state_[id.index()].trigger);
+    note_arrival_trigger(inst, member, trigger(id));
     if (inst.first_arrival.count() < 0) inst.first_arrival = sim_.now();
     inst.last_arrival = sim_.now();
     ++inst.arrived;
-    if (inst.member_left[member] == 0) {  // nothing to send or receive (a one-member communicator)
-        timeline_.ops[id.index()].start = sim_.now();
-        timeline_.critical_preds[id.index()] = op_state_[id.index()].trigger;
+    if (inst.member_left[member] == 0) {               // nothing to send or receive (a one-member communicator)
+        timeline_.ops[id.index()].start = sim_.now();  // (its trigger is its critical predecessor)
         done_queue_.push_back(id);
         if (inst.transfers_left == 0 && inst.arrived == inst.members.size()) {
             inst.end = std::max(inst.end, sim_.now());  // (a call without transfers ends as its last member enters)

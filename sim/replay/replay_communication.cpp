@@ -27,19 +27,18 @@ void ReplayEngine::arrive_p2p(OpId id) {
         // Buffered send: it goes at once; the recv ends when both it is posted and the data is there.
         if (op.kind == OpKind::recv) {
             if (p2p_arrived_[send.index()]) {
-                timeline_.ops[id.index()].start = sim_.now();
-                timeline_.critical_preds[id.index()] = op_state_[id.index()].trigger;
+                timeline_.ops[id.index()].start = sim_.now();  // (its trigger is its critical predecessor)
                 done_queue_.push_back(id);
             }
             return;
         }
-        timeline_.ops[id.index()].start = sim_.now();
-        timeline_.critical_preds[id.index()] = op_state_[id.index()].trigger;
+        timeline_.ops[id.index()].start = sim_.now();  // (its trigger is its critical predecessor)
     } else {
         if (other.ready.count() < 0) return;  // rendezvous: the peer has not been posted yet, wait for it
+        const OpId later = trigger(id);       // the later side's trigger, for both
         for (const OpId side : {send, recv}) {
             timeline_.ops[side.index()].start = sim_.now();
-            timeline_.critical_preds[side.index()] = op_state_[id.index()].trigger;  // the later side's trigger
+            timeline_.critical_preds[side.index()] = later;
         }
     }
     const auto& s = g_.ops[send.index()];
@@ -61,8 +60,7 @@ void ReplayEngine::arrive_p2p(OpId id) {
 void ReplayEngine::start_copy(OpId id) {
     const traces::Op& op = g_.ops[id.index()];
     traces::OpTiming& t = timeline_.ops[id.index()];
-    t.start = sim_.now();
-    timeline_.critical_preds[id.index()] = op_state_[id.index()].trigger;
+    t.start = sim_.now();  // (its trigger is its critical predecessor)
     const topo::DeviceId gpu = gpu_of(op.rank), host = rank_host_[op.rank.index()];
     if (!host.valid())
         throw engine::InputError(
@@ -111,7 +109,7 @@ void ReplayEngine::on_flow(FlowId flow) {
                 // The recv was posted (always so for a rendezvous): it ends with the data.
                 if (g_.ops[id].eager) {
                     r.start = std::max(r.ready, start);
-                    timeline_.critical_preds[recv] = r.ready >= start ? op_state_[recv].trigger : OpId{id};
+                    if (r.ready < start) timeline_.critical_preds[recv] = OpId{id};  // (else: its trigger)
                 }
                 r.contention = std::min(delay, sim_.now() - r.start);
                 done_queue_.push_back(OpId{recv});

@@ -114,7 +114,19 @@ void ReplayEngine::setup() {
     // send from a to b on a communicator meets the k-th recv at b from a.
     std::vector<std::vector<std::uint32_t>> comm_instances(g_.comms.size());
     std::vector<std::vector<std::uint32_t>> member_issued(g_.comms.size());
-    std::vector<std::unordered_map<std::uint32_t, std::uint32_t>> member_index(g_.comms.size());
+    rank_comm_offsets_.assign(g_.rank_count + 1, 0);
+    for (const traces::Communicator& comm : g_.comms) {
+        for (const traces::RankId r : comm.ranks) ++rank_comm_offsets_[r.index() + 1];
+    }
+    for (std::size_t r = 0; r < g_.rank_count; ++r) rank_comm_offsets_[r + 1] += rank_comm_offsets_[r];
+    rank_comms_.resize(rank_comm_offsets_[g_.rank_count]);
+    {
+        std::vector<std::uint32_t> cursor(rank_comm_offsets_.begin(), rank_comm_offsets_.end() - 1);
+        for (std::uint32_t c = 0; c < g_.comms.size(); ++c) {  // (communicators in id order: each rank's sorted)
+            const auto& ranks = g_.comms[c].ranks;
+            for (std::uint32_t m = 0; m < ranks.size(); ++m) rank_comms_[cursor[ranks[m].index()]++] = {c, m};
+        }
+    }
     for (std::size_t c = 0; c < g_.comms.size(); ++c) member_issued[c].assign(g_.comms[c].ranks.size(), 0);
     std::vector<std::pair<std::uint64_t, std::uint32_t>> p2p_keys;  // (key, op) in op order
     {
@@ -135,13 +147,7 @@ void ReplayEngine::setup() {
         const traces::Op& op = g_.ops[i];
         if (op.kind == OpKind::collective) {
             const auto& ranks = g_.comms[op.comm.index()].ranks;
-            // A rank's place in its communicator, from an index built on the communicator's first op (a scan per
-            // op of a world-wide collective was quadratic in the ranks).
-            auto& index = member_index[op.comm.index()];
-            if (index.empty())
-                for (std::uint32_t m = 0; m < ranks.size(); ++m) index.emplace(ranks[m].value, m);
-            const std::uint32_t member = index.at(op.rank.value);
-            op_state_[i].member_of = member;
+            const std::uint32_t member = member_of(op.rank, op.comm);
             const std::uint32_t k = member_issued[op.comm.index()][member]++;
             auto& list = comm_instances[op.comm.index()];
             if (k == list.size()) {
@@ -229,8 +235,7 @@ void ReplayEngine::make_ready(OpId id) {
             break;
         case OpKind::alloc:
         case OpKind::free:
-            t.start = sim_.now();
-            timeline_.critical_preds[id.index()] = op_state_[id.index()].trigger;
+            t.start = sim_.now();  // (its trigger is its critical predecessor)
             done_queue_.push_back(id);
             break;
     }
@@ -239,8 +244,7 @@ void ReplayEngine::make_ready(OpId id) {
 void ReplayEngine::start_compute(OpId id) {
     const traces::Op& op = g_.ops[id.index()];
     traces::OpTiming& t = timeline_.ops[id.index()];
-    t.start = sim_.now();
-    timeline_.critical_preds[id.index()] = op_state_[id.index()].trigger;
+    t.start = sim_.now();  // (its trigger is its critical predecessor)
     const std::size_t s = op.stream.index();
     // A host delay is its recorded duration, never slowed: the GPU is idle on that stream.
     const bool delay = op.kind == OpKind::delay;
@@ -288,7 +292,7 @@ void ReplayEngine::complete(OpId id) {
     if (op.is_communication()) set_comm_active(op.rank, -1);
     auto release = [&](OpId next) {
         if (--op_state_[next.index()].waiting == 0) {
-            op_state_[next.index()].trigger = id;
+            timeline_.critical_preds[next.index()] = id;  // (its trigger)
             ready_queue_.push_back(next);
         }
     };
@@ -296,6 +300,16 @@ void ReplayEngine::complete(OpId id) {
     const std::uint32_t end = op_state_[id.index() + 1].dependents_begin;
     if (state.next_on_stream.valid()) release(state.next_on_stream);
     for (std::uint32_t k = state.dependents_begin; k < end; ++k) release(dependents_[k]);
+}
+
+std::uint32_t ReplayEngine::member_of(traces::RankId rank, traces::CommId comm) const {
+    const auto first = rank_comms_.begin() + rank_comm_offsets_[rank.index()];
+    const auto last = rank_comms_.begin() + rank_comm_offsets_[rank.index() + 1];
+    const auto it =
+        std::lower_bound(first, last, comm.value, [](const auto& e, std::uint32_t c) { return e.first < c; });
+    CLUSTERSIM_CHECK(it != last && it->first == comm.value, "rank {} is not a member of communicator {}", rank.value,
+                     comm.value);
+    return it->second;
 }
 
 std::uint32_t ReplayEngine::instance_of(std::uint32_t call) {

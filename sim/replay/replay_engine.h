@@ -275,16 +275,24 @@ private:
     std::vector<topo::DeviceId> rank_gpu_;
     std::vector<topo::DeviceId> rank_host_;
     /// What the replay keeps of an op while it runs, side by side: an op's end reads its stream successor and its
-    /// dependents, and releases each (its count and trigger), one record each rather than a line of six arrays.
+    /// dependents, and releases each (its count), one record each rather than a line of six arrays. 16 bytes: the
+    /// op whose end released it (its trigger) goes straight to `timeline_.critical_preds`, which it becomes when the
+    /// op starts; a collective op's place in its communicator is found by its rank (member_of).
     struct OpState {
         traces::OpId next_on_stream;
-        std::uint32_t waiting = 0;             // unmet predecessors
-        traces::OpId trigger;                  // the op whose end released it
-        std::uint32_t partner = UINT32_MAX;    // send <-> recv; collective op -> its call
-        std::uint32_t member_of = UINT32_MAX;  // collective op -> its rank's index in the communicator
-        std::uint32_t dependents_begin = 0;    // its dependents: dependents_[begin, the next op's begin)
+        std::uint32_t waiting = 0;           // unmet predecessors
+        std::uint32_t partner = UINT32_MAX;  // send <-> recv; collective op -> its call
+        std::uint32_t dependents_begin = 0;  // its dependents: dependents_[begin, the next op's begin)
     };
-    static_assert(sizeof(OpState) == 24);
+    static_assert(sizeof(OpState) == 16);
+    /// The op whose end released `op` (invalid for an op ready at the start), until the op starts: then, the op
+    /// its start is attributed to (see Timeline::critical_preds).
+    [[nodiscard]] traces::OpId trigger(traces::OpId op) const { return timeline_.critical_preds[op.index()]; }
+    /// A rank's communicators with its place in each (CSR by rank, by communicator within a rank).
+    std::vector<std::uint32_t> rank_comm_offsets_;
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> rank_comms_;  // (communicator, member index)
+    /// The place of `rank` in `comm` (a member: checked by the graph's validation).
+    [[nodiscard]] std::uint32_t member_of(traces::RankId rank, traces::CommId comm) const;
     std::vector<OpState> op_state_;  // by op, and one past the last (the dependents' end)
     std::vector<traces::OpId> dependents_;
     std::vector<std::uint8_t> p2p_arrived_;  // by eager send: its data arrived before the recv was posted

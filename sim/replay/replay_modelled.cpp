@@ -20,10 +20,10 @@ void ReplayEngine::arrive_modelled(OpId id) {
     const std::uint32_t index = instance_of(op_state_[id.index()].partner);
     Instance& inst = instances_[index];
     const auto& ranks = g_.comms[inst.comm.index()].ranks;
-    const std::uint32_t member = op_state_[id.index()].member_of;
+    const std::uint32_t member = member_of(op.rank, op.comm);
     inst.planned = true;
     inst.members[member] = id;
-    note_arrival_trigger(inst, member, op_state_[id.index()].trigger);
+    note_arrival_trigger(inst, member, trigger(id));
     if (inst.first_arrival.count() < 0) inst.first_arrival = sim_.now();
     inst.last_arrival = sim_.now();
     if (++inst.arrived < ranks.size()) return;
