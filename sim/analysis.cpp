@@ -50,6 +50,14 @@ traces::RankBreakdown analyze_rank(const traces::OpGraph& g, const traces::Timel
         b.push_back(boundary(std::max(from, Time{0}), track, +1));
         b.push_back(boundary(std::max(to, Time{0}), track, -1));
     };
+    // (A rank's ops come in ascending order: each contention search starts where the last one ended.)
+    std::size_t contention_at = 0;
+    std::uint32_t last_id = 0;
+    const auto contention = [&](traces::OpId id) {
+        if (id.value < last_id) contention_at = 0;  // (out of order: search from the start)
+        last_id = id.value;
+        return tl.contention(id, contention_at);
+    };
     for (const traces::OpId id : rank_ops) {
         const traces::Op& op = g.ops[id.index()];
         const traces::OpTiming& t = tl.ops[id.index()];
@@ -61,18 +69,18 @@ traces::RankBreakdown analyze_rank(const traces::OpGraph& g, const traces::Timel
             case OpKind::collective:
                 add(t.ready, t.start, peer_track);
                 add(t.start, t.end, transfer_track);
-                add(t.end - t.contention, t.end, network_track);
+                add(t.end - contention(id), t.end, network_track);
                 break;
             case OpKind::send:
             case OpKind::recv:
                 add(t.ready, t.start, dependency_track);
                 add(t.start, t.end, transfer_track);
-                add(t.end - t.contention, t.end, network_track);
+                add(t.end - contention(id), t.end, network_track);
                 break;
             case OpKind::memcpy_h2d:
             case OpKind::memcpy_d2h:
                 add(t.start, t.end, transfer_track);
-                add(t.end - t.contention, t.end, network_track);
+                add(t.end - contention(id), t.end, network_track);
                 break;
             case OpKind::alloc:
             case OpKind::free:

@@ -37,7 +37,7 @@ void slice(std::string& out, std::string_view quoted_name, const char* category,
     out += '}';
 }
 
-void op_args(std::string& args, const std::vector<std::string>& quoted_comms, const Op& op, const OpTiming& t) {
+void op_args(std::string& args, const std::vector<std::string>& quoted_comms, const Op& op, engine::Time contention) {
     args.clear();
     fmt::format_to(std::back_inserter(args), "\"bytes\":{}", op.bytes);
     if (op.kind == OpKind::compute) {
@@ -51,9 +51,9 @@ void op_args(std::string& args, const std::vector<std::string>& quoted_comms, co
     }
     if (op.kind == OpKind::send || op.kind == OpKind::recv)
         fmt::format_to(std::back_inserter(args), ",\"peer\":{}", op.peer.value);
-    if (t.contention > engine::Time{0}) {
+    if (contention > engine::Time{0}) {
         args += ",\"contention_us\":";
-        append_microseconds(args, t.contention);
+        append_microseconds(args, contention);
     }
 }
 
@@ -114,6 +114,7 @@ void write_perfetto_json(std::ostream& stream, const OpGraph& g, const Timeline&
     for (std::size_t n = 0; n < g.names.size(); ++n) append_json_string(quoted_names[n], g.names[n]);
     for (const Communicator& comm : g.comms) append_json_string(quoted_comms.emplace_back(), comm.name);
     std::string args;
+    std::size_t contention_at = 0;  // (ops in ascending order: each contention search starts at the last one found)
     for (std::size_t i = 0; i < g.ops.size(); ++i) {
         const Op& op = g.ops[i];
         if (!shown(op.rank)) continue;
@@ -130,7 +131,7 @@ void write_perfetto_json(std::ostream& stream, const OpGraph& g, const Timeline&
                                : op.kind == OpKind::memcpy_h2d || op.kind == OpKind::memcpy_d2h ? "copy"
                                : op.kind == OpKind::delay                                       ? "host"
                                                                                                 : "memory";
-        op_args(args, quoted_comms, op, t);
+        op_args(args, quoted_comms, op, tl.contention(OpId::from_index(i), contention_at));
         slice(out, quoted_names[op.name], category, pid, tid, t.start, t.end, args);
         flush_if_full();
     }

@@ -3,6 +3,7 @@
 // and which op's end put it on the critical path. Plus transfers between ranks and counter series (links).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -16,11 +17,9 @@ struct OpTiming {
     engine::Time ready{-1};
     engine::Time start{-1};
     engine::Time end{-1};
-    /// For communication: part of [start, end] beyond the time on an empty network (contention).
-    engine::Time contention{0};
     bool operator==(const OpTiming&) const = default;
 };
-static_assert(sizeof(OpTiming) == 32);  // (two per cache line; the critical predecessors are kept beside)
+static_assert(sizeof(OpTiming) == 24);  // (contention and critical predecessors are kept beside: Timeline)
 
 /// A point-to-point transfer between ranks: drawn as a flow arrow from send to recv.
 struct Transfer {
@@ -61,6 +60,23 @@ struct Timeline {
     std::vector<OpId> critical_preds;
     [[nodiscard]] OpId critical_pred(OpId op) const {
         return op.index() < critical_preds.size() ? critical_preds[op.index()] : OpId::invalid();
+    }
+    /// For communication: the part of an op's [start, end] beyond its time on an empty network (contention), for
+    /// the ops that had some, by op id ascending (each once); every other op had none. Kept apart from `ops`: most
+    /// ops have none (computes, and calls that had their links to themselves), so a timing is 24 bytes, not 32.
+    std::vector<std::pair<OpId, engine::Time>> contentions;
+    /// `op`'s contention (zero when it had none): a binary search from `from`, a position in `contentions` at or
+    /// before op's entry (callers visiting ops in ascending order pass the last position found, so that each
+    /// search starts there).
+    [[nodiscard]] engine::Time contention(OpId op, std::size_t& from) const {
+        const auto it = std::lower_bound(contentions.begin() + static_cast<std::ptrdiff_t>(from), contentions.end(), op,
+                                         [](const auto& e, OpId id) { return e.first.value < id.value; });
+        from = static_cast<std::size_t>(it - contentions.begin());
+        return it != contentions.end() && it->first == op ? it->second : engine::Time{0};
+    }
+    [[nodiscard]] engine::Time contention(OpId op) const {
+        std::size_t from = 0;
+        return contention(op, from);
     }
     std::vector<TimelineMarker> markers;  // in time order
     std::vector<Transfer> transfers;

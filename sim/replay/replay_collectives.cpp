@@ -401,8 +401,8 @@ void ReplayEngine::finish_member(std::uint32_t index, std::uint32_t member) {
     timeline_.critical_preds[op.index()] = inst.last_trigger;
     // Contention: how much later than on an empty network this member finished, counted from the collective's
     // first transfer.
-    t.contention = std::max(Time{0}, (sim_.now() - inst.first_start) - inst.member_ideal[member]);
-    t.contention = std::min(t.contention, sim_.now() - t.start);
+    note_contention(op, std::min(std::max(Time{0}, (sim_.now() - inst.first_start) - inst.member_ideal[member]),
+                                 sim_.now() - t.start));
     done_queue_.push_back(op);
 }
 

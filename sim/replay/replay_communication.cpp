@@ -102,7 +102,7 @@ void ReplayEngine::on_flow(FlowId flow) {
             const Time delay = std::max(Time{0}, (sim_.now() - start) - net_.ideal_duration(flow));
             const std::uint32_t recv = op_state_[id].partner;
             timeline_.transfers.push_back(traces::Transfer{OpId{id}, OpId{recv}, start, sim_.now()});
-            timeline_.ops[id].contention = delay;
+            note_contention(OpId{id}, delay);
             done_queue_.push_back(OpId{id});
             traces::OpTiming& r = timeline_.ops[recv];
             if (!g_.ops[id].eager || r.ready.count() >= 0) {
@@ -111,7 +111,7 @@ void ReplayEngine::on_flow(FlowId flow) {
                     r.start = std::max(r.ready, start);
                     if (r.ready < start) timeline_.critical_preds[recv] = OpId{id};  // (else: its trigger)
                 }
-                r.contention = std::min(delay, sim_.now() - r.start);
+                note_contention(OpId{recv}, std::min(delay, sim_.now() - r.start));
                 done_queue_.push_back(OpId{recv});
             } else {
                 p2p_arrived_[id] = 1;  // the recv, when posted, ends at once
@@ -119,8 +119,7 @@ void ReplayEngine::on_flow(FlowId flow) {
             return;
         }
         default: {
-            timeline_.ops[id].contention =
-                std::max(Time{0}, (sim_.now() - net_.start_time(flow)) - net_.ideal_duration(flow));
+            note_contention(OpId{id}, (sim_.now() - net_.start_time(flow)) - net_.ideal_duration(flow));
             done_queue_.push_back(OpId{id});
             return;
         }

@@ -457,6 +457,13 @@ ReplayResult ReplayEngine::run() {
 
     ReplayResult result;
     for (const auto& t : timeline_.ops) timeline_.makespan = std::max(timeline_.makespan, t.end);
+    // Contentions by op (each op's is noted once, when it ends).
+    std::sort(timeline_.contentions.begin(), timeline_.contentions.end(),
+              [](const auto& a, const auto& b) { return a.first.value < b.first.value; });
+    CLUSTERSIM_CHECK(std::adjacent_find(timeline_.contentions.begin(), timeline_.contentions.end(),
+                                        [](const auto& a, const auto& b) { return a.first == b.first; }) ==
+                         timeline_.contentions.end(),
+                     "an op's contention noted twice");
     // Point-to-point transfers by arrival, then send: not in the order one instant's events happened to run.
     std::sort(timeline_.transfers.begin(), timeline_.transfers.end(),
               [](const auto& a, const auto& b) { return std::tie(a.end, a.send) < std::tie(b.end, b.send); });

@@ -291,6 +291,10 @@ private:
     /// A rank's communicators with its place in each (CSR by rank, by communicator within a rank).
     std::vector<std::uint32_t> rank_comm_offsets_;
     std::vector<std::pair<std::uint32_t, std::uint32_t>> rank_comms_;  // (communicator, member index)
+    /// Records an op's contention (Timeline::contentions): kept only when positive; sorted by op when the run ends.
+    void note_contention(traces::OpId op, engine::Time contention) {
+        if (contention > engine::Time{0}) timeline_.contentions.emplace_back(op, contention);
+    }
     /// The place of `rank` in `comm` (a member: checked by the graph's validation).
     [[nodiscard]] std::uint32_t member_of(traces::RankId rank, traces::CommId comm) const;
     std::vector<OpState> op_state_;  // by op, and one past the last (the dependents' end)

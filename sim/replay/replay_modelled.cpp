@@ -208,7 +208,7 @@ void ReplayEngine::finish_modelled(std::uint32_t index) {
         // As for simulated calls: the wait for the last member first, then the modelled transfer time.
         t.start = sim_.now() - inst.ideal;
         timeline_.critical_preds[op.index()] = inst.last_trigger;
-        t.contention = Time{0};
+        // (No contention: the model's time is an empty network's.)
         done_queue_.push_back(op);
     }
     release_instance(index);

@@ -105,3 +105,22 @@ TEST_CASE("a timeline of some ranks leaves out the others' slices, arrows and me
     CHECK(json.find("\"ph\":\"s\"") == std::string::npos);  // the arrow lacks its send
     CHECK(json.find("\"ph\":\"f\"") == std::string::npos);
 }
+
+TEST_CASE("an op's contention is found among the ops that had some, in any order of lookup", "[traces][timeline]") {
+    traces::Timeline tl;
+    tl.contentions = {
+        {traces::OpId{2}, engine::Time{7}}, {traces::OpId{5}, engine::Time{11}}, {traces::OpId{9}, engine::Time{3}}};
+    // Ascending, with a cursor: each search starts where the last one ended.
+    std::size_t at = 0;
+    const std::int64_t expected[] = {0, 0, 7, 0, 0, 11, 0, 0, 0, 3, 0};
+    for (std::uint32_t op = 0; op < 11; ++op) {
+        INFO("op " << op);
+        REQUIRE(tl.contention(traces::OpId{op}, at) == engine::Time{expected[op]});
+    }
+    REQUIRE(at == tl.contentions.size());
+    // Without one (or out of order): a search of the whole list.
+    REQUIRE(tl.contention(traces::OpId{5}) == engine::Time{11});
+    REQUIRE(tl.contention(traces::OpId{2}) == engine::Time{7});
+    REQUIRE(tl.contention(traces::OpId{4}) == engine::Time{0});
+    REQUIRE(traces::Timeline{}.contention(traces::OpId{0}) == engine::Time{0});
+}

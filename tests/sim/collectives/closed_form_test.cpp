@@ -63,6 +63,7 @@ void require_same(const sim::ReplayResult& closed, const sim::ReplayResult& flow
     REQUIRE(closed.timeline.makespan == flows.timeline.makespan);
     REQUIRE(closed.timeline.ops == flows.timeline.ops);
     REQUIRE(closed.timeline.critical_preds == flows.timeline.critical_preds);
+    REQUIRE(closed.timeline.contentions == flows.timeline.contentions);
     REQUIRE(closed.flows == flows.flows);
     REQUIRE(closed.bytes_on_network == flows.bytes_on_network);
     REQUIRE(closed.timeline.transfers == flows.timeline.transfers);
@@ -169,5 +170,5 @@ TEST_CASE("a flow on a link held by a closed-form call starts the replay over wi
     require_same(closed, flows);
     REQUIRE(flows.timeline.transfers == closed.timeline.transfers);
     // Contended: the transfer and the ring's first edge shared GPU 0's NVLink.
-    REQUIRE(flows.timeline.ops[0].contention > engine::Time{0});
+    REQUIRE(flows.timeline.contention(traces::OpId{0}) > engine::Time{0});
 }
