@@ -1,10 +1,6 @@
 // Op readiness and completion, compute timing with the slowdown under communication, and the run loop.
 #include "sim/replay/replay_engine.h"
 
-#include <unordered_map>
-
-#include "engine/memory_budget.h"
-
 #include <algorithm>
 #include <cmath>
 #include <tuple>
@@ -16,6 +12,7 @@
 #include "engine/hash.h"
 #include "engine/huge_pages.h"
 #include "engine/log.h"
+#include "engine/memory_budget.h"
 
 namespace clustersim::sim {
 
