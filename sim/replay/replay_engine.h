@@ -288,7 +288,9 @@ private:
     /// The op whose end released `op` (invalid for an op ready at the start), until the op starts: then, the op
     /// its start is attributed to (see Timeline::critical_preds).
     [[nodiscard]] traces::OpId trigger(traces::OpId op) const { return timeline_.critical_preds[op.index()]; }
-    /// A rank's communicators with its place in each (CSR by rank, by communicator within a rank).
+    /// A rank's communicators with its place in each (CSR by rank, by communicator within a rank), built by
+    /// index_rank_comms (replay_calls.cpp).
+    void index_rank_comms();
     std::vector<std::uint32_t> rank_comm_offsets_;
     std::vector<std::pair<std::uint32_t, std::uint32_t>> rank_comms_;  // (communicator, member index)
     /// Records an op's contention (Timeline::contentions): kept only when positive; sorted by op when the run ends.
