@@ -44,9 +44,8 @@ void ReplayEngine::arrive_p2p(OpId id) {
     const auto& s = g_.ops[send.index()];
     // ECMP by connection, as a collective's transfers (replay_transfer_flows.cpp): the sends of a communicator from
     // one rank to another keep one path.
-    const std::uint64_t key = engine::hash_combine(
-        engine::hash_combine(engine::hash_combine(s.comm.valid() ? s.comm.value : UINT32_MAX, 1), s.rank.value),
-        s.peer.value);
+    const std::uint64_t key =
+        connection_key(engine::hash_combine(s.comm.valid() ? s.comm.value : UINT32_MAX, 1), s.rank.value, s.peer.value);
     const RouteView route = route_once(gpu_of(s.rank), gpu_of(s.peer), key, route_scratch_);
     const double efficiency = !options_.protocols ? 1.0
                               : route.kept        ? route.kept->efficiency

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "engine/flat_map.h"
+#include "engine/hash.h"
 #include "engine/simulator.h"
 #include "sim/replay/replay.h"
 #include "sim/replay/transfer_states.h"
@@ -242,6 +243,18 @@ private:
     /// The route from src to dst (flow key `key` picks among equal-cost paths). Routes without a choice are kept
     /// by (src, dst) in single_routes_, the others by (src, dst, key) in keyed_routes_ (flow keys are per
     /// connection, so they repeat); past max_cached_routes, routes are routed into `out`.
+    /// ECMP by connection (models.md): the flow key of every transfer on one connection, from the communicator
+    /// (a collective's id, or a hash that keeps a rank's sends apart from its collectives) and the two ends. NCCL
+    /// opens a connection once per communicator and its path stays, so its transfers take one path.
+    static std::uint64_t connection_key(std::uint64_t comm, std::uint32_t from, std::uint32_t to) {
+        return engine::hash_combine(engine::hash_combine(comm, from), to);
+    }
+    /// Whether kept route `index` is the one routed for (pair, key) with a choice of paths (keyed_routes_ holds
+    /// hashes, so a hit is checked; so is a guess, such as a connection's next channel).
+    [[nodiscard]] bool kept_for(std::uint32_t index, std::uint64_t pair, std::uint64_t key) const {
+        return index < kept_routes_.size() && kept_routes_[index].multipath && kept_routes_[index].pair == pair &&
+               kept_routes_[index].key == key;
+    }
     RouteView route_once(topo::DeviceId src, topo::DeviceId dst, std::uint64_t key, std::vector<topo::LinkId>& out,
                          SlotRoute* slot_route = nullptr);
     void finish_transfer(std::uint32_t instance, std::uint64_t transfer);

@@ -30,7 +30,7 @@ void ReplayEngine::start_flows(std::uint32_t index, std::uint64_t t, const Plann
     // ECMP by connection: NCCL sets up a channel's connection to a peer once per communicator, and its path stays
     // (InfiniBand routes by destination, RoCE hashes the queue pair's fixed 5-tuple), so the key is the
     // communicator and the two ends, not the transfer.
-    const std::uint64_t key = engine::hash_combine(engine::hash_combine(inst.comm.value, src.value), dst.value);
+    const std::uint64_t key = connection_key(inst.comm.value, src.value, dst.value);
     channel_routes_.resize(channels);
     channel_kept_.resize(channels);
     const auto kept_index = [&](const RouteView& v) {
@@ -46,8 +46,7 @@ void ReplayEngine::start_flows(std::uint32_t index, std::uint64_t t, const Plann
     const std::uint64_t pair = (std::uint64_t{src.value} << 32) | dst.value;
     for (std::uint32_t c = 1; c < routed; ++c) {
         const std::uint32_t next = channel_kept_[0] == UINT32_MAX ? UINT32_MAX : channel_kept_[0] + c;
-        if (next < kept_routes_.size() && kept_routes_[next].multipath && kept_routes_[next].pair == pair &&
-            kept_routes_[next].key == key + c) {
+        if (kept_for(next, pair, key + c)) {
             channel_kept_[c] = next;
             continue;
         }
@@ -149,10 +148,7 @@ ReplayEngine::RouteView ReplayEngine::route_once(topo::DeviceId src, topo::Devic
     // (The map's own empty key is all ones: a hash equal to it is stored as its neighbour.)
     std::uint64_t keyed = engine::hash_combine(pair, key);
     if (keyed == UINT64_MAX) keyed = UINT64_MAX - 1;
-    if (const std::uint32_t* kept = keyed_routes_.find(keyed)) {
-        const CachedRoute& c = kept_routes_[*kept];
-        if (c.pair == pair && c.key == key) return view(*kept);
-    }
+    if (const std::uint32_t* kept = keyed_routes_.find(keyed); kept && kept_for(*kept, pair, key)) return view(*kept);
     out.clear();
     const bool multipath = net_.router().route(src, dst, key, out);
     if (kept_routes_.size() >= max_cached_routes) return {out, multipath, nullptr};
