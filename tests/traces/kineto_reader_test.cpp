@@ -189,6 +189,15 @@ TEST_CASE("malformed Kineto input fails with the file and what was expected", "[
         REQUIRE_THROWS_WITH(
             traces::read_kineto({write("clustersim_rank.json", "\"rank\": 0", "\"rank\": 4294967296")}, {}),
             Contains("distributedInfo.rank: expected an integer from 0 to 16777216, got 4294967296"));
+        // Ids past 2^53 (their conversion to an integer would be undefined) or with a fraction are refused, not
+        // wrapped or truncated into another event's.
+        REQUIRE_THROWS_WITH(
+            traces::read_kineto({write("clustersim_corr.json", "\"correlation\": 1", "\"correlation\": 1.1e31")}, {}),
+            Contains("clustersim_corr.json: traceEvents[") &&
+                Contains("args.correlation 1.1e+31 is not an id (expected a whole number of at most 2^53)"));
+        REQUIRE_THROWS_WITH(
+            traces::read_kineto({write("clustersim_stream.json", "\"stream\": 7", "\"stream\": 7.5")}, {}),
+            Contains("args.stream 7.5 is not an id"));
     }
     // A memcpy of 1e30 bytes is refused, not a copy of 0 bytes.
     REQUIRE_THROWS_WITH(traces::read_kineto({testing::test_data("traces/kineto_huge_memcpy.json")}, {}),

@@ -99,6 +99,17 @@ RankTrace parse_rank(const std::string& file, const KinetoOptions& options) {
             reject(file, fmt::format("traceEvents[{}] '{}': 'ts' lies {} us after the trace's first event (at most "
                                      "1e11 us)",
                                      e.index, e.name.substr(0, 80), e.ts_us - base_us));
+        // Ids (streams, correlations) are whole numbers, read as doubles: in range before any conversion to an
+        // integer (outside it the conversion is undefined), never truncated.
+        for (const auto& [key, id] : {std::pair<const char*, double>{"stream", e.stream},
+                                      {"correlation", e.correlation},
+                                      {"wait_on_stream", e.wait_on_stream},
+                                      {"wait_on_cuda_event_record_corr_id", e.wait_on_record_correlation}}) {
+            if (!(std::fabs(id) <= 9.007199254740992e15) || id != std::floor(id))
+                reject(file, fmt::format("traceEvents[{}] '{}': args.{} {} is not an id (expected a whole number of at "
+                                         "most 2^53)",
+                                         e.index, e.name.substr(0, 80), key, id));
+        }
         const Time ts = time_of(e), end = ts + from_us(e.dur_us);
         if (e.name.rfind("ProfilerStep#", 0) == 0) {
             steps[std::atoi(e.name.c_str() + 13)] = {ts, end};
