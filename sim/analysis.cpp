@@ -248,7 +248,7 @@ std::vector<traces::GroupCommunication> communication_by_group(const traces::OpG
     for (std::size_t i = 0; i < g.ops.size(); ++i) {
         const traces::Op& op = g.ops[i];
         if (!op.is_communication()) continue;
-        traces::GroupCommunication& row = rows[row_of[op.comm.index()]];
+        traces::GroupCommunication& row = rows[row_of[op.comm().index()]];
         const traces::OpTiming& t = tl.ops[i];
         ++row.ops;
         row.bytes += op.bytes;

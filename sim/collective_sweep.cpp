@@ -45,7 +45,7 @@ traces::OpGraph collective_graph(std::uint32_t ranks, const std::vector<std::vec
                           traces::OpKind::collective};
             op.collective = kind;
             op.bytes = bytes;
-            op.comm = comm;
+            op.set_comm(comm);
             g.add(op);
         }
     }

@@ -84,16 +84,16 @@ engine::Time compute_time(const traces::OpGraph& graph, const traces::Op& op, co
     const auto cls = static_cast<std::size_t>(op.kernel_class);
     const double peak = gpu.peak_flops(compute_dtype(op.dtype));
     double seconds = 0;
-    if (op.flops > 0) {
-        if (op.kernel_class == traces::KernelClass::gemm && op.shape != traces::no_shape)
-            seconds = cache ? op.flops / (peak * cache->get(graph, op.shape, gpu_type, gpu))
-                            : gemm_timing(graph.gemm_shapes[op.shape], op.flops, gpu, peak).seconds;
+    if (op.flops() > 0) {
+        if (op.kernel_class == traces::KernelClass::gemm && op.shape() != traces::no_shape)
+            seconds = cache ? op.flops() / (peak * cache->get(graph, op.shape(), gpu_type, gpu))
+                            : gemm_timing(graph.gemm_shapes[op.shape()], op.flops(), gpu, peak).seconds;
         else if (op.kernel_class == traces::KernelClass::gemm)
-            seconds = op.flops / (peak * gpu.gemm_efficiency);
+            seconds = op.flops() / (peak * gpu.gemm_efficiency);
         else if (op.kernel_class == traces::KernelClass::attention)
-            seconds = op.flops / (peak * gpu.attention_efficiency);
+            seconds = op.flops() / (peak * gpu.attention_efficiency);
         else
-            seconds = op.flops / (peak * model.flops_efficiency[cls]);
+            seconds = op.flops() / (peak * model.flops_efficiency[cls]);
     }
     if (op.bytes > 0)
         seconds = std::max(

@@ -17,7 +17,7 @@ traces::TrainingMetrics training_metrics(const traces::OpGraph& g, const topo::C
         return m;
     double hardware = 0;
     for (const traces::Op& op : g.ops)
-        if (op.kind == traces::OpKind::compute) hardware += op.flops;
+        if (op.kind == traces::OpKind::compute) hardware += op.flops();
     m.gpus = g.job_size();
     hardware *= static_cast<double>(m.gpus) / g.rank_count;  // simulated ranks stand for the others
     hardware /= g.iteration_count();

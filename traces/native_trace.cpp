@@ -113,25 +113,34 @@ void read_op(const Reader& r, const json& j, const std::string& path, OpGraph& g
     if (j.contains("dtype")) op.dtype = r.enum_at(j["dtype"], path + ".dtype", &parse_data_type, "data type");
     // FLOPs and bytes bounded so that any kernel or message fits the 53 days a run can represent on the slowest
     // GPU and link (docs/formats.md).
-    if (j.contains("flops")) op.flops = r.number_at(j["flops"], path + ".flops", 1e20);
+    // Fields of one family of kinds share their storage in an Op: given to another kind, they are refused.
+    const auto only_for = [&](const char* key, bool applies, const char* kinds) {
+        if (j.contains(key) && !applies)
+            r.fail(path + "." + key,
+                   fmt::format("only {} have '{}'; this op is a {}", kinds, key, op_kind_name(op.kind)));
+    };
+    only_for("flops", op.kind == OpKind::compute, "compute ops");
+    only_for("gemm", op.kind == OpKind::compute, "compute ops");
+    only_for("algorithm", op.kind == OpKind::collective, "collectives");
+    if (j.contains("flops")) op.set_flops(r.number_at(j["flops"], path + ".flops", 1e20));
     if (j.contains("bytes")) op.bytes = r.unsigned_at(j["bytes"], path + ".bytes", std::uint64_t{1} << 50);
     if (j.contains("duration_ps"))
         op.duration = engine::Time{
             static_cast<std::int64_t>(r.unsigned_at(j["duration_ps"], path + ".duration_ps", Reader::quantity_max))};
-    if (op.is_communication()) op.comm = CommId{r.id_at(r.member(j, path, "comm"), path + ".comm")};
+    if (op.is_communication()) op.set_comm(CommId{r.id_at(r.member(j, path, "comm"), path + ".comm")});
     if (op.kind == OpKind::collective)
         op.collective =
             r.enum_at(r.member(j, path, "collective"), path + ".collective", &parse_collective_kind, "collective");
     if (op.kind == OpKind::send || op.kind == OpKind::recv) {
-        op.peer = RankId{r.id_at(r.member(j, path, "peer"), path + ".peer")};
-        if (j.contains("tag")) op.tag = r.id_at(j["tag"], path + ".tag");
+        op.set_peer(RankId{r.id_at(r.member(j, path, "peer"), path + ".peer")});
+        if (j.contains("tag")) op.set_tag(r.id_at(j["tag"], path + ".tag"));
         if (j.contains("eager")) {
             if (!j["eager"].is_boolean())
                 r.fail(path + ".eager", fmt::format("expected true or false, got {}", Reader::brief(j["eager"])));
             op.eager = j["eager"].get<bool>();
         }
     }
-    if (j.contains("algorithm")) op.algorithm = g.intern(r.string_at(j["algorithm"], path + ".algorithm"));
+    if (j.contains("algorithm")) op.set_algorithm(g.intern(r.string_at(j["algorithm"], path + ".algorithm")));
     if (j.contains("memory")) op.memory = r.enum_at(j["memory"], path + ".memory", &parse_memory_use, "memory use");
     if (j.contains("gemm")) {
         const json& m = j["gemm"];
@@ -143,7 +152,7 @@ void read_op(const Reader& r, const json& j, const std::string& path, OpGraph& g
                 r.fail(fmt::format("{}.gemm[{}]", path, k), "expected a dimension from 1 to 2^32-1");
             dims[k] = static_cast<std::uint32_t>(x);
         }
-        op.shape = g.intern(GemmShape{dims[0], dims[1], dims[2], dims[3]});
+        op.set_shape(g.intern(GemmShape{dims[0], dims[1], dims[2], dims[3]}));
     }
     deps.clear();
     if (j.contains("deps")) {
@@ -272,20 +281,21 @@ std::string native_trace_text(const OpGraph& g) {
                            op_kind_name(op.kind));
         if (op.kind == OpKind::compute)
             out += fmt::format(", \"class\": \"{}\", \"flops\": {}", kernel_class_name(op.kernel_class),
-                               json_number(op.flops));
+                               json_number(op.flops()));
         out += fmt::format(", \"dtype\": \"{}\", \"bytes\": {}", data_type_name(op.dtype), op.bytes);
         if (op.has_duration()) out += fmt::format(", \"duration_ps\": {}", op.duration.count());
-        if (op.is_communication()) out += fmt::format(", \"comm\": {}", op.comm.value);
+        if (op.is_communication()) out += fmt::format(", \"comm\": {}", op.comm().value);
         if (op.kind == OpKind::collective)
             out += fmt::format(", \"collective\": \"{}\"", collective_kind_name(op.collective));
         if (op.kind == OpKind::send || op.kind == OpKind::recv)
-            out += fmt::format(", \"peer\": {}, \"tag\": {}{}", op.peer.value, op.tag,
+            out += fmt::format(", \"peer\": {}, \"tag\": {}{}", op.peer().value, op.tag(),
                                op.eager ? ", \"eager\": true" : "");
-        if (op.algorithm != no_algorithm) out += fmt::format(", \"algorithm\": {}", json_string(g.names[op.algorithm]));
+        if (op.algorithm() != no_algorithm)
+            out += fmt::format(", \"algorithm\": {}", json_string(g.names[op.algorithm()]));
         if (op.kind == OpKind::alloc || op.kind == OpKind::free)
             out += fmt::format(", \"memory\": \"{}\"", memory_use_name(op.memory));
-        if (op.shape != no_shape) {
-            const GemmShape& m = g.gemm_shapes[op.shape];
+        if (op.shape() != no_shape) {
+            const GemmShape& m = g.gemm_shapes[op.shape()];
             out += fmt::format(", \"gemm\": [{}, {}, {}, {}]", m.m, m.n, m.k, m.batch);
         }
         const auto deps = g.deps(OpId::from_index(i));

@@ -68,11 +68,11 @@ std::vector<std::vector<std::vector<OpId>>> collectives_by_member(const OpGraph&
     }
     for (std::size_t i = 0; i < g.ops.size(); ++i) {
         const Op& op = g.ops[i];
-        if (op.kind != OpKind::collective || op.comm.index() >= g.comms.size()) continue;
-        const auto& index = members[op.comm.index()];
+        if (op.kind != OpKind::collective || op.comm().index() >= g.comms.size()) continue;
+        const auto& index = members[op.comm().index()];
         const auto it = std::lower_bound(index.begin(), index.end(), std::pair{op.rank, std::uint32_t{0}});
         if (it != index.end() && it->first == op.rank)
-            issued[op.comm.index()][it->second].push_back(OpId::from_index(i));
+            issued[op.comm().index()][it->second].push_back(OpId::from_index(i));
     }
     return issued;
 }
@@ -182,11 +182,11 @@ std::string OpGraph::describe(OpId id) const {
     std::string what = op_kind_name(op.kind);
     if (op.kind == OpKind::collective)
         what = fmt::format("{} on '{}'", collective_kind_name(op.collective),
-                           op.comm.index() < comms.size() ? comms[op.comm.index()].name : "?");
+                           op.comm().index() < comms.size() ? comms[op.comm().index()].name : "?");
     else if (op.kind == OpKind::send)
-        what = fmt::format("send to rank {}", op.peer.value);
+        what = fmt::format("send to rank {}", op.peer().value);
     else if (op.kind == OpKind::recv)
-        what = fmt::format("recv from rank {}", op.peer.value);
+        what = fmt::format("recv from rank {}", op.peer().value);
     return fmt::format("rank {} op {} '{}' ({})", op.rank.value, id.value,
                        op.name < names.size() ? names[op.name] : "?", what);
 }

@@ -3,6 +3,7 @@
 // Collectives match across ranks by communicator and issue order; send/recv by (src, dst, communicator, order).
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -91,7 +92,12 @@ struct TrainingFacts {
     bool operator==(const TrainingFacts&) const = default;
 };
 
-/// One op, 64 bytes; names are interned in OpGraph::names.
+/// One op, 48 bytes; names are interned in OpGraph::names. Fields that only one family of kinds uses share their
+/// storage, behind accessors that give the default for the other kinds (memory is most of a large run: 65 M ops
+/// for one unfolded iteration on 16,384 GPUs, docs/architecture.md):
+/// - `flops()` (compute) with `comm()` and `peer()` (communication);
+/// - `shape()` (compute), `algorithm()` (collective) and `tag()` (send/recv).
+/// Set the kind first: a setter writes its field whatever the kind, a getter reads it only for its own kinds.
 struct Op {
     RankId rank;
     StreamId stream;
@@ -102,21 +108,50 @@ struct Op {
     CollectiveKind collective = CollectiveKind::all_reduce;
     bool eager = false;                   // send only: starts without waiting for the recv (buffered, as ASTRA-sim)
     MemoryUse memory = MemoryUse::other;  // alloc/free only
-    std::uint32_t shape = no_shape;       // compute: index into OpGraph::gemm_shapes (GEMM kernels)
+    // Read and written through the accessors below, stored so that zero is each field's default: the tag, or one
+    // more than shape or algorithm; the bits of `flops`, or the complements of comm (low half) and peer (high half).
+    std::uint32_t detail_bits = 0;
     std::uint64_t bytes = 0;    // compute: bytes touched; collective: per-rank buffer; send/recv/copy: message
-    double flops = 0;           // compute only
     engine::Time duration{-1};  // measured duration, or -1 when the trace has none
-    CommId comm;                // collectives and send/recv
-    RankId peer;                // send: destination; recv: source
-    std::uint32_t tag = 0;      // send/recv
-    std::uint32_t algorithm = no_algorithm;  // collective algorithm hint: an index into OpGraph::names
+    std::uint64_t payload_bits = 0;
+
+    /// Compute: FLOPs (0 for the other kinds).
+    [[nodiscard]] double flops() const { return kind == OpKind::compute ? std::bit_cast<double>(payload_bits) : 0.0; }
+    void set_flops(double flops) { payload_bits = std::bit_cast<std::uint64_t>(flops); }
+    /// Collectives and send/recv: the communicator (invalid for the other kinds).
+    [[nodiscard]] CommId comm() const {
+        return is_communication() ? CommId{~static_cast<std::uint32_t>(payload_bits)} : CommId::invalid();
+    }
+    void set_comm(CommId comm) {
+        payload_bits = (payload_bits & ~std::uint64_t{UINT32_MAX}) | std::uint32_t{~comm.value};
+    }
+    /// Send: destination; recv: source (invalid for the other kinds).
+    [[nodiscard]] RankId peer() const {
+        return is_point_to_point() ? RankId{~static_cast<std::uint32_t>(payload_bits >> 32)} : RankId::invalid();
+    }
+    void set_peer(RankId peer) {
+        payload_bits = (payload_bits & std::uint64_t{UINT32_MAX}) | (std::uint64_t{~peer.value} << 32);
+    }
+    /// Compute: index into OpGraph::gemm_shapes (GEMM kernels), or no_shape.
+    [[nodiscard]] std::uint32_t shape() const { return kind == OpKind::compute ? detail_bits - 1 : no_shape; }
+    void set_shape(std::uint32_t shape) { detail_bits = shape + 1; }
+    /// Collective: the algorithm hint, an index into OpGraph::names, or no_algorithm.
+    [[nodiscard]] std::uint32_t algorithm() const {
+        return kind == OpKind::collective ? detail_bits - 1 : no_algorithm;
+    }
+    void set_algorithm(std::uint32_t algorithm) { detail_bits = algorithm + 1; }
+    /// Send/recv: the tag that matches them (0 for the other kinds).
+    [[nodiscard]] std::uint32_t tag() const { return is_point_to_point() ? detail_bits : 0; }
+    void set_tag(std::uint32_t tag) { detail_bits = tag; }
 
     [[nodiscard]] bool has_duration() const { return duration.count() >= 0; }
     [[nodiscard]] bool is_communication() const {
         return kind == OpKind::collective || kind == OpKind::send || kind == OpKind::recv;
     }
+    [[nodiscard]] bool is_point_to_point() const { return kind == OpKind::send || kind == OpKind::recv; }
     bool operator==(const Op&) const = default;
 };
+static_assert(sizeof(Op) == 48);
 
 struct Stream {
     RankId rank;

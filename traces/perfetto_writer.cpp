@@ -42,15 +42,15 @@ void op_args(std::string& args, const std::vector<std::string>& quoted_comms, co
     fmt::format_to(std::back_inserter(args), "\"bytes\":{}", op.bytes);
     if (op.kind == OpKind::compute) {
         fmt::format_to(std::back_inserter(args), ",\"class\":\"{}\",\"flops\":", kernel_class_name(op.kernel_class));
-        append_json_number(args, op.flops);
+        append_json_number(args, op.flops());
     }
     if (op.kind == OpKind::collective) {
         fmt::format_to(std::back_inserter(args),
                        ",\"collective\":\"{}\",\"comm\":", collective_kind_name(op.collective));
-        args += quoted_comms[op.comm.index()];
+        args += quoted_comms[op.comm().index()];
     }
     if (op.kind == OpKind::send || op.kind == OpKind::recv)
-        fmt::format_to(std::back_inserter(args), ",\"peer\":{}", op.peer.value);
+        fmt::format_to(std::back_inserter(args), ",\"peer\":{}", op.peer().value);
     if (contention > engine::Time{0}) {
         args += ",\"contention_us\":";
         append_microseconds(args, contention);

@@ -76,8 +76,15 @@ struct ReplayOptions {
     /// Each collective transfer is split over this many parallel flows (NCCL channels), each with its own ECMP
     /// path, as NCCL spreads a ring over several channels and queue pairs.
     std::uint32_t channels = 8;
-    /// Link counters in the timeline: only links that carried traffic.
+    /// Link counters in the timeline: only links that carried traffic, each with its totals (bytes, peak rate,
+    /// contention delay).
     bool link_counters = true;
+    /// Of those, the `link_series` links that carried the most bytes (ties by link order: the order in which the
+    /// Perfetto writer and the report pick theirs) also get their rate over time (points and bins); the others'
+    /// are left empty. A series is a few KB: kept for every link, they were 0.7 GB of a 16,384-GPU run that no
+    /// output read. Set it to at least what the outputs draw (PerfettoOptions::max_link_counters,
+    /// report::ReportOptions::heatmap_links); SIZE_MAX keeps every link's.
+    std::size_t link_series = 64;
     /// A replay inside another (a folded call's shape, timed alone): its network line and restarts are logged at
     /// trace level (-vv), not once per shape at -v.
     bool nested = false;

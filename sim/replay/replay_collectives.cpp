@@ -27,7 +27,7 @@ void ReplayEngine::arrive_collective(OpId id) {
     }
     Instance& inst = instances_[index];
     if (!inst.planned) plan_instance(index, op);
-    const std::uint32_t member = member_of(op.rank, op.comm);
+    const std::uint32_t member = member_of(op.rank, op.comm());
     inst.members[member] = id;
     inst.member_arrival[member] = sim_.now();
     note_arrival_trigger(inst, member, trigger(id));
@@ -88,8 +88,8 @@ void ReplayEngine::plan_instance(std::uint32_t index, const traces::Op& op) {
     for (const auto& [name, chosen] : options_.communicator_algorithms) {
         if (!algorithm && name == comm_name) algorithm = chosen;
     }
-    if (!algorithm && op.algorithm != traces::no_algorithm)
-        algorithm = find_collective_algorithm(g_.names[op.algorithm]);
+    if (!algorithm && op.algorithm() != traces::no_algorithm)
+        algorithm = find_collective_algorithm(g_.names[op.algorithm()]);
     const std::size_t tree = tree_algorithm_, ring = ring_algorithm_;
     if (options_.protocols && op.collective != traces::CollectiveKind::all_to_all) {
         if (!setup.has_info) {

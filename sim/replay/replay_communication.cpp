@@ -44,13 +44,13 @@ void ReplayEngine::arrive_p2p(OpId id) {
     const auto& s = g_.ops[send.index()];
     // ECMP by connection, as a collective's transfers (replay_transfer_flows.cpp): the sends of a communicator from
     // one rank to another keep one path.
-    const std::uint64_t key =
-        connection_key(engine::hash_combine(s.comm.valid() ? s.comm.value : UINT32_MAX, 1), s.rank.value, s.peer.value);
-    const RouteView route = route_once(gpu_of(s.rank), gpu_of(s.peer), key, route_scratch_);
+    const std::uint64_t key = connection_key(engine::hash_combine(s.comm().valid() ? s.comm().value : UINT32_MAX, 1),
+                                             s.rank.value, s.peer().value);
+    const RouteView route = route_once(gpu_of(s.rank), gpu_of(s.peer()), key, route_scratch_);
     const double efficiency = !options_.protocols ? 1.0
                               : route.kept        ? route.kept->efficiency
                                                   : route_efficiency(route.links);
-    net_.start_flow_on_route(gpu_of(s.rank), gpu_of(s.peer), route.links,
+    net_.start_flow_on_route(gpu_of(s.rank), gpu_of(s.peer()), route.links,
                              static_cast<std::uint64_t>(std::ceil(static_cast<double>(s.bytes) / efficiency)),
                              (owner_p2p << owner_shift) | send.value, 1, engine::Time{0},
                              route.kept ? &route.kept->cost : nullptr);
@@ -154,7 +154,7 @@ std::string ReplayEngine::deadlock_report() const {
                                 g_.comms[inst.comm.index()].name, missing));
             } else if (op.kind == OpKind::send || op.kind == OpKind::recv) {
                 add(fmt::format("rank {} waits in {} {} rank {} ('{}')", r, op.kind == OpKind::send ? "send" : "recv",
-                                op.kind == OpKind::send ? "to" : "from", op.peer.value, g_.names[op.name]));
+                                op.kind == OpKind::send ? "to" : "from", op.peer().value, g_.names[op.name]));
             }
         }
     }

@@ -119,7 +119,7 @@ void ReplayEngine::setup() {
         // the same calls; fewer when folded), reserved so that the records are not copied as they are added.
         std::vector<std::uint64_t> collective_ops(g_.comms.size(), 0);
         for (const traces::Op& op : g_.ops) {
-            if (op.kind == OpKind::collective) ++collective_ops[op.comm.index()];
+            if (op.kind == OpKind::collective) ++collective_ops[op.comm().index()];
         }
         std::size_t expected_calls = 0;
         for (std::size_t c = 0; c < g_.comms.size(); ++c) {
@@ -131,14 +131,14 @@ void ReplayEngine::setup() {
     for (std::size_t i = 0; i < n; ++i) {
         const traces::Op& op = g_.ops[i];
         if (op.kind == OpKind::collective) {
-            const auto& ranks = g_.comms[op.comm.index()].ranks;
-            const std::uint32_t member = member_of(op.rank, op.comm);
-            const std::uint32_t k = member_issued[op.comm.index()][member]++;
-            auto& list = comm_instances[op.comm.index()];
+            const auto& ranks = g_.comms[op.comm().index()].ranks;
+            const std::uint32_t member = member_of(op.rank, op.comm());
+            const std::uint32_t k = member_issued[op.comm().index()][member]++;
+            auto& list = comm_instances[op.comm().index()];
             if (k == list.size()) {
                 list.push_back(static_cast<std::uint32_t>(calls_.size()));
                 Call& call = calls_.emplace_back();
-                call.record.comm = op.comm;
+                call.record.comm = op.comm();
                 call.record.bytes = op.bytes;
             }
             op_state_[i].partner = list[k];
@@ -148,10 +148,10 @@ void ReplayEngine::setup() {
                 call.member_bytes.assign(ranks.size(), call.record.bytes);
             if (!call.member_bytes.empty()) call.member_bytes[member] = op.bytes;
         } else if (op.kind == OpKind::send || op.kind == OpKind::recv) {
-            const std::uint32_t src = op.kind == OpKind::send ? op.rank.value : op.peer.value;
-            const std::uint32_t dst = op.kind == OpKind::send ? op.peer.value : op.rank.value;
+            const std::uint32_t src = op.kind == OpKind::send ? op.rank.value : op.peer().value;
+            const std::uint32_t dst = op.kind == OpKind::send ? op.peer().value : op.rank.value;
             const std::uint64_t key =
-                (static_cast<std::uint64_t>(src) << 40) ^ (static_cast<std::uint64_t>(dst) << 20) ^ op.comm.value;
+                (static_cast<std::uint64_t>(src) << 40) ^ (static_cast<std::uint64_t>(dst) << 20) ^ op.comm().value;
             p2p_keys.emplace_back(key * 2 + (op.kind == OpKind::recv ? 1 : 0), static_cast<std::uint32_t>(i));
         }
     }
@@ -391,8 +391,17 @@ ReplayResult ReplayEngine::run() {
     }
     if (options_.link_counters && options_.network.record_link_utilization) {
         const LinkUtilization& used = net_.utilization();
+        std::vector<std::uint32_t> carried;
         for (std::uint32_t l = 0; l < cluster_.links().size(); ++l) {
-            if (!used.carried(l)) continue;
+            if (used.carried(l)) carried.push_back(l);
+        }
+        // The links whose rate over time the outputs may draw: the most bytes first, ties by link order.
+        std::vector<std::uint32_t> busiest = carried;
+        std::stable_sort(busiest.begin(), busiest.end(),
+                         [&](std::uint32_t a, std::uint32_t b) { return used.bytes(a) > used.bytes(b); });
+        if (busiest.size() > options_.link_series) busiest.resize(options_.link_series);
+        std::sort(busiest.begin(), busiest.end());
+        for (const std::uint32_t l : carried) {
             const topo::Link& link = cluster_.links()[l];
             traces::CounterSeries series{
                 fmt::format("{} -> {}", cluster_.device(link.src).name, cluster_.device(link.dst).name),
@@ -401,9 +410,13 @@ ReplayResult ReplayEngine::run() {
                 net_.contention_delay_s(topo::LinkId::from_index(l)),
                 used.bytes(l),
                 used.peak_rate(l),
-                used.binned_steps(l),
+                {},
                 used.bin_width(),
-                {used.bins(l).begin(), used.bins(l).end()}};
+                {}};
+            if (std::binary_search(busiest.begin(), busiest.end(), l)) {
+                series.points = used.binned_steps(l);
+                series.bins.assign(used.bins(l).begin(), used.bins(l).end());
+            }
             timeline_.counters.push_back(std::move(series));
         }
     }

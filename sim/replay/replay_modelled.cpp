@@ -20,7 +20,7 @@ void ReplayEngine::arrive_modelled(OpId id) {
     const std::uint32_t index = instance_of(op_state_[id.index()].partner);
     Instance& inst = instances_[index];
     const auto& ranks = g_.comms[inst.comm.index()].ranks;
-    const std::uint32_t member = member_of(op.rank, op.comm);
+    const std::uint32_t member = member_of(op.rank, op.comm());
     inst.planned = true;
     inst.members[member] = id;
     note_arrival_trigger(inst, member, trigger(id));
@@ -180,9 +180,9 @@ ReplayEngine::ModelledCost ReplayEngine::simulated_cost(const traces::Op& op, co
         member.rank = r;
         member.stream = call.stream(r, "comm");
         member.name = call.intern(g_.names[op.name]);
-        member.comm = c;
-        member.algorithm =
-            op.algorithm == traces::no_algorithm ? traces::no_algorithm : call.intern(g_.names[op.algorithm]);
+        member.set_comm(c);
+        member.set_algorithm(op.algorithm() == traces::no_algorithm ? traces::no_algorithm
+                                                                    : call.intern(g_.names[op.algorithm()]));
         call.add(member);
     }
     ReplayOptions options = options_;

@@ -80,11 +80,11 @@ traces::OpGraph merge_jobs(const std::vector<Job>& jobs, std::vector<JobSlice>& 
             op.rank = traces::RankId{rank0 + op.rank.value};
             op.stream = streams[op.stream.index()];
             op.name = names[op.name];
-            if (op.shape != traces::no_shape) op.shape = shapes[op.shape];
-            if (op.algorithm != traces::no_algorithm) op.algorithm = names[op.algorithm];
-            if (op.comm.valid()) op.comm = traces::CommId{comm0 + op.comm.value};
+            if (op.shape() != traces::no_shape) op.set_shape(shapes[op.shape()]);
+            if (op.algorithm() != traces::no_algorithm) op.set_algorithm(names[op.algorithm()]);
+            if (op.comm().valid()) op.set_comm(traces::CommId{comm0 + op.comm().value});
             if (op.kind == traces::OpKind::send || op.kind == traces::OpKind::recv)
-                op.peer = traces::RankId{rank0 + op.peer.value};
+                op.set_peer(traces::RankId{rank0 + op.peer().value});
             deps.clear();
             for (const traces::OpId d : g.deps(traces::OpId::from_index(i)))
                 deps.push_back(traces::OpId{op0 + d.value});

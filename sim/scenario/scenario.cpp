@@ -205,6 +205,8 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
             s.outputs.timeline_ops = static_cast<std::uint64_t>(ops);
         }
     }
+    // The links whose rate over time the outputs draw: Perfetto's counter tracks and the report's heatmap.
+    s.options.link_series = std::max(s.outputs.link_counters, traces::report::ReportOptions{}.heatmap_links);
     // resolved.yaml runs again from anywhere: trace paths relative to the scenario become absolute.
     if (auto workload = doc.find("workload"); workload && workload->find("trace")) {
         const engine::YamlValue trace = workload->require("trace");

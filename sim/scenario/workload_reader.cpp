@@ -111,12 +111,12 @@ traces::OpGraph read_workload(const engine::YamlValue& workload, const std::stri
     // can time: beyond, a plan's kernels and transfers would pass the clock's range.
     for (std::size_t i = 0; i < graph.ops.size(); ++i) {
         const traces::Op& op = graph.ops[i];
-        if (static_cast<double>(op.bytes) > 0x1p50 || op.flops > 1e18)
+        if (static_cast<double>(op.bytes) > 0x1p50 || op.flops() > 1e18)
             workload.fail(
                 fmt::format("{} would move {} and compute {:.3g} FLOPs: beyond 1 PiB or 1e18 FLOPs in "
                             "one op; make the plan smaller",
                             graph.describe(traces::OpId::from_index(i)),
-                            engine::format_bytes(static_cast<double>(op.bytes)), op.flops));
+                            engine::format_bytes(static_cast<double>(op.bytes)), op.flops()));
     }
     return graph;
 }

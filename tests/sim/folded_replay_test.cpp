@@ -88,7 +88,7 @@ TEST_CASE("folded calls simulated alone on their whole group match the whole job
                       traces::KernelClass::communication};
         op.collective = traces::CollectiveKind::all_gather;
         op.bytes = 67'108'864 / 16;
-        op.comm = c;
+        op.set_comm(c);
         alone.add(op);
     }
     const sim::ReplayResult lone = sim::replay(alone, cluster, sim::ReplayOptions{});
@@ -144,13 +144,13 @@ TEST_CASE("the cost-model collective mode times every call by NCCL's model, clos
                       traces::KernelClass::communication};
         op.collective = traces::CollectiveKind::all_reduce;
         op.bytes = 1ULL << 30;
-        op.comm = world;
+        op.set_comm(world);
         g.add(op);
     }
     traces::Op single{traces::RankId{0}, g.stream(traces::RankId{0}, "comm"), g.intern("self"),
                       traces::OpKind::collective, traces::KernelClass::communication};
     single.bytes = 1 << 20;
-    single.comm = alone;
+    single.set_comm(alone);
     g.add(single);
     sim::ReplayOptions modelled;
     modelled.collective_model = sim::ReplayOptions::CollectiveModel::cost_model;
@@ -184,7 +184,7 @@ TEST_CASE("a replay reports its progress every 2^16 events, monotonically", "[si
             traces::Op op{r, g.stream(r, "comm"), g.intern("grads"), traces::OpKind::collective,
                           traces::KernelClass::communication};
             op.bytes = 1 << 24;
-            op.comm = world;
+            op.set_comm(world);
             g.add(op);
         }
     }

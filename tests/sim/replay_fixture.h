@@ -34,7 +34,7 @@ struct GraphBuilder {
                       traces::OpKind::collective};
         op.collective = kind;
         op.bytes = bytes;
-        op.comm = g.communicator(comm, ranks);
+        op.set_comm(g.communicator(comm, ranks));
         return g.add(op, deps);
     }
     traces::OpId p2p(traces::OpKind kind, std::uint32_t rank, std::uint32_t peer, const std::string& stream,
@@ -43,9 +43,9 @@ struct GraphBuilder {
         traces::Op op{traces::RankId{rank}, g.stream(traces::RankId{rank}, stream),
                       g.intern(kind == traces::OpKind::send ? "send" : "recv"), kind};
         op.bytes = bytes;
-        op.peer = traces::RankId{peer};
-        op.comm = g.communicator("p2p" + std::to_string(lo) + "-" + std::to_string(hi),
-                                 {traces::RankId{lo}, traces::RankId{hi}});
+        op.set_peer(traces::RankId{peer});
+        op.set_comm(g.communicator("p2p" + std::to_string(lo) + "-" + std::to_string(hi),
+                                   {traces::RankId{lo}, traces::RankId{hi}}));
         return g.add(op, deps);
     }
 };

@@ -33,7 +33,7 @@ TEST_CASE("SimAI and ASTRA-sim text workloads expand to per-rank graphs with the
         for (const auto& op : g.ops) {
             if (op.rank.value == 0 && op.kind == traces::OpKind::collective) {
                 bytes += op.bytes;
-                REQUIRE(g.comms[op.comm.index()].ranks.size() == 8);
+                REQUIRE(g.comms[op.comm().index()].ranks.size() == 8);
             }
         }
         REQUIRE(bytes == 16'777'216 + 67'108'864);

@@ -31,7 +31,7 @@ TEST_CASE("a dropped client leaves the round's average and downloads the model f
     for (const auto& op : g.ops) {
         if (g.names[op.name] != "round0 average") continue;
         REQUIRE(op.rank.value != 3);
-        REQUIRE(g.comms[op.comm.index()].ranks.size() == 7);
+        REQUIRE(g.comms[op.comm().index()].ranks.size() == 7);
     }
     REQUIRE(count_named(g, 3, "round0 update dropped") == 1);
     REQUIRE(count_named(g, 3, "round0 average") == 0);

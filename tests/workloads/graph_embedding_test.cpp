@@ -99,7 +99,7 @@ TEST_CASE("graph_embedding: loads, buckets and their kernels meet the closed for
         if (op.kind == traces::OpKind::memcpy_d2h) ++evictions;
         if (name.size() > 7 && name.compare(name.size() - 7, 7, " scores") == 0) {
             ++buckets;
-            REQUIRE(op.flops == Approx(6 * bucket_edges * 10 * 64));
+            REQUIRE(op.flops() == Approx(6 * bucket_edges * 10 * 64));
         }
         if (op.kind == traces::OpKind::alloc) REQUIRE(op.bytes == static_cast<std::uint64_t>(2 * partition_bytes));
     }

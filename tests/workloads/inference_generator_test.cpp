@@ -27,8 +27,8 @@ TEST_CASE("inference: memory, FLOPs and collectives per pass meet the closed for
         if (op.kind == OpKind::alloc && name == "alloc KV cache") cache = double(op.bytes);
         if (op.kind == OpKind::collective) ++all_reduces;
         if (name.find("attention") != std::string::npos && op.kind == OpKind::compute) {
-            if (name.rfind("prefill ", 0) == 0) prefill_attention += op.flops;
-            if (name.rfind("decode3 ", 0) == 0) decode3_attention += op.flops;
+            if (name.rfind("prefill ", 0) == 0) prefill_attention += op.flops();
+            if (name.rfind("decode3 ", 0) == 0) decode3_attention += op.flops();
         }
     }
     REQUIRE(cache == 2 * b * (1000 + 10) * kv_dim / 2 * width * layers_per_stage);
@@ -67,11 +67,11 @@ TEST_CASE("inference of a MoE model with expert parallelism meets the closed for
             if (name.find("dispatch") != std::string::npos) ++dispatches;
             if (name.find("combine") != std::string::npos) ++combines;
             if (name == "prefill layer0 dispatch") prefill_dispatch = double(op.bytes);
-            REQUIRE(g.comms[op.comm.index()].ranks.size() == 4);  // the stage's ep x tp ranks
+            REQUIRE(g.comms[op.comm().index()].ranks.size() == 4);  // the stage's ep x tp ranks
         }
         if (name.size() > 8 && name.compare(name.size() - 8, 8, " experts") == 0) {
             ++expert_kernels;
-            if (name.rfind("prefill ", 0) == 0) prefill_flops += op.flops;
+            if (name.rfind("prefill ", 0) == 0) prefill_flops += op.flops();
             if (name.rfind("decode2 ", 0) == 0) decode2_bytes += double(op.bytes);
         }
     }

@@ -36,7 +36,7 @@ TEST_CASE("model-parallel layers gather activations and reduce gradients over th
         const std::string& name = g.names[op.name];
         if (op.kind == OpKind::alloc && name == "alloc parameters") params = op.bytes;
         if (op.kind != OpKind::collective) continue;
-        const std::size_t members = g.comms[op.comm.index()].ranks.size();
+        const std::size_t members = g.comms[op.comm().index()].ranks.size();
         if (name.find("bucket") != std::string::npos) {
             (members == 8 ? reduced_world : reduced_shard) += op.bytes;
             if (members != 8) REQUIRE(members == 2);  // the ranks holding the same share: one per group
@@ -62,9 +62,9 @@ TEST_CASE("model-parallel layers gather activations and reduce gradients over th
     const auto dp = generate("");
     double flops = 0, dp_flops = 0;
     for (const auto& op : g.ops)
-        if (op.rank.value == 0) flops += op.flops;
+        if (op.rank.value == 0) flops += op.flops();
     for (const auto& op : dp.ops)
-        if (op.rank.value == 0) dp_flops += op.flops;
+        if (op.rank.value == 0) dp_flops += op.flops();
     REQUIRE(flops == Approx(dp_flops));
 }
 

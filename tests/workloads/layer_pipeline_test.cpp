@@ -62,7 +62,7 @@ TEST_CASE("the balanced split is the best contiguous split of the forward FLOPs"
         // Each rank's forward FLOPs per sample (batch 32).
         std::map<std::uint32_t, double> load;
         for (const auto& op : g.ops)
-            if (g.names[op.name].find(" forward ") != std::string::npos) load[op.rank.value] += op.flops / 32 / 1e9;
+            if (g.names[op.name].find(" forward ") != std::string::npos) load[op.rank.value] += op.flops() / 32 / 1e9;
         REQUIRE(load.size() == pp);
         double worst = 0;
         for (const auto& [rank, l] : load) worst = std::max(worst, l);
@@ -100,7 +100,7 @@ TEST_CASE("pipeline messages and each stage's gradient reduction meet their clos
         if (op.kind == OpKind::collective) {
             reduced[op.rank.value] += op.bytes;
             // Over the stage's two replicas: ranks s and 3 + s.
-            const auto& members = g.comms[op.comm.index()].ranks;
+            const auto& members = g.comms[op.comm().index()].ranks;
             REQUIRE(members.size() == 2);
             REQUIRE(members[1].value == members[0].value + 3);
             REQUIRE(members[0].value == op.rank.value % 3);

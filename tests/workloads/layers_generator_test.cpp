@@ -176,7 +176,7 @@ TEST_CASE("a time-varying gossip schedule: round r on the (r mod count)-th graph
     for (const auto& op : g.ops) {
         if (op.kind != OpKind::send) continue;
         ++sends;
-        if (op.rank.value == 0) sends_of_rank0.push_back(op.peer.value);
+        if (op.rank.value == 0) sends_of_rank0.push_back(op.peer().value);
     }
     REQUIRE(sends == 16 * (2 + 4 + 2 + 4));
     std::vector<std::uint64_t> sorted = sends_of_rank0;
@@ -197,7 +197,7 @@ TEST_CASE("hierarchical local SGD: averages in groups, over all ranks every glob
     for (const auto& op : g.ops) {
         if (op.kind != OpKind::collective) continue;
         REQUIRE(op.bytes == 4 * 25'557'032ULL);  // the fp32 parameters
-        ++calls[g.comms[op.comm.index()].name];
+        ++calls[g.comms[op.comm().index()].name];
     }
     REQUIRE(calls == std::map<std::string, std::uint64_t>{{"dp", 8 * 2}, {"dp group 0", 4 * 2}, {"dp group 1", 4 * 2}});
     REQUIRE(g.comms[1].ranks.size() == 4);
@@ -233,7 +233,7 @@ TEST_CASE("federated rounds: sampled clients train, average among themselves, ne
         if (op.kind == OpKind::collective) {
             ++averages;
             REQUIRE(op.bytes == 4 * 25'557'032ULL);
-            REQUIRE(g.comms[op.comm.index()].name.rfind("round ", 0) == 0);
+            REQUIRE(g.comms[op.comm().index()].name.rfind("round ", 0) == 0);
         }
         sends += op.kind == OpKind::send;
         recvs += op.kind == OpKind::recv;

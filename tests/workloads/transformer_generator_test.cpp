@@ -36,7 +36,7 @@ const std::string small = "{layers: 8, hidden: 1024, heads: 16, vocab: 4096, seq
 double hardware_flops(const traces::OpGraph& g) {
     double f = 0;
     for (const auto& op : g.ops)
-        if (op.kind == OpKind::compute) f += op.flops;
+        if (op.kind == OpKind::compute) f += op.flops();
     return f;
 }
 
@@ -105,7 +105,7 @@ TEST_CASE("TP, SP and EP collectives have the Megatron counts and sizes", "[work
         std::size_t n = 0;
         for (const auto& op : g.ops)
             if (op.rank.value == rank && op.kind == OpKind::collective && op.collective == kind &&
-                g.comms[op.comm.index()].name.rfind(family, 0) == 0) {
+                g.comms[op.comm().index()].name.rfind(family, 0) == 0) {
                 REQUIRE(op.bytes == bytes);
                 ++n;
             }
@@ -158,7 +158,7 @@ TEST_CASE("gradient buckets overlap the backward pass; the last one is exposed",
         const auto& op = g.ops[i];
         if (op.rank.value != 0) continue;
         const auto& t = result.replay.timeline.ops[i];
-        if (op.kind == OpKind::collective && g.comms[op.comm.index()].name.rfind("dp.", 0) == 0) {
+        if (op.kind == OpKind::collective && g.comms[op.comm().index()].name.rfind("dp.", 0) == 0) {
             if (first_reduce.count() < 0) first_reduce = t.start;
             last_reduce_end = std::max(last_reduce_end, t.end);
             ++reduces;

@@ -43,7 +43,7 @@ traces::OpGraph replay_workload(const ReplayWorkloadConfig& c) {
                 const bool data_parallel = ++collectives % c.dp_every == 0;
                 op.kind = traces::OpKind::collective;
                 op.name = data_parallel ? dp_name : tp_name;
-                op.comm = data_parallel ? dp[std::size_t{r / 8 / group} * 8 + r % 8] : tp[r / 8];
+                op.set_comm(data_parallel ? dp[std::size_t{r / 8 / group} * 8 + r % 8] : tp[r / 8]);
                 op.bytes = data_parallel ? c.dp_bytes : c.tp_bytes;
             } else {
                 // 50..500 us, the same for every rank of a node step so that the ranks stay in step.

@@ -306,7 +306,7 @@ OpGraph read_chakra(const std::vector<std::string>& given) {
                     op.kernel_class = KernelClass::communication;  // as every reader files communication
                     op.collective = collective_of(integer_attr(n, "comm_type", file).value_or(0), file, n);
                     op.bytes = comm_size(n, file);
-                    op.comm = g.communicator("world", world);
+                    op.set_comm(g.communicator("world", world));
                     op.stream = g.stream(rank, "comm");
                     break;
                 case chakra::COMM_SEND_NODE:
@@ -319,15 +319,15 @@ OpGraph read_chakra(const std::vector<std::string>& given) {
                     op.kind = send ? OpKind::send : OpKind::recv;
                     op.kernel_class = KernelClass::communication;
                     op.eager = send;  // Chakra sends are buffered: they go without waiting for the recv
-                    op.peer = RankId{static_cast<std::uint32_t>(*peer)};
+                    op.set_peer(RankId{static_cast<std::uint32_t>(*peer)});
                     const std::int64_t tag = integer_attr(n, "comm_tag", file).value_or(0);
                     if (tag < 0 || tag > UINT32_MAX)
                         reject(file, fmt::format("node {} '{}': comm_tag {} is out of range (expected 0 to 2^32-1)",
                                                  n.id(), n.name().substr(0, 80), tag));
-                    op.tag = static_cast<std::uint32_t>(tag);
+                    op.set_tag(static_cast<std::uint32_t>(tag));
                     op.bytes = comm_size(n, file);
-                    const std::uint32_t lo = std::min(r, op.peer.value), hi = std::max(r, op.peer.value);
-                    op.comm = g.communicator(fmt::format("p2p.{}-{}", lo, hi), {RankId{lo}, RankId{hi}});
+                    const std::uint32_t lo = std::min(r, op.peer().value), hi = std::max(r, op.peer().value);
+                    op.set_comm(g.communicator(fmt::format("p2p.{}-{}", lo, hi), {RankId{lo}, RankId{hi}}));
                     op.stream = g.stream(rank, send ? "send" : "recv");
                     break;
                 }

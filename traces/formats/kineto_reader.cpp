@@ -339,7 +339,7 @@ void build_rank(OpGraph& g, const RankTrace& trace, std::uint32_t rank, const Ki
                 // Members not simulated: the group is folded and keeps its whole membership.
                 if (ranks.size() < members.size()) g.comms[it->second.index()].job_members = members;
             }
-            op.comm = it->second;
+            op.set_comm(it->second);
         }
         const OpId id = g.add(op, deps);
         op_of_event.push_back(id);

@@ -180,9 +180,9 @@ OpGraph read_text_workload(const std::string& path, const TextWorkloadOptions& o
                           OpKind::collective, KernelClass::communication};
                     op.collective = *kind;
                     op.bytes = ph.bytes;
-                    op.comm = group(ph.comm, p, stage, replica, t);
+                    op.set_comm(group(ph.comm, p, stage, replica, t));
                     if (options.simai && op.collective == CollectiveKind::all_gather) {
-                        const Communicator& c = g.comms[op.comm.index()];
+                        const Communicator& c = g.comms[op.comm().index()];
                         const std::uint64_t n = c.folded() ? c.job_members.size() : c.ranks.size();
                         op.bytes = (ph.bytes + n - 1) / n;  // SimAI sizes the output; clustersim each rank's part
                     }
@@ -194,10 +194,10 @@ OpGraph read_text_workload(const std::string& path, const TextWorkloadOptions& o
                     Op op{r, pp_streams[(activation ? 0 : 2) + (kind == OpKind::send ? 1 : 0)], g.intern(name), kind,
                           KernelClass::communication};
                     op.bytes = h.pp_comm;
-                    op.peer = rank_of(peer_stage, replica, t);
-                    op.comm = g.communicator(
+                    op.set_peer(rank_of(peer_stage, replica, t));
+                    op.set_comm(g.communicator(
                         fmt::format("pp.{}.{}-{}.d{}.t{}", activation ? "act" : "grad", lo, hi, replica, t),
-                        {rank_of(lo, replica, t), rank_of(hi, replica, t)});
+                        {rank_of(lo, replica, t), rank_of(hi, replica, t)}));
                     return g.add(op, deps);
                 };
                 std::vector<OpId> wg_comm(layers.size(), OpId::invalid());

@@ -241,7 +241,7 @@ OpGraph build_dlrm(const engine::Params& params) {
         auto kernel = [&](const std::string& name, traces::KernelClass cls, double flops, double bytes,
                           std::vector<OpId> deps) {
             traces::Op op = op_of(compute, name, OpKind::compute, cls);
-            op.flops = flops;
+            op.set_flops(flops);
             op.bytes = engine::saturated_bytes(bytes);
             return g.add(op, deps);
         };
@@ -251,7 +251,7 @@ OpGraph build_dlrm(const engine::Params& params) {
             op.collective = kind;
             // all_gather ops carry each rank's contribution: the backward's is the reduce-scatter's share.
             op.bytes = engine::saturated_bytes(kind == CollectiveKind::all_gather ? bytes / n : bytes);
-            op.comm = world;
+            op.set_comm(world);
             return g.add(op, deps);
         };
         auto memory = [&](traces::MemoryUse use, double bytes, const char* name) {

@@ -146,7 +146,7 @@ OpGraph build_graph_embedding(const engine::Params& params) {
         for (const std::uint32_t part : {step.lhs, step.rhs})
             if (loaded[part].valid()) deps.push_back(loaded[part]);
         traces::Op score = op_of(compute, tag + " scores", OpKind::compute, traces::KernelClass::gemm);
-        score.flops = 6 * bucket_edges * plan.negatives * dim;
+        score.set_flops(6 * bucket_edges * plan.negatives * dim);
         score.bytes = engine::saturated_bytes(width * bucket_edges * 3 * dim);
         const OpId scored = g.add(score, deps);
         traces::Op update = op_of(compute, tag + " update", OpKind::compute, traces::KernelClass::embedding);

@@ -164,9 +164,9 @@ OpGraph build_inference(const engine::Params& params) {
                 auto kernel = [&](const std::string& name, traces::KernelClass cls, double flops, double bytes,
                                   traces::GemmShape shape, std::vector<OpId> deps) {
                     traces::Op op{rank, compute, g.intern(name), OpKind::compute, cls, plan.dtype};
-                    op.flops = flops;
+                    op.set_flops(flops);
                     op.bytes = engine::saturated_bytes(bytes);
-                    if (shape.m > 0) op.shape = g.intern(shape);
+                    if (shape.m > 0) op.set_shape(g.intern(shape));
                     return g.add(op, deps);
                 };
                 auto collective = [&](CollectiveKind kind, traces::CommId comm, const std::string& name, double bytes,
@@ -177,7 +177,7 @@ OpGraph build_inference(const engine::Params& params) {
                         plan.dtype};
                     op.collective = kind;
                     op.bytes = engine::saturated_bytes(bytes);
-                    op.comm = comm;
+                    op.set_comm(comm);
                     return g.add(op);
                 };
                 const traces::CommId tp_group = tp_comm[st * ep + e];
@@ -187,8 +187,8 @@ OpGraph build_inference(const engine::Params& params) {
                         rank,      g.stream(rank, stream), g.intern(name), kind, traces::KernelClass::communication,
                         plan.dtype};
                     op.bytes = engine::saturated_bytes(bytes);
-                    op.comm = comm;
-                    op.peer = peer;
+                    op.set_comm(comm);
+                    op.set_peer(peer);
                     return g.add(op, deps);
                 };
                 // Memory: the stage's weights (embedding on the first, the output layer on the last) and the

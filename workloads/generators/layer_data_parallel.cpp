@@ -166,9 +166,9 @@ LayerPlan read_plan(const engine::Params& p) {
 OpId LayerBuilder::compute(const std::string& name, traces::KernelClass cls, double flops, double bytes,
                            std::uint32_t shape, std::vector<OpId> deps) {
     traces::Op op{rank_, compute_, g_.intern(name), OpKind::compute, cls, plan_.dtype};
-    op.flops = flops;
+    op.set_flops(flops);
     op.bytes = engine::saturated_bytes(bytes);
-    op.shape = shape;
+    op.set_shape(shape);
     last_compute_ = g_.add(op, deps);
     return last_compute_;
 }
@@ -213,7 +213,7 @@ OpId LayerBuilder::collective(CollectiveKind kind, double bytes, const std::stri
                   plan_.grad_dtype};
     op.collective = kind;
     op.bytes = engine::saturated_bytes(bytes);
-    op.comm = comm.valid() ? comm : world_;
+    op.set_comm(comm.valid() ? comm : world_);
     return g_.add(op, deps);
 }
 

@@ -141,7 +141,7 @@ OpGraph build_pipeline_data_parallel(const engine::Params& params) {
             };
             auto compute_op = [&](const std::string& name, double flops, engine::Time fixed, std::vector<OpId> deps) {
                 traces::Op op{rank, compute, g.intern(name), OpKind::compute, traces::KernelClass::gemm, s.dtype};
-                op.flops = flops;
+                op.set_flops(flops);
                 op.bytes = static_cast<std::uint64_t>(layer_bytes * s.layers / s.chunks);
                 op.duration = fixed;
                 last_compute = g.add(op, deps);
@@ -168,8 +168,8 @@ OpGraph build_pipeline_data_parallel(const engine::Params& params) {
                     deps = {codec_kernel("encode", s.compression.codec.encode_traffic(bytes, sent), deps.front())};
                 traces::Op op{rank, stream, g.intern(name), kind, traces::KernelClass::communication, s.dtype};
                 op.bytes = engine::saturated_bytes(sent);
-                op.comm = comm;
-                op.peer = rank_of(d, peer_stage);
+                op.set_comm(comm);
+                op.set_peer(rank_of(d, peer_stage));
                 const OpId message = g.add(op, deps);
                 if (compressed && kind == OpKind::recv)
                     return codec_kernel("decode", Compression::decode_traffic(sent, bytes), message);
@@ -238,7 +238,7 @@ OpGraph build_pipeline_data_parallel(const engine::Params& params) {
                                       s.dtype};
                         ar.collective = traces::CollectiveKind::all_reduce;
                         ar.bytes = layer_grad_bytes;
-                        ar.comm = dp_comm[st];
+                        ar.set_comm(dp_comm[st]);
                         last_allreduce = g.add(ar, std::vector<OpId>{last_backward});
                     }
                 }

@@ -66,8 +66,8 @@ OpId LayerBuilder::gossip_round(std::uint32_t step, std::uint32_t round, OpId af
                           traces::KernelClass::communication,
                           plan_.grad_dtype};
             op.bytes = engine::saturated_bytes(message);
-            op.comm = p2p_comm_;
-            op.peer = RankId{peers[k]};
+            op.set_comm(p2p_comm_);
+            op.set_peer(RankId{peers[k]});
             exchanged.push_back(g_.add(op, std::vector<OpId>{ready}));
         }
     }
@@ -81,8 +81,8 @@ OpId LayerBuilder::p2p(OpKind kind, const std::string& stream, std::uint32_t pee
     traces::Op op{rank_, g_.stream(rank_, stream),           g_.intern(name),
                   kind,  traces::KernelClass::communication, plan_.grad_dtype};
     op.bytes = engine::saturated_bytes(bytes);
-    op.comm = p2p_comm_;
-    op.peer = RankId{peer};
+    op.set_comm(p2p_comm_);
+    op.set_peer(RankId{peer});
     return g_.add(op, deps);
 }
 
@@ -115,7 +115,7 @@ void LayerBuilder::offload_bucket(std::uint32_t step, double bytes, OpId after) 
                           plan_.dtype};
         gather.collective = CollectiveKind::all_gather;
         gather.bytes = engine::saturated_bytes(width * part);  // each rank's contribution
-        gather.comm = world_;
+        gather.set_comm(world_);
         back = g_.add(gather, std::vector<OpId>{back});
     }
     uploads_.push_back(back);

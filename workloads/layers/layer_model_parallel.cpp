@@ -66,7 +66,7 @@ OpId LayerBuilder::mp_collective(CollectiveKind kind, double bytes, const std::s
     traces::Op op{rank_, mp_, g_.intern(name), OpKind::collective, traces::KernelClass::communication, plan_.dtype};
     op.collective = kind;
     op.bytes = engine::saturated_bytes(bytes);
-    op.comm = mp_groups_[rank_.value / plan_.mp];
+    op.set_comm(mp_groups_[rank_.value / plan_.mp]);
     return g_.add(op, std::vector<OpId>{after});
 }
 

@@ -37,9 +37,9 @@ std::uint32_t TransformerBuilder::name_id(std::string_view name, std::uint32_t l
 traces::OpId TransformerBuilder::compute(const char* name, const KernelCost& cost, std::uint32_t layer) {
     traces::Op op{traces::RankId{sim_rank_}, s_.compute,        name_id(name, layer),
                   OpKind::compute,           cost.kernel_class, plan_.dtype};
-    op.flops = cost.flops;
+    op.set_flops(cost.flops);
     op.bytes = whole_bytes(cost.bytes);
-    if (cost.shape.m > 0) op.shape = g_.intern(cost.shape);
+    if (cost.shape.m > 0) op.set_shape(g_.intern(cost.shape));
     last_compute_ = g_.add(op, pending_);
     pending_.clear();
     return last_compute_;
@@ -55,7 +55,7 @@ traces::OpId TransformerBuilder::collective(traces::StreamId stream, traces::Com
                   plan_.dtype == traces::DataType::fp8 ? traces::DataType::bf16 : plan_.dtype};
     op.collective = kind;
     op.bytes = whole_bytes(bytes);
-    op.comm = comm;
+    op.set_comm(comm);
     if (stream == s_.compute) {
         pending_.insert(pending_.end(), deps.begin(), deps.end());
         last_compute_ = g_.add(op, pending_);
@@ -74,8 +74,8 @@ traces::OpId TransformerBuilder::p2p(OpKind kind, traces::StreamId stream, trace
                   traces::KernelClass::communication,
                   plan_.dtype == traces::DataType::fp8 ? traces::DataType::bf16 : plan_.dtype};
     op.bytes = whole_bytes(bytes);
-    op.comm = comm;
-    op.peer = traces::RankId{sim_index_[peer]};  // pipeline and CP peers share the folded coordinates
+    op.set_comm(comm);
+    op.set_peer(traces::RankId{sim_index_[peer]});  // pipeline and CP peers share the folded coordinates
     return g_.add(op, deps);
 }
 

@@ -144,7 +144,7 @@ TEST_CASE("a ring all-reduce runs its steps as classes with the times of flows o
             traces::Op op{r, g.stream(r, "comm"), g.intern("grads"), traces::OpKind::collective,
                           traces::KernelClass::communication};
             op.bytes = bytes;
-            op.comm = world;
+            op.set_comm(world);
             g.add(op);
         }
         sim::ReplayOptions options;
@@ -180,7 +180,7 @@ TEST_CASE("late ranks and competing traffic give the same replay with and withou
             traces::Op op{r, g.stream(r, call % 2 ? "tp" : "dp"), g.intern("grads"), traces::OpKind::collective,
                           traces::KernelClass::communication};
             op.bytes = call % 2 ? (8 << 20) : (32 << 20);
-            op.comm = call % 2 ? node[r.value / 8] : world;
+            op.set_comm(call % 2 ? node[r.value / 8] : world);
             const traces::OpId after[] = {c};
             g.add(op, after);
         }
