@@ -111,8 +111,6 @@ void read_op(const Reader& r, const json& j, const std::string& path, OpGraph& g
     if (j.contains("class"))
         op.kernel_class = r.enum_at(j["class"], path + ".class", &parse_kernel_class, "kernel class");
     if (j.contains("dtype")) op.dtype = r.enum_at(j["dtype"], path + ".dtype", &parse_data_type, "data type");
-    // FLOPs and bytes bounded so that any kernel or message fits the 53 days a run can represent on the slowest
-    // GPU and link (docs/formats.md).
     // Fields of one family of kinds share their storage in an Op: given to another kind, they are refused.
     const auto only_for = [&](const char* key, bool applies, const char* kinds) {
         if (j.contains(key) && !applies)
@@ -122,6 +120,8 @@ void read_op(const Reader& r, const json& j, const std::string& path, OpGraph& g
     only_for("flops", op.kind == OpKind::compute, "compute ops");
     only_for("gemm", op.kind == OpKind::compute, "compute ops");
     only_for("algorithm", op.kind == OpKind::collective, "collectives");
+    // FLOPs and bytes bounded so that any kernel or message fits the 53 days a run can represent on the slowest
+    // GPU and link (docs/formats.md).
     if (j.contains("flops")) op.set_flops(r.number_at(j["flops"], path + ".flops", 1e20));
     if (j.contains("bytes")) op.bytes = r.unsigned_at(j["bytes"], path + ".bytes", std::uint64_t{1} << 50);
     if (j.contains("duration_ps"))

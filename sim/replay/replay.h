@@ -81,7 +81,7 @@ struct ReplayOptions {
     bool link_counters = true;
     /// Of those, the `link_series` links that carried the most bytes (ties by link order: the order in which the
     /// Perfetto writer and the report pick theirs) also get their rate over time (points and bins); the others'
-    /// are left empty. A series is a few KB: kept for every link, they were 0.7 GB of a 16,384-GPU run that no
+    /// are left empty. A series is a few KB: kept for every link, they were 0.5 GB of a 16,384-GPU run that no
     /// output read. Set it to at least what the outputs draw (PerfettoOptions::max_link_counters,
     /// report::ReportOptions::heatmap_links); SIZE_MAX keeps every link's.
     std::size_t link_series = 64;
