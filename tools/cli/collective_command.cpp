@@ -32,6 +32,7 @@ struct CollectiveCliOptions {
     std::uint32_t chunks = 0;
     std::string network = "max-min";
     bool all_flows = false;
+    bool no_classes = false;
     bool concurrent = false;
     bool no_compare = false;
     std::string out_dir;  // rows.csv, rows.json (and report.html) rewritten after each row
@@ -85,6 +86,7 @@ void run_collective(const CollectiveCliOptions& o) {
     options.replay.closed_form = !o.all_flows;
     options.replay.network.record_link_utilization = false;
     options.replay.link_counters = false;
+    options.replay.network.flow_classes = !o.no_classes;
     if (o.algo != "auto") options.replay.algorithm = sim::find_collective_algorithm(o.algo);
     if (o.proto == "none")
         options.replay.protocols = false;
@@ -173,6 +175,9 @@ void add_collective_command(CLI::App& app) {
         "--all-flows", o->all_flows,
         "Time every collective transfer as flows on the network, also those of calls that have their links to "
         "themselves (timed by formulas by default: the same results, faster; this is the reference)");
+    cmd->add_flag("--no-classes", o->no_classes,
+                  "Solve every flow alone, without classes of identical flows (one rate and one completion for the "
+                  "transfers of a ring step): the reference the classes are checked against, slower");
     cmd->add_flag("--no-compare", o->no_compare,
                   "With NCCL's choice: skip simulating NCCL's other algorithms (ring, double tree, NVLS) for the "
                   "'fastest simulated' columns (a third of the time)");
