@@ -175,9 +175,7 @@ void add_collective_command(CLI::App& app) {
         "--all-flows", o->all_flows,
         "Time every collective transfer as flows on the network, also those of calls that have their links to "
         "themselves (timed by formulas by default: the same results, faster; this is the reference)");
-    cmd->add_flag("--no-classes", o->no_classes,
-                  "Solve every flow alone, without classes of identical flows (one rate and one completion for the "
-                  "transfers of a ring step): the reference the classes are checked against, slower");
+    cmd->add_flag("--no-classes", o->no_classes, no_classes_help);
     cmd->add_flag("--no-compare", o->no_compare,
                   "With NCCL's choice: skip simulating NCCL's other algorithms (ring, double tree, NVLS) for the "
                   "'fastest simulated' columns (a third of the time)");
