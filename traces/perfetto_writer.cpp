@@ -162,17 +162,14 @@ void write_perfetto_json(std::ostream& stream, const OpGraph& g, const Timeline&
         flush_if_full();
     }
     // Busiest links by bytes carried (ties by name), as counter tracks of GB/s.
-    std::vector<std::pair<double, std::size_t>> busiest;
-    for (std::size_t c = 0; c < tl.counters.size(); ++c) busiest.emplace_back(tl.counters[c].bytes, c);
-    std::stable_sort(busiest.begin(), busiest.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
-    if (busiest.size() > options.max_link_counters) busiest.resize(options.max_link_counters);
-    std::sort(busiest.begin(), busiest.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+    std::vector<std::size_t> busiest = busiest_counters(tl.counters, options.max_link_counters);
+    std::sort(busiest.begin(), busiest.end());
     const std::uint32_t network_pid = g.rank_count + 1;
     if (!busiest.empty())
         out += fmt::format(
             ",\n{{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":{},\"args\":{{\"name\":\"network links (GB/s)\"}}}}",
             network_pid);
-    for (const auto& [bytes, c] : busiest) {
+    for (const std::size_t c : busiest) {
         const CounterSeries& series = tl.counters[c];
         for (const auto& [at, rate] : series.points)
             out += fmt::format(",\n{{\"ph\":\"C\",\"name\":{},\"pid\":{},\"ts\":{},\"args\":{{\"GB/s\":{}}}}}",

@@ -45,6 +45,17 @@ struct CounterSeries {
     bool operator==(const CounterSeries&) const = default;
 };
 
+/// The `count` counters that carried the most bytes, ties by their order (indices, busiest first): the links the
+/// outputs draw (Perfetto's counter tracks, the report's heatmap) and the replay keeps rate series for.
+inline std::vector<std::size_t> busiest_counters(const std::vector<CounterSeries>& counters, std::size_t count) {
+    std::vector<std::size_t> order(counters.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return counters[a].bytes > counters[b].bytes; });
+    if (order.size() > count) order.resize(count);
+    return order;
+}
+
 /// Something that happened to the cluster during the run (a link degraded or failed, a GPU failed).
 struct TimelineMarker {
     engine::Time at{};

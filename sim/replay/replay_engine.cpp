@@ -391,33 +391,27 @@ ReplayResult ReplayEngine::run() {
     }
     if (options_.link_counters && options_.network.record_link_utilization) {
         const LinkUtilization& used = net_.utilization();
-        std::vector<std::uint32_t> carried;
+        std::vector<std::uint32_t> carried;  // the link of each counter
         for (std::uint32_t l = 0; l < cluster_.links().size(); ++l) {
-            if (used.carried(l)) carried.push_back(l);
-        }
-        // The links whose rate over time the outputs may draw: the most bytes first, ties by link order.
-        std::vector<std::uint32_t> busiest = carried;
-        std::stable_sort(busiest.begin(), busiest.end(),
-                         [&](std::uint32_t a, std::uint32_t b) { return used.bytes(a) > used.bytes(b); });
-        if (busiest.size() > options_.link_series) busiest.resize(options_.link_series);
-        std::sort(busiest.begin(), busiest.end());
-        for (const std::uint32_t l : carried) {
+            if (!used.carried(l)) continue;
+            carried.push_back(l);
             const topo::Link& link = cluster_.links()[l];
-            traces::CounterSeries series{
-                fmt::format("{} -> {}", cluster_.device(link.src).name, cluster_.device(link.dst).name),
-                "GB/s",
-                link.bandwidth_bytes_per_s,
-                net_.contention_delay_s(topo::LinkId::from_index(l)),
-                used.bytes(l),
-                used.peak_rate(l),
-                {},
-                used.bin_width(),
-                {}};
-            if (std::binary_search(busiest.begin(), busiest.end(), l)) {
-                series.points = used.binned_steps(l);
-                series.bins.assign(used.bins(l).begin(), used.bins(l).end());
-            }
-            timeline_.counters.push_back(std::move(series));
+            timeline_.counters.push_back(
+                {fmt::format("{} -> {}", cluster_.device(link.src).name, cluster_.device(link.dst).name),
+                 "GB/s",
+                 link.bandwidth_bytes_per_s,
+                 net_.contention_delay_s(topo::LinkId::from_index(l)),
+                 used.bytes(l),
+                 used.peak_rate(l),
+                 {},
+                 used.bin_width(),
+                 {}});
+        }
+        // The rate over time only for the links the outputs may draw.
+        for (const std::size_t c : traces::busiest_counters(timeline_.counters, options_.link_series)) {
+            traces::CounterSeries& series = timeline_.counters[c];
+            series.points = used.binned_steps(carried[c]);
+            series.bins.assign(used.bins(carried[c]).begin(), used.bins(carried[c]).end());
         }
     }
     // Every op completed, so every call is done and its record filled in (its slot given back).

@@ -146,11 +146,7 @@ std::string critical_path_section(const OpGraph& g, const RunSummary& s) {
 std::string links_section(const RunSummary& s, const Timeline* tl, const ReportOptions& options) {
     std::string out;
     if (tl && !tl->counters.empty()) {
-        std::vector<std::size_t> order(tl->counters.size());
-        for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-        std::stable_sort(order.begin(), order.end(),
-                         [&](std::size_t a, std::size_t b) { return tl->counters[a].bytes > tl->counters[b].bytes; });
-        if (order.size() > options.heatmap_links) order.resize(options.heatmap_links);
+        const std::vector<std::size_t> order = busiest_counters(tl->counters, options.heatmap_links);
         const auto [scale, unit] = time_axis_unit(static_cast<double>(s.makespan.count()));
         Heatmap map{"link-heatmap", "time (" + unit + ")", 0, 0, {}, {}, "utilization"};
         map.x_step = static_cast<double>(tl->counters[order.front()].bin_width.count()) / scale;
