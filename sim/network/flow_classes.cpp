@@ -22,31 +22,7 @@ void FlowNetwork::form_classes() {
         while (j < starting_.size() && class_key(starting_[i]) == class_key(starting_[j])) ++j;
         const std::uint32_t leader = starting_[i];
         if (j - i > 1) {
-            std::uint32_t group;
-            if (!free_classes_.empty()) {
-                group = free_classes_.back();
-                free_classes_.pop_back();
-            } else {
-                group = static_cast<std::uint32_t>(classes_.size());
-                classes_.emplace_back();
-            }
-            FlowClass& c = classes_[group];
-            c.members.assign(starting_.begin() + static_cast<std::ptrdiff_t>(i),
-                             starting_.begin() + static_cast<std::ptrdiff_t>(j));
-            c.member_limit.clear();
-            c.next_limit.clear();
-            c.limit_links.clear();
-            c.offsets.assign(1, 0);
-            FlowState& head = flows_[leader];
-            c.offsets.push_back(static_cast<std::uint32_t>(head.route.size()));
-            for (std::size_t k = i + 1; k < j; ++k) {
-                FlowState& member = flows_[starting_[k]];
-                head.route.append(member.route.begin(), member.route.end());
-                c.offsets.push_back(static_cast<std::uint32_t>(head.route.size()));
-                member.route.clear();
-                share_[starting_[k]].group = group;
-            }
-            share_[leader].group = group;
+            make_class({starting_.data() + i, j - i});
             ++classes_formed_;
             flows_in_classes_ += j - i;
         }
@@ -54,6 +30,34 @@ void FlowNetwork::form_classes() {
         i = j;
     }
     starting_.clear();
+}
+
+void FlowNetwork::make_class(std::span<const std::uint32_t> members) {
+    // The first member leads: its route becomes every member's, one after the other; the others ride on it.
+    std::uint32_t group;
+    if (!free_classes_.empty()) {
+        group = free_classes_.back();
+        free_classes_.pop_back();
+    } else {
+        group = static_cast<std::uint32_t>(classes_.size());
+        classes_.emplace_back();
+    }
+    FlowClass& c = classes_[group];
+    c.members.assign(members.begin(), members.end());
+    c.member_limit.clear();
+    c.next_limit.clear();
+    c.limit_links.clear();
+    c.offsets.assign(1, 0);
+    FlowState& head = flows_[members.front()];
+    c.offsets.push_back(static_cast<std::uint32_t>(head.route.size()));
+    for (std::size_t k = 1; k < members.size(); ++k) {
+        FlowState& member = flows_[members[k]];
+        head.route.append(member.route.begin(), member.route.end());
+        c.offsets.push_back(static_cast<std::uint32_t>(head.route.size()));
+        member.route.clear();
+        share_[members[k]].group = group;
+    }
+    share_[members.front()].group = group;
 }
 
 bool FlowNetwork::class_exact(std::uint32_t leader) {
@@ -64,6 +68,7 @@ bool FlowNetwork::class_exact(std::uint32_t leader) {
     const auto& route = flows_[leader].route;
     const double level = new_rate_[leader] / share_[leader].weight;
     c.next_limit.assign(c.members.size(), UINT32_MAX);
+    bool exact = true;  // (every member is looked at: a split keeps those held at the level together)
     for (std::size_t k = 0; k < c.members.size(); ++k) {
         for (std::uint32_t hop = c.offsets[k]; hop < c.offsets[k + 1]; ++hop) {
             const std::uint32_t l = route[hop].value;
@@ -81,9 +86,9 @@ bool FlowNetwork::class_exact(std::uint32_t leader) {
             // Of several, the lowest link id, as the fill would pick among equal shares.
             if (load.saturated && load.max_level <= level * (1 + 1e-9)) c.next_limit[k] = std::min(c.next_limit[k], l);
         }
-        if (c.next_limit[k] == UINT32_MAX) return false;
+        exact = exact && c.next_limit[k] != UINT32_MAX;
     }
-    return true;
+    return exact;
 }
 
 bool FlowNetwork::class_bottleneck(std::uint32_t group, std::uint32_t link) const {
@@ -115,18 +120,28 @@ bool FlowNetwork::split_inexact_classes() {
             to_split_.push_back(f);
         }
     }
-    for (const std::uint32_t f : to_split_) split_class(f);
+    for (const std::uint32_t f : to_split_) split_class(f, true);
     return !to_split_.empty();
 }
 
-void FlowNetwork::split_class(std::uint32_t leader) {
-    // Each member carries on alone from the class's state: the same bytes left, rate and start.
+void FlowNetwork::split_class(std::uint32_t leader, bool in_two) {
+    // in_two: the members that had a bottleneck at the class's level (class_exact) and those that had none part
+    // ways: each part goes on as a class of its own, from the class's state (the same bytes left, rate and start),
+    // and the solve that follows checks each again. A ring step whose transfers collide on a few spine links then
+    // runs as two classes, not as thousands of flows. Otherwise, or when either part would be empty, every member
+    // goes on alone.
     const Time now = sim_.now();
     account_progress(leader, now);
     detach(leader);
     FlowState& head = flows_[leader];
     const std::uint32_t group = share_[leader].group;
     FlowClass& c = classes_[group];
+    split_parts_[0].clear();
+    split_parts_[1].clear();
+    for (std::size_t k = 0; k < c.members.size(); ++k) {
+        const bool held = in_two && k < c.next_limit.size() && c.next_limit[k] != UINT32_MAX;
+        split_parts_[held ? 0 : 1].push_back(c.members[k]);
+    }
     FlowShare alone = share_[leader];
     alone.limiting_link = UINT32_MAX;
     for (std::size_t k = 1; k < c.members.size(); ++k) {
@@ -134,20 +149,31 @@ void FlowNetwork::split_class(std::uint32_t leader) {
         FlowState& member = flows_[m];
         member.route.assign(head.route.begin() + c.offsets[k], head.route.begin() + c.offsets[k + 1]);
         member.remaining = head.remaining;
+        member.rate_since = head.rate_since;
         member.last_update = now;
         const std::uint32_t mark = share_[m].mark;  // its own selection stamp, not the leader's
         share_[m] = alone;
         share_[m].mark = mark;
         share_[m].group = no_class;
-        attach(m);
     }
     head.route.resize(c.offsets[1]);
     share_[leader].group = no_class;
     share_[leader].limiting_link = UINT32_MAX;
-    attach(leader);
     c.members.clear();
     free_classes_.push_back(group);
     ++classes_split_;
+    if (split_parts_[0].empty() || split_parts_[1].empty()) {
+        // Every member alone: the others first, then the leader, in the class's order.
+        const auto& all = split_parts_[0].empty() ? split_parts_[1] : split_parts_[0];
+        for (std::size_t k = 1; k < all.size(); ++k) attach(all[k]);
+        attach(leader);
+        return;
+    }
+    // (The leader is first in its part, so it leads it: its timer, the only one armed, stays with a leader.)
+    for (const auto& part : split_parts_) {
+        if (part.size() > 1) make_class(part);
+        attach(part.front());
+    }
 }
 
 }  // namespace clustersim::sim

@@ -75,7 +75,7 @@ FlowId FlowNetwork::start_flow_on_route(topo::DeviceId src, topo::DeviceId dst, 
     // A route chosen before a link failed (a collective's channel routes): taken again around it.
     if (router_.links_down() > 0 &&
         std::any_of(route.begin(), route.end(), [&](topo::LinkId l) { return router_.link_down(l); })) {
-        route_around_failures(src, dst, engine::hash_combine(owner, route.size()), owner);
+        route_around_failures(src, dst, detour_key(route), owner);
         const std::vector<topo::LinkId> detour = route_scratch_;
         return start_flow_on_route(src, dst, detour, bytes, owner, weight, extra_latency);
     }
@@ -88,7 +88,7 @@ FlowId FlowNetwork::start_flow_on_route(topo::DeviceId src, topo::DeviceId dst, 
     share.rate = 0;
     f.owner = owner;
     share.weight = weight;
-    f.last_update = sim_.now();
+    f.last_update = f.rate_since = sim_.now();
     f.draining = false;
     share.group = no_class;
     const double bottleneck =
@@ -239,9 +239,6 @@ void FlowNetwork::account_progress(std::uint32_t flow, engine::Time now) {
     FlowState& f = flows_[flow];
     const FlowShare& share = share_[flow];
     const double dt_ps = static_cast<double>((now - f.last_update).count());
-    // Bytes sent since the last update at the old rate; rate * ps / 1e12 is exact for round figures.
-    f.remaining -= share.rate * dt_ps / 1e12;
-    if (f.remaining < 1e-6) f.remaining = 0;  // rounding residue of a flow that is done now
     const double full = share.cap * share.weight;
     if (share.limiting_link != UINT32_MAX && share.rate < full) {
         const double lost_s = (full - share.rate) / full * dt_ps * 1e-12;
@@ -253,6 +250,19 @@ void FlowNetwork::account_progress(std::uint32_t flow, engine::Time now) {
         }
     }
     f.last_update = now;
+}
+
+double FlowNetwork::remaining_at(std::uint32_t flow, engine::Time now) const {
+    const FlowState& f = flows_[flow];
+    // Bytes sent since the rate last changed; rate * ps / 1e12 is exact for round figures.
+    const double left = f.remaining - share_[flow].rate * static_cast<double>((now - f.rate_since).count()) / 1e12;
+    return left < 1e-6 ? 0 : left;  // (rounding residue of a flow that is done now)
+}
+
+void FlowNetwork::settle(std::uint32_t flow, engine::Time now) {
+    FlowState& f = flows_[flow];
+    f.remaining = remaining_at(flow, now);
+    f.rate_since = now;
 }
 
 void FlowNetwork::on_drained(std::uint32_t flow) {

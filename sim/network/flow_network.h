@@ -31,6 +31,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <span>
@@ -113,8 +114,8 @@ public:
     void set_owner_names(OwnerNames names) { owner_names_ = names; }
     /// Sets a link's capacity to `factor` times its bandwidth, or takes it down (factor 0) or back up (factor > 0
     /// after 0). The flows sending on it carry on with the bytes they have left: over the new capacity, or re-routed
-    /// over the remaining equal-cost or longer paths (the router without the link, ECMP by the flow's slot), and the
-    /// rates are re-shared at this instant. Flows whose last byte is already on its way are not touched. Throws
+    /// over the remaining equal-cost or longer paths (the router without the link, ECMP keyed by the path it was on),
+    /// and the rates are re-shared at this instant. Flows whose last byte is already on its way are not touched. Throws
     /// InputError naming `what` (the event), the flow's endpoints and its owner when no path is left.
     void set_link_state(topo::LinkId link, double factor, const std::string& what);
     /// A link's capacity now (its bandwidth, unless degraded; 0 while down).
@@ -228,10 +229,14 @@ private:
         // Held in place up to 8 hops (a route across a rail-optimized fabric): read on every event of the flow.
         engine::SmallVector<topo::LinkId, 8> route;      // reused when the slot is; a class's leader: every member's
         engine::SmallVector<std::uint32_t, 8> link_pos;  // index of this flow in links_[route[i]].flows
-        double remaining = 0;                            // bytes not yet sent as of last_update
+        // Bytes not yet sent as of rate_since, when its rate last changed: progress is taken once per rate, so a
+        // flow's drain does not depend on how often it was looked at (a class's member and the same flow alone
+        // round alike).
+        double remaining = 0;
+        engine::Time rate_since{};
         engine::Time start{};
         engine::Time ideal{};
-        engine::Time last_update{};
+        engine::Time last_update{};  // contention delay charged up to here
         engine::Time latency{};
         engine::TimerId timer = 0;
         std::uint32_t record = UINT32_MAX;
@@ -262,8 +267,12 @@ private:
     void schedule_update();
     // Classes (flow_classes.cpp).
     void form_classes();
+    /// Makes a class of flows alike, none of them attached (the first leads); the caller attaches the leader.
+    void make_class(std::span<const std::uint32_t> members);
     [[nodiscard]] bool class_exact(std::uint32_t leader);
-    void split_class(std::uint32_t leader);
+    /// Splits a class in two (in_two: the members held at its level by the update in progress, and the others) or
+    /// into its members, each going on from the class's state.
+    void split_class(std::uint32_t leader, bool in_two);
     /// Splits the classes of the component whose computed rates are not the max-min ones; true if any was.
     bool split_inexact_classes();
     /// What flows of one class share: bytes, latency, weight and cap.
@@ -284,6 +293,8 @@ private:
     void route_around_failures(topo::DeviceId src, topo::DeviceId dst, std::uint64_t flow_key, std::uint32_t owner);
     /// A new route for `flow` from its source to its destination, avoiding links that are down (link_events.cpp).
     void reroute(std::uint32_t flow, const std::string& what);
+    /// The ECMP key of a detour around links that are down, from the path it replaces.
+    [[nodiscard]] static std::uint64_t detour_key(std::span<const topo::LinkId> route);
     /// Cap and latency of `flow` (its weight set) from its route's cost; returns the route's bottleneck bandwidth.
     double set_cap_from_route(std::uint32_t flow, engine::Time extra_latency, const RouteCost& cost);
     double set_cap_from_route(std::uint32_t flow, engine::Time extra_latency) {
@@ -374,7 +385,12 @@ private:
         bool attached_once = false;  // a flow has sent on it
     };
     std::vector<TimedLink> timed_;  // by link
+    /// Charges the contention delay of `flow` up to `now` to the links holding it.
     void account_progress(std::uint32_t flow, engine::Time now);
+    /// Bytes of `flow` not yet sent at `now` (at its rate since rate_since).
+    [[nodiscard]] double remaining_at(std::uint32_t flow, engine::Time now) const;
+    /// Takes the progress at the old rate up to `now`, before the rate changes.
+    void settle(std::uint32_t flow, engine::Time now);
     std::vector<FlowState> flows_;
     std::vector<FlowShare> share_;  // by flow slot
     std::vector<std::uint32_t> free_slots_;
@@ -442,6 +458,7 @@ private:
 
     std::vector<FlowClass> classes_;
     std::vector<std::uint32_t> free_classes_;
+    std::array<std::vector<std::uint32_t>, 2> split_parts_;  // a split class's members: held at its level, or not
     std::vector<std::uint32_t> starting_;  // flows started this instant, attached (alone or in classes) by the update
     std::vector<std::uint32_t> to_split_;
     std::vector<std::uint32_t> round_dirty_;  // the update's dirty links, kept for a second round after a split

@@ -39,17 +39,25 @@ double FlowNetwork::set_cap_from_route(std::uint32_t flow, Time extra_latency, c
     return cost.bottleneck;
 }
 
+std::uint64_t FlowNetwork::detour_key(std::span<const topo::LinkId> route) {
+    // The path it was on, not the flow's slot or owner: those depend on the order in which earlier flows ended (and
+    // so on whether flows were solved in classes). Flows that shared a path share the detour.
+    std::uint64_t key = route.size();
+    for (const topo::LinkId l : route) key = engine::hash_combine(key, l.value);
+    return key;
+}
+
 void FlowNetwork::reroute(std::uint32_t flow, const std::string& what) {
     FlowState& f = flows_[flow];
     const topo::DeviceId src = cluster_.link(f.route.front()).src, dst = cluster_.link(f.route.back()).dst;
     route_scratch_.clear();
     try {
-        router_.route(src, dst, engine::hash_combine(flow, f.owner), route_scratch_);
+        router_.route(src, dst, detour_key(f.route), route_scratch_);
     } catch (const engine::InputError&) {
         throw engine::InputError(fmt::format(
             "at {}: {}: no path left from '{}' to '{}' for {} ({} of {} bytes not sent); the run cannot go on",
             engine::format_time(sim_.now()), what, cluster_.device(src).name, cluster_.device(dst).name,
-            describe_owner(f.owner), static_cast<std::uint64_t>(f.remaining), f.bytes));
+            describe_owner(f.owner), static_cast<std::uint64_t>(remaining_at(flow, sim_.now())), f.bytes));
     }
     f.route.assign(route_scratch_.begin(), route_scratch_.end());
 }
@@ -63,7 +71,7 @@ void FlowNetwork::set_link_state(topo::LinkId link, double factor, const std::st
         if (share_[e.flow].group != no_class) leaders.push_back(classes_[share_[e.flow].group].members.front());
     std::sort(leaders.begin(), leaders.end());
     leaders.erase(std::unique(leaders.begin(), leaders.end()), leaders.end());
-    for (const std::uint32_t leader : leaders) split_class(leader);
+    for (const std::uint32_t leader : leaders) split_class(leader, false);  // (each member is re-routed alone)
     links_[link.index()].capacity = cluster_.link(link).bandwidth_bytes_per_s * factor;
     solve_needed_ = true;
     ++link_state_version_;

@@ -329,10 +329,15 @@ void FlowNetwork::apply_rates() {
         }
         account_progress(f, now);
         if (grouped) adopt_limits(share.group);
-        ++flows_rerated_;
-        set_share_rate(f, rate);
+        if (rate != share.rate) {
+            ++flows_rerated_;
+            settle(f, now);
+            set_share_rate(f, rate);
+        }
         set_limiting_link(f, new_limit_[f]);
-        sim_.arm(flow.timer, now + engine::transfer_time(flow.remaining, rate), to_u16(EventKind::flow_drained));
+        // (The same rate, not armed: a class's member going on alone, due when the class was.)
+        const Time due = flow.rate_since + engine::transfer_time(flow.remaining, rate);
+        sim_.arm(flow.timer, std::max(now, due), to_u16(EventKind::flow_drained));
     }
     if (options_.record_link_utilization) record_utilization_of_component();
 }

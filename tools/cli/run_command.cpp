@@ -21,6 +21,7 @@ struct RunOptions {
     std::vector<std::string> overrides;
     std::string out_dir;
     bool report = false;
+    bool no_classes = false;
     VariationCliOptions variation;
 };
 
@@ -30,6 +31,7 @@ void run(const RunOptions& o) {
     for (const std::string& assignment : o.variation.overrides()) overrides.push_back(assignment);
     sim::Scenario scenario = sim::load_scenario(o.scenario, overrides);
     if (o.report) scenario.outputs.report = true;
+    if (o.no_classes) scenario.options.network.flow_classes = false;
     log.info("scenario '{}': {} ranks, {} ops on {}", scenario.name, scenario.graph.rank_count,
              scenario.graph.ops.size(), scenario.cluster.description);
     const std::string dir = o.out_dir.empty() ? "out/" + scenario.name : o.out_dir;
@@ -59,6 +61,7 @@ void add_run_command(CLI::App& app) {
     cmd->add_option("-o,--out", options->out_dir, "Output folder (default: out/<scenario name>)");
     cmd->add_flag("--report", options->report,
                   "Also write report.html: a self-contained page with plots (as outputs.report: true)");
+    cmd->add_flag("--no-classes", options->no_classes, no_classes_help);
     add_variation_options(*cmd, options->variation, false);
     cmd->callback([options] { run(*options); });
 }

@@ -97,6 +97,36 @@ void require_close(engine::Time reference, engine::Time fast) {
     REQUIRE(std::llabs(reference.count() - fast.count()) <= 1 + reference.count() / 1'000'000'000);
 }
 
+/// One all-reduce of `bytes` over ranks 0 .. n-1, each rank's only op.
+traces::OpGraph all_reduce_graph(std::uint32_t n, std::uint64_t bytes) {
+    traces::OpGraph g;
+    for (const traces::RankId r : world_of(g, n)) {
+        traces::Op op{r, g.stream(r, "comm"), g.intern("grads"), traces::OpKind::collective,
+                      traces::KernelClass::communication};
+        op.bytes = bytes;
+        op.set_comm(traces::CommId{0});
+        g.add(op);
+    }
+    return g;
+}
+
+/// The graph replayed with the ring, with classes (first) and with every flow alone: every op ends at the same time.
+/// Returns both runs' event counts.
+std::pair<std::uint64_t, std::uint64_t> require_ring_as_reference(const traces::OpGraph& g,
+                                                                  const topo::Cluster& cluster) {
+    sim::ReplayOptions options;
+    options.algorithm = sim::find_collective_algorithm("ring");
+    const auto fast = sim::replay(g, cluster, options);
+    options.network.flow_classes = false;
+    const auto reference = sim::replay(g, cluster, options);
+    require_close(reference.timeline.makespan, fast.timeline.makespan);
+    for (std::size_t i = 0; i < g.ops.size(); ++i) {
+        INFO("op " << i);
+        require_close(reference.timeline.ops[i].end, fast.timeline.ops[i].end);
+    }
+    return {fast.events, reference.events};
+}
+
 }  // namespace
 
 TEST_CASE("flow classes give the arrival times of flows solved one by one", "[sim][network][classes]") {
@@ -137,26 +167,9 @@ TEST_CASE("a ring all-reduce runs its steps as classes with the times of flows o
     // Sizes that split evenly: with a byte more on some members, steps of unequal transfers make the ring's timing
     // depend on rounding (flows solved one by one differ by 0.1% between the incremental and the full update).
     for (const std::uint64_t bytes : {std::uint64_t{1} << 20, std::uint64_t{64} << 20}) {
-        traces::OpGraph g;
-        const auto all = world_of(g, 32);
-        const traces::CommId world{0};
-        for (const traces::RankId r : all) {
-            traces::Op op{r, g.stream(r, "comm"), g.intern("grads"), traces::OpKind::collective,
-                          traces::KernelClass::communication};
-            op.bytes = bytes;
-            op.set_comm(world);
-            g.add(op);
-        }
-        sim::ReplayOptions options;
-        options.algorithm = sim::find_collective_algorithm("ring");
-        const auto fast = sim::replay(g, cluster, options);
-        options.network.flow_classes = false;
-        const auto reference = sim::replay(g, cluster, options);
         INFO("bytes " << bytes);
-        require_close(reference.timeline.makespan, fast.timeline.makespan);
-        for (std::size_t i = 0; i < g.ops.size(); ++i)
-            require_close(reference.timeline.ops[i].end, fast.timeline.ops[i].end);
-        REQUIRE(fast.events * 4 < reference.events);
+        const auto [fast, reference] = require_ring_as_reference(all_reduce_graph(32, bytes), cluster);
+        REQUIRE(fast * 4 < reference);
     }
 }
 
@@ -196,4 +209,77 @@ TEST_CASE("late ranks and competing traffic give the same replay with and withou
         require_close(reference.timeline.ops[i].end, fast.timeline.ops[i].end);
     }
     REQUIRE(fast.events < reference.events);
+}
+
+TEST_CASE("a class that contention sets apart goes on as two classes: the members held and the others",
+          "[sim][network][classes]") {
+    // Eight transfers alike start together, GPU k of one node to GPU k of the other (each on its own rail); a longer
+    // transfer already sends on member 0's path. Member 0 gets half its path, the others the whole of theirs: the
+    // class is split once, member 0 going on alone and the seven others as one class, which arrives in one event.
+    const auto cluster = topo::load_topology("dgx-h100", {"nodes=2"});
+    const auto& gpus = cluster.gpus();
+    constexpr std::uint64_t bytes = 50'000'000;
+    const engine::Time start{1'000'000};
+    struct Run {
+        std::vector<engine::Time> arrival = std::vector<engine::Time>(8, engine::Time{-1});
+        std::size_t largest_event = 0;
+        std::uint64_t formed = 0, split = 0;
+        sim::FlowNetwork::RouteCost cost[2];  // member 0's path and member 1's
+    };
+    const auto run = [&](bool classes) {
+        engine::Simulator sim;
+        sim::NetworkOptions options;
+        options.flow_classes = classes;
+        options.record_link_utilization = false;
+        sim::FlowNetwork net(cluster, sim, options);
+        std::vector<std::vector<topo::LinkId>> routes;
+        for (std::uint32_t k = 0; k < 8; ++k) routes.push_back(net.router().route(gpus[k], gpus[8 + k], k));
+        net.start_flow_on_route(gpus[0], gpus[8], routes[0], 4 * bytes, 100, 1);
+        sim.schedule_at(start, 1000, 0);
+        Run r;
+        auto handler = [&](const engine::Event& e) {
+            if (e.kind == 1000) {
+                for (std::uint32_t k = 0; k < 8; ++k)
+                    net.start_flow_on_route(gpus[k], gpus[8 + k], routes[k], bytes, k, 1);
+                return;
+            }
+            const auto event = net.handle(e);
+            if (!event.arrived) return;
+            r.largest_event = std::max(r.largest_event, event.flows.size());
+            for (const sim::FlowId f : event.flows)
+                if (net.owner(f) < 8) r.arrival[net.owner(f)] = sim.now();
+        };
+        sim.run(handler);
+        r.formed = net.classes_formed();
+        r.split = net.classes_split();
+        r.cost[0] = net.route_cost(routes[0]);
+        r.cost[1] = net.route_cost(routes[1]);
+        return r;
+    };
+    const Run fast = run(true), reference = run(false);
+    REQUIRE(fast.formed == 1);
+    REQUIRE(fast.split == 1);
+    REQUIRE(fast.largest_event == 7);
+    REQUIRE(reference.largest_event == 1);
+    // Closed forms: alone on its path, latency + bytes / bandwidth; member 0 at half its path's bandwidth (the
+    // longer transfer outlasts it).
+    const auto& alone = fast.cost[1];
+    const auto& shared = fast.cost[0];
+    REQUIRE(fast.arrival[0] == start + shared.latency + engine::transfer_time(bytes, shared.bottleneck / 2));
+    for (std::uint32_t k = 1; k < 8; ++k) {
+        INFO("member " << k);
+        REQUIRE(fast.arrival[k] == start + alone.latency + engine::transfer_time(bytes, alone.bottleneck));
+    }
+    for (std::uint32_t k = 0; k < 8; ++k) REQUIRE(fast.arrival[k] == reference.arrival[k]);
+}
+
+TEST_CASE("a ring whose transfers collide on spine links gives the times of flows one by one",
+          "[sim][network][classes]") {
+    // 6 DGX-H100 nodes, 4 per leaf and 2 spines: the ring's steps between the leaves share spine links, so classes
+    // split and their parts go on. Splitting into single flows, and taking a flow's progress at every look rather
+    // than at its rate changes, once made this run 0.2% shorter than the reference (459.82 us against 460.74).
+    const auto cluster =
+        topo::load_topology("dgx-h100", {"nodes=6", "fabric=leaf-spine", "nodes_per_leaf=4", "spines=2"});
+    const auto [fast, reference] = require_ring_as_reference(all_reduce_graph(48, std::uint64_t{64} << 20), cluster);
+    REQUIRE(fast * 4 < reference);
 }
