@@ -161,7 +161,7 @@ void write_perfetto_json(std::ostream& stream, const OpGraph& g, const Timeline&
                            op.rank.value + 1, microseconds_text(tl.ops[i].start), json_number(h / (1u << 30)));
         flush_if_full();
     }
-    // Busiest links by bytes carried (ties by name), as counter tracks of GB/s.
+    // Busiest links by bytes carried (ties by link order), as counter tracks of GB/s.
     std::vector<std::size_t> busiest = busiest_counters(tl.counters, options.max_link_counters);
     std::sort(busiest.begin(), busiest.end());
     const std::uint32_t network_pid = g.rank_count + 1;

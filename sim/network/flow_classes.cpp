@@ -1,5 +1,6 @@
 // Classes of identical flows (see flow_network.h): formed from the flows that start at one instant, checked after
-// every update that recomputes them, split into their members when their common rate is not the max-min one.
+// every update that recomputes them, split in two when their common rate is not the max-min one (into their
+// members when a link they cross changes state).
 #include <algorithm>
 #include <tuple>
 

@@ -21,8 +21,9 @@
 // one arrival event. The allocation is checked to be the max-min one of the individual flows: a class at its cap is
 // (every member at its own bottleneck bandwidth, and the fill kept every link within capacity); a class held below
 // it is kept only while every member crosses a saturated link on which no flow has a higher share; otherwise it is
-// split into its members, which carry on from the same state, and the rates are recomputed. So classes change the
-// cost, never the answer (up to rounding: tests compare both ways).
+// split in two (the members held at its level, and the others), each part a class that carries on from the same
+// state, and the rates are recomputed. So classes change the cost, never the answer (up to rounding: tests compare
+// both ways).
 //
 // Timing of one flow (assumption, as in SimGrid's and ASTRA-sim's analytical flow models): bytes leave the source
 // at the flow's fair rate, which changes as other flows come and go; the flow occupies bandwidth on every link of

@@ -24,7 +24,7 @@ void add_sweep_command(CLI::App& app);
 void add_convert_command(CLI::App& app);
 void add_models_command(CLI::App& app);
 
-/// `--no-classes` (collective, replay): what it does, in one place.
+/// `--no-classes` (collective, replay, run): what it does, in one place.
 inline constexpr const char* no_classes_help =
     "Solve every flow alone, without classes of identical flows (one rate and one completion for the transfers of a "
     "ring step): the reference the classes are checked against, slower";
