@@ -22,8 +22,9 @@
 // (every member at its own bottleneck bandwidth, and the fill kept every link within capacity); a class held below
 // it is kept only while every member crosses a saturated link on which no flow has a higher share; otherwise it is
 // split in two (the members held at its level, and the others), each part a class that carries on from the same
-// state, and the rates are recomputed. So classes change the cost, never the answer (up to rounding: tests compare
-// both ways).
+// state, and the rates are recomputed. So classes change the cost, never the answer: the fill gives flows at one
+// level one rate to the bit however it reaches them (max_min_fair.cpp), and tests compare both ways to the
+// picosecond.
 //
 // Timing of one flow (assumption, as in SimGrid's and ASTRA-sim's analytical flow models): bytes leave the source
 // at the flow's fair rate, which changes as other flows come and go; the flow occupies bandwidth on every link of
@@ -341,7 +342,8 @@ private:
         std::uint32_t held_count = 0;
     };
     static_assert(sizeof(LinkState) == 64);
-    std::vector<LinkState> links_;                                      // by link
+    std::vector<LinkState> links_;           // by link
+    std::vector<RateUnits> capacity_units_;  // by link: its capacity in rate units (the fill's starting residual)
     static constexpr std::uint64_t max_units = std::uint64_t{1} << 40;  // 1.1 TB/s
     /// A draining flow's new rate, in its links' sums too.
     void set_share_rate(std::uint32_t flow, double rate);
@@ -401,10 +403,13 @@ private:
     // Dirty links since the last recompute, and scratch space of the solver (kept to avoid reallocation).
     std::vector<std::uint32_t> dirty_links_;
     std::vector<std::uint32_t> attached_;  // flows attached since the last update (incremental mode)
-    /// The solver's state of a link, side by side (one cache line holds four links: a fill visits every link of
+    /// The solver's state of a link, side by side (one cache line holds two links: a fill visits every link of
     /// its flows, and the links of a ring step's members are often neighbours).
     struct LinkFill {
-        double residual = 0;        // capacity not yet given out in the fill in progress
+        // Capacity not yet given out in the fill in progress, in rate units: each flow fixed takes its rate rounded
+        // as in the link's rate sum, so the residual is exact and does not depend on the order flows are fixed in
+        // (a class and its members one by one leave the same residual, and so the same shares, to the bit).
+        RateUnits residual = 0;
         std::uint32_t unfixed = 0;  // weight of its flows not yet fixed (0: left out of the fill)
         std::uint32_t mark = 0;     // epoch stamp: in the component of the update in progress
     };

@@ -3,8 +3,11 @@
 // flows whose max-min conditions the change breaks, found by filling and checking until none is broken. Repeatedly, the
 // lowest water level fixes flows: either a link's fair share (residual capacity / unfixed flows), fixing all its
 // unfixed flows, or a flow's own cap (its route's bottleneck); ties go to the flow cap, then to the lower link id, so
-// the result is the same on every machine. Cost: O((L + F * hops) log L + F log F) for a component of L links and F
-// flows.
+// the result is the same on every machine. Rates are exact where they can be and canonical where they cannot:
+// residuals in integer rate units, a share within 1e-12 of the level just fixed taken as that level, and the flows
+// at a link's level recomputed together, so that the same flows get the same rates to the bit whichever of them an
+// update recomputes (classes or flows one by one). Cost: O((L + F * hops) log L + F log F) for a component of L
+// links and F flows.
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -15,6 +18,13 @@
 namespace clustersim::sim {
 
 using engine::Time;
+
+namespace {
+/// Two fair shares this close (relative) are one water level: rounding moves a share by about 1e-16 (the division)
+/// plus 2^-32 bytes/s per flow fixed before (residuals are kept in rate units), and 1e-12 of a rate is under a
+/// picosecond per second of transfer.
+constexpr double same_level = 1e-12;
+}  // namespace
 
 void FlowNetwork::select_dirty_links() {
     ++epoch_;
@@ -108,10 +118,41 @@ void FlowNetwork::select_affected_flows() {
             const bool held_out = links_[l].held_count != link_sums_[component_pos_[l]].held;  // held, not selected
             if (min_bottleneck_level == INFINITY && !held_out) continue;
             double total = 0, max_level = 0;
+            // The flows at the level the fill fixed here (within same_level), selected or not: the sum of their
+            // rates in rate units, their weight, and how many the update did not select.
+            const bool fixed_here = min_bottleneck_level != INFINITY;
+            const auto at_level = [&](double rate, std::uint32_t weight) {
+                return fixed_here &&
+                       std::abs(rate / weight - min_bottleneck_level) <= min_bottleneck_level * same_level;
+            };
+            RateUnits tied_units = 0;
+            std::uint32_t tied_weight = 0, tied_out = 0;
             for (const auto [f, hop] : links_[l].flows) {
-                const double rate = share_[f].mark == epoch_ ? new_rate_[f] : share_[f].rate;
+                const bool selected = share_[f].mark == epoch_;
+                const double rate = selected ? new_rate_[f] : share_[f].rate;
                 total += rate;
                 max_level = std::max(max_level, rate / share_[f].weight);
+                if (!at_level(rate, share_[f].weight)) continue;
+                tied_units += rate_units(rate);
+                tied_weight += share_[f].weight;
+                tied_out += selected ? 0 : 1;
+            }
+            // Flows at one level on a link have one rate to the bit whichever of them an update recomputed (a class
+            // recomputes all its members, flows one by one only some, and a rate kept from an earlier update was
+            // rounded there): the link's capacity less every other flow's rate, shared by weight, as the fill
+            // computes it when it recomputes them all. Selected flows with another rate take it; if a flow the
+            // update left out has another rate, those left out are recomputed with the others.
+            bool tie_broken = false;
+            if (tied_out > 0) {
+                const double level = rate_of_units(link_fill_[l].residual + tied_units) / tied_weight;
+                for (const auto [f, hop] : links_[l].flows) {
+                    const bool selected = share_[f].mark == epoch_;
+                    const double rate = selected ? new_rate_[f] : share_[f].rate;
+                    const double canonical = level * share_[f].weight;
+                    if (!at_level(rate, share_[f].weight) || rate == canonical) continue;
+                    if (!selected) tie_broken = true;
+                    if (selected) new_rate_[f] = canonical;  // (the fill's rate, but for rounding)
+                }
             }
             const bool saturated = total >= links_[l].capacity * (1 - 1e-9);
             for (const auto [g, hop] : links_[l].flows) {
@@ -125,7 +166,8 @@ void FlowNetwork::select_affected_flows() {
                 const bool freed = may_rise && held_by(g, l);
                 // A flow held here below g's level: g must come down to share.
                 const bool squeezed = saturated && min_bottleneck_level < level * (1 - 1e-9);
-                if (freed || squeezed) add_flow(g);
+                const bool tied = tie_broken && at_level(flow.rate, flow.weight);
+                if (freed || squeezed || tied) add_flow(g);
             }
         }
         if (component_flows_.size() == before) return;
@@ -189,34 +231,22 @@ void FlowNetwork::fill() {
         const std::uint32_t l = component_links_[i];
         const LinkSums& sums = link_sums_[i];
         LinkFill& lf = link_fill_[l];
-        lf.residual = std::max(0.0, links_[l].capacity - rate_of_units(links_[l].rate_sum - sums.selected));
+        // (A residual may go below 0 by rounding, at most one unit per flow; rate_of_units reads it as 0.)
+        lf.residual = capacity_units_[l] - (links_[l].rate_sum - sums.selected);
         // A link whose residual covers the caps of all its selected flows never fixes one: fixing a flow takes at
         // most its cap from the residual, so its fair share stays at or above the least cap of its unfixed flows,
         // and ties go to the cap. Left out (unfixed 0), it costs the heap nothing.
-        lf.unfixed = lf.residual >= sums.demand ? 0 : sums.weight;
-        if (lf.unfixed > 0) shares.push_back(key(lf.residual / lf.unfixed, l));
+        const double residual = rate_of_units(lf.residual);
+        lf.unfixed = residual >= sums.demand ? 0 : sums.weight;
+        if (lf.unfixed > 0) shares.push_back(key(residual / lf.unfixed, l));
     }
     for (const std::uint32_t f : component_flows_) fixed_[f] = 0;
-    if (component_flows_.size() == 1) {
-        // One flow (often a class alone on its links): its level is the least fair share of its links, or its cap
-        // if that is lower; the same choice, and ties, as the filling below would make.
-        const std::uint32_t f = component_flows_.front();
-        const ShareKey least = shares.empty() ? 0 : *std::min_element(shares.begin(), shares.end());
-        const bool capped = shares.empty() || share_[f].cap <= share_of(least);
-        fixed_[f] = 1;
-        new_rate_[f] = (capped ? share_[f].cap : share_of(least)) * share_[f].weight;
-        new_limit_[f] = capped ? UINT32_MAX : id_of(least);
-        return;
-    }
-    for (std::size_t i = shares.size() / 2; i-- > 0;) sift_down(i);
-    // Sorted as (cap, slot) keys side by side: comparing through share_ missed the cache on large components.
-    by_cap_.clear();
-    for (const std::uint32_t f : component_flows_) by_cap_.push_back(key(share_[f].cap, f));  // caps: >= 0, not NaN
-    std::sort(by_cap_.begin(), by_cap_.end());
-    // Fixes flow f at water level `level` per share: its rate is level x weight.
+    // Fixes flow f at water level `level` per share: its rate is level x weight, taken from its links' residuals
+    // (which the check after the fill reads).
     auto fix = [&](std::uint32_t f, double level, std::uint32_t at_link) {
         const std::uint32_t weight = share_[f].weight;
         const double rate = level * weight;
+        const RateUnits units = rate_units(rate);
         fixed_[f] = 1;
         new_rate_[f] = rate;
         new_limit_[f] = at_link;
@@ -224,11 +254,26 @@ void FlowNetwork::fill() {
             const std::uint32_t o = other.value;
             // Outside the component, or left out above: cannot bind.
             if (link_fill_[o].mark != epoch_ || link_fill_[o].unfixed == 0) continue;
-            link_fill_[o].residual = std::max(0.0, link_fill_[o].residual - rate);
+            link_fill_[o].residual -= units;
             link_fill_[o].unfixed -= weight;
         }
     };
+    if (component_flows_.size() == 1) {
+        // One flow (often a class alone on its links): its level is the least fair share of its links, or its cap
+        // if that is lower; the same choice, and ties, as the filling below would make.
+        const std::uint32_t f = component_flows_.front();
+        const ShareKey least = shares.empty() ? 0 : *std::min_element(shares.begin(), shares.end());
+        const bool capped = shares.empty() || share_[f].cap <= share_of(least);
+        fix(f, capped ? share_[f].cap : share_of(least), capped ? UINT32_MAX : id_of(least));
+        return;
+    }
+    for (std::size_t i = shares.size() / 2; i-- > 0;) sift_down(i);
+    // Sorted as (cap, slot) keys side by side: comparing through share_ missed the cache on large components.
+    by_cap_.clear();
+    for (const std::uint32_t f : component_flows_) by_cap_.push_back(key(share_[f].cap, f));  // caps: >= 0, not NaN
+    std::sort(by_cap_.begin(), by_cap_.end());
     std::size_t next_cap = 0;
+    double level = 0;  // the water level of the last flow fixed
     // Lazy keys: fixing a flow at the lowest level only raises the fair share of its other links, so every key
     // in the heap is a lower bound of its link's share. A popped key below the current share is pushed back with
     // the current one; a key equal to it is the true minimum. Each link is in the heap once.
@@ -241,17 +286,24 @@ void FlowNetwork::fill() {
                 pop();  // all its flows fixed through other links
                 continue;
             }
-            const double current = link_fill_[link].residual / link_fill_[link].unfixed;
+            const double current = rate_of_units(link_fill_[link].residual) / link_fill_[link].unfixed;
             if (share_of(shares.front()) == current) break;
-            shares.front() = key(current, link);  // a key only rises: sifted down in place
+            shares.front() = key(current, link);  // a key only rises (but for rounding): sifted down in place
             sift_down(0);
         }
         const std::uint32_t capped = id_of(by_cap_[next_cap]);
         if (shares.empty() || share_[capped].cap <= share_of(shares.front())) {
-            fix(capped, share_[capped].cap, UINT32_MAX);
+            level = share_[capped].cap;
+            fix(capped, level, UINT32_MAX);
             continue;
         }
-        const double share = share_of(shares.front());
+        // A link at the level just fixed, but for rounding, fixes its flows at that level: in exact arithmetic
+        // its share is the level (flows fixed at a level leave their other links' shares at it or above), and the
+        // rounding depends on how many of its flows were fixed before, through other links. So flows alike end
+        // at the same rate however the fill reached them: a class at once, or its members one by one.
+        double share = share_of(shares.front());
+        if (std::abs(share - level) <= level * same_level) share = level;
+        level = share;
         const std::uint32_t link = id_of(shares.front());
         pop();
         for (const auto [f, hop] : links_[link].flows) {
