@@ -232,13 +232,15 @@ void FlowNetwork::fill() {
         const LinkSums& sums = link_sums_[i];
         LinkFill& lf = link_fill_[l];
         // (A residual may go below 0 by rounding, at most one unit per flow; rate_of_units reads it as 0.)
-        lf.residual = capacity_units_[l] - (links_[l].rate_sum - sums.selected);
+        const RateUnits units = capacity_units_[l] - (links_[l].rate_sum - sums.selected);
+        const double residual = rate_of_units(units);
         // A link whose residual covers the caps of all its selected flows never fixes one: fixing a flow takes at
         // most its cap from the residual, so its fair share stays at or above the least cap of its unfixed flows,
-        // and ties go to the cap. Left out (unfixed 0), it costs the heap nothing.
-        const double residual = rate_of_units(lf.residual);
+        // and ties go to the cap. Left out (unfixed 0), it costs the heap nothing (and its residual is not read).
         lf.unfixed = residual >= sums.demand ? 0 : sums.weight;
-        if (lf.unfixed > 0) shares.push_back(key(residual / lf.unfixed, l));
+        if (lf.unfixed == 0) continue;
+        lf.residual = units;
+        shares.push_back(key(residual / lf.unfixed, l));
     }
     for (const std::uint32_t f : component_flows_) fixed_[f] = 0;
     // Fixes flow f at water level `level` per share: its rate is level x weight, taken from its links' residuals
