@@ -21,10 +21,8 @@ FlowNetwork::FlowNetwork(const topo::Cluster& cluster, engine::Simulator& sim, N
     for (const topo::Link& l : cluster.links()) link_latency_.push_back(l.latency);
     links_.resize(links);
     capacity_units_.resize(links);
-    for (std::size_t l = 0; l < links; ++l) {
-        links_[l].capacity = cluster.links()[l].bandwidth_bytes_per_s;
-        capacity_units_[l] = rate_units(links_[l].capacity);
-    }
+    for (std::size_t l = 0; l < links; ++l)
+        set_capacity(static_cast<std::uint32_t>(l), cluster.links()[l].bandwidth_bytes_per_s);
     link_delay_s_.assign(links, 0);
     link_fill_.assign(links, LinkFill{});
     component_pos_.assign(links, 0);

@@ -264,6 +264,8 @@ private:
     void select_dirty_links();
     void collect_component();
     void select_affected_flows();
+    /// Whether a flow's rate is at `level` per share (within same_level, max_min_fair.cpp).
+    [[nodiscard]] static bool at_level(double rate, std::uint32_t weight, double level);
     void fill();
     void record_utilization_of_component();
     void schedule_update();
@@ -344,6 +346,14 @@ private:
     static_assert(sizeof(LinkState) == 64);
     std::vector<LinkState> links_;           // by link
     std::vector<RateUnits> capacity_units_;  // by link: its capacity in rate units (the fill's starting residual)
+    /// After a fill that fixed flows at `link` at `level`: gives the flows at that level the link has selected its
+    /// canonical share (tied: their rates in rate units and weights summed); true if one it left out has another.
+    bool align_tied_flows(std::uint32_t link, double level, RateUnits tied_units, std::uint32_t tied_weight);
+    /// Sets a link's capacity, in bytes/s and in rate units.
+    void set_capacity(std::uint32_t link, double bytes_per_s) {
+        links_[link].capacity = bytes_per_s;
+        capacity_units_[link] = rate_units(bytes_per_s);
+    }
     static constexpr std::uint64_t max_units = std::uint64_t{1} << 40;  // 1.1 TB/s
     /// A draining flow's new rate, in its links' sums too.
     void set_share_rate(std::uint32_t flow, double rate);

@@ -72,8 +72,7 @@ void FlowNetwork::set_link_state(topo::LinkId link, double factor, const std::st
     std::sort(leaders.begin(), leaders.end());
     leaders.erase(std::unique(leaders.begin(), leaders.end()), leaders.end());
     for (const std::uint32_t leader : leaders) split_class(leader, false);  // (each member is re-routed alone)
-    links_[link.index()].capacity = cluster_.link(link).bandwidth_bytes_per_s * factor;
-    capacity_units_[link.index()] = rate_units(links_[link.index()].capacity);
+    set_capacity(link.value, cluster_.link(link).bandwidth_bytes_per_s * factor);
     solve_needed_ = true;
     ++link_state_version_;
     router_.set_link_down(link, factor == 0);

@@ -118,13 +118,9 @@ void FlowNetwork::select_affected_flows() {
             const bool held_out = links_[l].held_count != link_sums_[component_pos_[l]].held;  // held, not selected
             if (min_bottleneck_level == INFINITY && !held_out) continue;
             double total = 0, max_level = 0;
-            // The flows at the level the fill fixed here (within same_level), selected or not: the sum of their
-            // rates in rate units, their weight, and how many the update did not select.
+            // The flows at the level the fill fixed here, selected or not: the sum of their rates in rate units,
+            // their weight, and how many the update did not select.
             const bool fixed_here = min_bottleneck_level != INFINITY;
-            const auto at_level = [&](double rate, std::uint32_t weight) {
-                return fixed_here &&
-                       std::abs(rate / weight - min_bottleneck_level) <= min_bottleneck_level * same_level;
-            };
             RateUnits tied_units = 0;
             std::uint32_t tied_weight = 0, tied_out = 0;
             for (const auto [f, hop] : links_[l].flows) {
@@ -132,28 +128,12 @@ void FlowNetwork::select_affected_flows() {
                 const double rate = selected ? new_rate_[f] : share_[f].rate;
                 total += rate;
                 max_level = std::max(max_level, rate / share_[f].weight);
-                if (!at_level(rate, share_[f].weight)) continue;
+                if (!fixed_here || !at_level(rate, share_[f].weight, min_bottleneck_level)) continue;
                 tied_units += rate_units(rate);
                 tied_weight += share_[f].weight;
                 tied_out += selected ? 0 : 1;
             }
-            // Flows at one level on a link have one rate to the bit whichever of them an update recomputed (a class
-            // recomputes all its members, flows one by one only some, and a rate kept from an earlier update was
-            // rounded there): the link's capacity less every other flow's rate, shared by weight, as the fill
-            // computes it when it recomputes them all. Selected flows with another rate take it; if a flow the
-            // update left out has another rate, those left out are recomputed with the others.
-            bool tie_broken = false;
-            if (tied_out > 0) {
-                const double level = rate_of_units(link_fill_[l].residual + tied_units) / tied_weight;
-                for (const auto [f, hop] : links_[l].flows) {
-                    const bool selected = share_[f].mark == epoch_;
-                    const double rate = selected ? new_rate_[f] : share_[f].rate;
-                    const double canonical = level * share_[f].weight;
-                    if (!at_level(rate, share_[f].weight) || rate == canonical) continue;
-                    if (!selected) tie_broken = true;
-                    if (selected) new_rate_[f] = canonical;  // (the fill's rate, but for rounding)
-                }
-            }
+            const bool tie_broken = tied_out > 0 && align_tied_flows(l, min_bottleneck_level, tied_units, tied_weight);
             const bool saturated = total >= links_[l].capacity * (1 - 1e-9);
             for (const auto [g, hop] : links_[l].flows) {
                 if (share_[g].mark == epoch_) continue;
@@ -166,12 +146,38 @@ void FlowNetwork::select_affected_flows() {
                 const bool freed = may_rise && held_by(g, l);
                 // A flow held here below g's level: g must come down to share.
                 const bool squeezed = saturated && min_bottleneck_level < level * (1 - 1e-9);
-                const bool tied = tie_broken && at_level(flow.rate, flow.weight);
+                const bool tied = tie_broken && at_level(flow.rate, flow.weight, min_bottleneck_level);
                 if (freed || squeezed || tied) add_flow(g);
             }
         }
         if (component_flows_.size() == before) return;
     }
+}
+
+bool FlowNetwork::at_level(double rate, std::uint32_t weight, double level) {
+    return std::abs(rate / weight - level) <= level * same_level;
+}
+
+bool FlowNetwork::align_tied_flows(std::uint32_t link, double level, RateUnits tied_units, std::uint32_t tied_weight) {
+    // Flows at one level on a link have one rate to the bit whichever of them an update recomputed (a class
+    // recomputes all its members, flows one by one only some, and a rate kept from an earlier update was rounded
+    // there): the link's capacity less every other flow's rate, shared by weight, as the fill computes it when it
+    // recomputes them all. Selected flows with another rate take it; one left out with another rate is reported, so
+    // that those left out are recomputed with the others.
+    const double canonical = rate_of_units(link_fill_[link].residual + tied_units) / tied_weight;
+    bool left_out_differs = false;
+    for (const auto [f, hop] : links_[link].flows) {
+        const bool selected = share_[f].mark == epoch_;
+        const double rate = selected ? new_rate_[f] : share_[f].rate;
+        const double share = canonical * share_[f].weight;
+        if (!at_level(rate, share_[f].weight, level) || rate == share) continue;
+        if (selected) {
+            new_rate_[f] = share;  // (the fill's rate, but for rounding)
+        } else {
+            left_out_differs = true;
+        }
+    }
+    return left_out_differs;
 }
 
 void FlowNetwork::fill() {
