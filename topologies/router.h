@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "engine/flat_map.h"
+#include "engine/interned_sequences.h"
 #include "engine/time.h"
 #include "topologies/cluster.h"
 
@@ -60,6 +61,9 @@ public:
     [[nodiscard]] bool link_down(LinkId link) const { return !down_.empty() && down_[link.index()] != 0; }
     /// Links out of routing now.
     [[nodiscard]] std::size_t links_down() const { return links_down_; }
+    /// Distinct entry patterns of the destinations routed to so far (two-level routing on a fabric graph):
+    /// destinations alike in where they sit share one, and the fabric's next hops towards them.
+    [[nodiscard]] std::size_t entry_patterns() const { return entry_costs_.size(); }
 
     /// The device of `kind` in `from`'s node with the cheapest path to `from` (ties: lowest id), searching only
     /// the node's own devices; invalid when there is none. Used to find a GPU's host CPU.
@@ -79,7 +83,8 @@ private:
     /// A server's links from outside and its devices; usable when every entry comes from a forwarding device.
     struct Server {
         std::vector<LinkId> entries;
-        std::vector<LinkId> exits;  // links from the server's devices to outside
+        std::vector<LinkId> exits;              // links from the server's devices to outside
+        std::vector<std::uint32_t> boundaries;  // the devices its entries come from, sorted, each once
         std::vector<DeviceId> devices;
         bool usable = false;
         /// Per device (by position) and exit k: the cost of leaving through exit k, inside the server and over
@@ -93,6 +98,9 @@ private:
         bool ready = false;
         std::vector<std::int64_t> inside, through_entry;
         std::vector<std::uint32_t> entry_slot;  // per entry: its boundary device's distances
+        /// On the fabric graph: the pattern of (entry_slot, through_entry less its least), entry by entry
+        /// (entry_costs_), by which fabric devices away from the server share their next hops (shared_hops).
+        std::uint32_t entry_pattern = engine::InternedSequences::none;
         std::vector<std::uint32_t> device, first, count;
         std::vector<LinkId> links;
     };
@@ -114,6 +122,12 @@ private:
     std::int64_t fabric_distance(DeviceId x, DeviceId dst, const Walked& w);
     /// u's equal-cost next hops to dst: [first, first + count) in w.links (found and kept on first use).
     std::pair<std::uint32_t, std::uint32_t> walked_hops(DeviceId u, DeviceId dst, Walked& w);
+    /// Appends u's equal-cost next hops to dst (links in id order) to `links`; returns how many.
+    std::uint32_t append_next_hops(DeviceId u, DeviceId dst, const Walked& w, std::vector<LinkId>& links);
+    /// A fabric device's next hops to dst when none of its links enters dst's server: they depend on dst only
+    /// through its entry pattern (every candidate's distance is the pattern's plus dst's least entry cost), so they
+    /// are kept by (entry pattern, device), shared by the destinations alike in where they sit.
+    std::span<const LinkId> shared_hops(DeviceId u, DeviceId dst, const Walked& w);
     /// A server's exits towards one destination: the pattern of their distances, and the least of them.
     struct ExitPattern {
         std::uint32_t pattern = UINT32_MAX;
@@ -166,11 +180,11 @@ private:
     engine::FlatMap64<ExitPattern> exit_patterns_;      // by (destination << 32 | exit set)
     std::uint64_t last_exit_key_ = UINT64_MAX;          // the last one looked up (a leaf's downlinks: one set)
     ExitPattern last_exit_pattern_;
-    std::vector<std::int64_t> pattern_costs_;  // pattern p: R - min R, [pattern_first_[p], [p + 1])
-    std::vector<std::uint32_t> pattern_first_;
-    std::vector<std::uint32_t> pattern_same_hash_;       // by pattern: the next pattern of the same hash, or none
-    engine::FlatMap64<std::uint32_t> patterns_by_hash_;  // by hash of the costs: the first pattern with it
-    engine::FlatMap64<std::uint64_t> pattern_hops_;      // by (pattern << 32 | device): first << 32 | count
+    engine::InternedSequences exit_costs_;   // by pattern: R - min R
+    engine::InternedSequences entry_costs_;  // by entry pattern: (slot, cost through the entry less the least) pairs
+    engine::FlatMap64<std::uint64_t> shared_hops_;  // by (entry pattern << 32 | device): first << 32 | count
+    std::vector<LinkId> shared_links_;
+    engine::FlatMap64<std::uint64_t> pattern_hops_;  // by (pattern << 32 | device): first << 32 | count
     std::vector<LinkId> pattern_links_;
     std::vector<std::int64_t> pattern_scratch_;
     engine::FlatMap64<std::int64_t> fabric_distances_;  // by (destination << 32 | fabric device)

@@ -14,10 +14,7 @@ void Router::index_exit_sets() {
     exit_far_ends_.clear();
     exit_patterns_.clear();
     last_exit_key_ = UINT64_MAX;
-    pattern_costs_.clear();
-    pattern_first_.assign(1, 0);
-    pattern_same_hash_.clear();
-    patterns_by_hash_.clear();
+    exit_costs_.clear();
     pattern_hops_.clear();
     pattern_links_.clear();
     std::map<std::vector<std::uint32_t>, std::uint32_t> sets;  // (once per index: servers, not routes)
@@ -51,37 +48,11 @@ Router::ExitPattern Router::exit_pattern(std::int32_t node, DeviceId dst, const 
         costs.push_back(fabric_distance(far, dst, w));
         least = std::min(least, costs.back());
     }
-    std::uint64_t hash = engine::splitmix64(costs.size());
     for (std::int64_t& c : costs) {
         if (c != unreachable) c -= least;
-        hash = engine::hash_combine(hash, static_cast<std::uint64_t>(c));
     }
-    hash &= ~std::uint64_t{0} >> 1;  // (UINT64_MAX is the maps' reserved key)
-    // The same costs seen before (from another destination or exit set): the same pattern. Hashes may collide:
-    // patterns of one hash are chained, and compared whole.
-    const auto same = [&](std::uint32_t p) {
-        return pattern_first_[p + 1] - pattern_first_[p] == costs.size() &&
-               std::equal(costs.begin(), costs.end(), pattern_costs_.begin() + pattern_first_[p]);
-    };
-    bool inserted = false;
-    std::uint32_t& first = patterns_by_hash_.find_or_insert(hash, inserted);
-    std::uint32_t pattern = inserted ? no_pattern : first;
-    std::uint32_t last = no_pattern;
-    while (pattern != no_pattern && !same(pattern)) {
-        last = pattern;
-        pattern = pattern_same_hash_[pattern];
-    }
-    if (pattern == no_pattern) {
-        pattern = static_cast<std::uint32_t>(pattern_same_hash_.size());
-        pattern_costs_.insert(pattern_costs_.end(), costs.begin(), costs.end());
-        pattern_first_.push_back(static_cast<std::uint32_t>(pattern_costs_.size()));
-        pattern_same_hash_.push_back(no_pattern);
-        if (inserted) {
-            first = pattern;
-        } else {
-            pattern_same_hash_[last] = pattern;
-        }
-    }
+    // The same costs seen before (from another destination or exit set): the same pattern.
+    const std::uint32_t pattern = exit_costs_.intern(costs);
     bool added = false;
     const ExitPattern found{pattern, least};
     exit_patterns_.find_or_insert(key, added) = found;
@@ -92,7 +63,7 @@ std::int64_t Router::through_exits(DeviceId v, std::uint32_t pattern) const {
     const Server& from = servers_[static_cast<std::size_t>(cluster_.device(v).node)];
     const std::size_t exits = from.exits.size();
     const std::int64_t* row = from.to_exit.data() + position_in_server_[v.index()] * exits;
-    const std::int64_t* rest = pattern_costs_.data() + pattern_first_[pattern];
+    const std::int64_t* rest = exit_costs_.at(pattern).data();
     std::int64_t best = unreachable;
     for (std::size_t k = 0; k < exits; ++k) {
         if (row[k] != unreachable && rest[k] != unreachable) best = std::min(best, row[k] + rest[k]);
@@ -110,7 +81,7 @@ std::span<const LinkId> Router::pattern_hops(DeviceId u, std::uint32_t pattern) 
     // moves every candidate's cost alike.
     const std::int32_t node = cluster_.device(u).node;
     const Server& from = servers_[static_cast<std::size_t>(node)];
-    const std::int64_t* rest = pattern_costs_.data() + pattern_first_[pattern];
+    const std::int64_t* rest = exit_costs_.at(pattern).data();
     std::int64_t best = unreachable;
     const auto first = static_cast<std::uint32_t>(pattern_links_.size());
     for (const LinkId l : cluster_.out_links(u)) {
@@ -147,6 +118,10 @@ std::span<const LinkId> Router::next_hops(DeviceId u, DeviceId dst, Walked& w, P
     if (fabric_only_ && node >= 0 && node != cluster_.device(dst).node) {
         if (memo.node != node) memo = {node, exit_pattern(node, dst, w)};  // (a route may cross another server)
         return pattern_hops(u, memo.exits.pattern);
+    }
+    if (fabric_only_ && node < 0) {
+        const auto& boundaries = servers_[static_cast<std::size_t>(cluster_.device(dst).node)].boundaries;
+        if (!std::binary_search(boundaries.begin(), boundaries.end(), u.value)) return shared_hops(u, dst, w);
     }
     const auto [first, count] = walked_hops(u, dst, w);
     return {w.links.data() + first, count};

@@ -21,6 +21,9 @@ void Router::index_servers() {
     boundary_slot_.assign(devices.size(), UINT32_MAX);
     walked_.assign(devices.size(), Walked{});
     fabric_distances_.clear();
+    entry_costs_.clear();
+    shared_hops_.clear();
+    shared_links_.clear();
     for (std::size_t v = 0; v < devices.size(); ++v) {
         if (devices[v].node < 0) continue;
         Server& server = servers_[static_cast<std::size_t>(devices[v].node)];
@@ -35,6 +38,12 @@ void Router::index_servers() {
         if (to >= 0) servers_[static_cast<std::size_t>(to)].entries.push_back(LinkId::from_index(l));
         if (from >= 0) servers_[static_cast<std::size_t>(from)].exits.push_back(LinkId::from_index(l));
         fabric_only_ = fabric_only_ && (from < 0 || to < 0);
+    }
+    for (Server& server : servers_) {
+        for (const LinkId l : server.entries) server.boundaries.push_back(cluster_.link(l).src.value);
+        std::sort(server.boundaries.begin(), server.boundaries.end());
+        server.boundaries.erase(std::unique(server.boundaries.begin(), server.boundaries.end()),
+                                server.boundaries.end());
     }
     // Usable when every way in comes from a device that forwards (a GPU cabled to another server's GPU does not:
     // paths through it start there, which the formula does not cover); the few servers that are not use tables.
@@ -90,6 +99,18 @@ Router::Walked* Router::walked_to(DeviceId dst) {
         w.through_entry[e] = inside + link_cost(link);
         w.entry_slot[e] = distances_to_boundary(link.src);
     }
+    if (fabric_only_) {
+        std::int64_t least = unreachable;
+        for (const std::int64_t c : w.through_entry) least = std::min(least, c);
+        std::vector<std::int64_t>& pattern = pattern_scratch_;
+        pattern.clear();
+        for (std::size_t e = 0; e < server.entries.size(); ++e) {
+            const std::int64_t c = w.through_entry[e];
+            pattern.push_back(w.entry_slot[e]);
+            pattern.push_back(c == unreachable ? unreachable : c - least);
+        }
+        w.entry_pattern = entry_costs_.intern(pattern);
+    }
     w.ready = true;
     return &w;
 }
@@ -127,10 +148,29 @@ std::pair<std::uint32_t, std::uint32_t> Router::walked_hops(DeviceId u, DeviceId
     const auto it = std::lower_bound(w.device.begin(), w.device.end(), u.value);
     const auto at = static_cast<std::size_t>(it - w.device.begin());
     if (it != w.device.end() && *it == u.value) return {w.first[at], w.count[at]};
+    const auto first = static_cast<std::uint32_t>(w.links.size());
+    const std::uint32_t count = append_next_hops(u, dst, w, w.links);
+    w.device.insert(w.device.begin() + static_cast<std::ptrdiff_t>(at), u.value);
+    w.first.insert(w.first.begin() + static_cast<std::ptrdiff_t>(at), first);
+    w.count.insert(w.count.begin() + static_cast<std::ptrdiff_t>(at), count);
+    return {first, count};
+}
+
+std::span<const LinkId> Router::shared_hops(DeviceId u, DeviceId dst, const Walked& w) {
+    bool inserted = false;
+    std::uint64_t& kept = shared_hops_.find_or_insert((std::uint64_t{w.entry_pattern} << 32) | u.value, inserted);
+    if (inserted) {
+        const auto first = static_cast<std::uint32_t>(shared_links_.size());
+        kept = (std::uint64_t{first} << 32) | append_next_hops(u, dst, w, shared_links_);
+    }
+    return {shared_links_.data() + (kept >> 32), static_cast<std::size_t>(kept & UINT32_MAX)};
+}
+
+std::uint32_t Router::append_next_hops(DeviceId u, DeviceId dst, const Walked& w, std::vector<LinkId>& links) {
     // The out-links to a device that carries traffic on (or is dst) whose distance plus the link's cost is least:
     // the same test, in the same link order, as the tables' (router.cpp).
     std::int64_t best = unreachable;
-    const auto first = static_cast<std::uint32_t>(w.links.size());
+    const std::size_t first = links.size();
     for (const LinkId l : cluster_.out_links(u)) {
         if (link_down(l)) continue;
         const Link& link = cluster_.link(l);
@@ -140,15 +180,11 @@ std::pair<std::uint32_t, std::uint32_t> Router::walked_hops(DeviceId u, DeviceId
         const std::int64_t via = d + link_cost(link);
         if (via < best) {
             best = via;
-            w.links.resize(first);
+            links.resize(first);
         }
-        if (via == best) w.links.push_back(l);
+        if (via == best) links.push_back(l);
     }
-    const auto count = static_cast<std::uint32_t>(w.links.size() - first);
-    w.device.insert(w.device.begin() + static_cast<std::ptrdiff_t>(at), u.value);
-    w.first.insert(w.first.begin() + static_cast<std::ptrdiff_t>(at), first);
-    w.count.insert(w.count.begin() + static_cast<std::ptrdiff_t>(at), count);
-    return {first, count};
+    return static_cast<std::uint32_t>(links.size() - first);
 }
 
 }  // namespace clustersim::topo

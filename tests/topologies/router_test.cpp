@@ -212,3 +212,15 @@ links:
         first_switch.insert(c.device(c.link(router.route(c.gpus()[0], c.gpus()[1], key)[2]).dst).name);
     CHECK(first_switch == std::set<std::string>{"s1", "s3"});
 }
+
+TEST_CASE("destinations alike in where they sit share the fabric's next hops towards them", "[topologies][routing]") {
+    // Two leaf groups of two servers: a GPU's entry pattern is its group and its position in the server, so 32
+    // GPUs give 16 patterns, and the routes are still the tables' (check_same_routes on the same preset above).
+    const topo::Cluster c = topo::load_topology("dgx-h100", {"nodes=4", "nodes_per_leaf=2", "spines=2"});
+    topo::Router router(c);
+    for (const auto dst : c.gpus()) {
+        for (const auto src : c.gpus()) (void)router.route(src, dst, 1);
+    }
+    CHECK(c.gpus().size() == 32);
+    CHECK(router.entry_patterns() == 16);
+}
