@@ -34,10 +34,19 @@ public:
 private:
     /// The kept route a ring slot's transfers took last (kept_routes_[kept] while epoch is routes_epoch_), for the
     /// (source, destination) pair `pair`: a ring edge sends step after step between the same two GPUs.
+    /// A flow's bytes on the wire and its latency beyond the route's (protocol_cost).
+    struct FlowCost {
+        std::uint64_t bytes = 0;
+        engine::Time extra{};
+    };
     struct SlotRoute {
         std::uint64_t pair = UINT64_MAX;
         std::uint32_t kept = UINT32_MAX;
         std::uint32_t epoch = 0;
+        /// The protocol cost of its last single flow on that route, for these bytes, flags: a ring's steps repeat it.
+        std::uint64_t cost_bytes = UINT64_MAX, cost_channel_bytes = 0;
+        bool cost_first = false, cost_reduces = false;
+        FlowCost cost;
     };
     /// One collective call as the outputs keep it, for the whole run; its state while in flight is an Instance
     /// (a slot of instances_, reused once the call is done): a 1,024-GPU GPT-3 iteration has 1.2 M calls, and
@@ -65,11 +74,6 @@ private:
         std::uint32_t src = 0, dst = 0;
         std::uint32_t route_offset = 0, route_length = 0;
         std::uint64_t waits_for[2] = {UINT64_MAX, UINT64_MAX};
-    };
-    /// A flow's bytes on the wire and its latency beyond the route's (protocol_cost).
-    struct FlowCost {
-        std::uint64_t bytes = 0;
-        engine::Time extra{};
     };
     /// What a closed-form call's edge last sent cost: its protocol cost and timing for pieces of `bytes`.
     struct EdgeCost {

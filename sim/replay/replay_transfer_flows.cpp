@@ -86,8 +86,22 @@ void ReplayEngine::start_flows(std::uint32_t index, std::uint64_t t, const Plann
             bytes += share_of(x.bytes, channels, e);
             ++weight;
         }
+        const std::uint64_t channel_bytes = share_of(x.bytes, channels, c);
+        // A ring slot's single flow: its route's cost for the same bytes and flags was worked out on a step before.
+        SlotRoute* same = routed == 1 && slot_route && slot_route->pair == pair && slot_route->epoch == routes_epoch_ &&
+                                  slot_route->kept == channel_kept_[0]
+                              ? slot_route
+                              : nullptr;
+        if (same && !(same->cost_bytes == bytes && same->cost_channel_bytes == channel_bytes &&
+                      same->cost_first == first_of_call && same->cost_reduces == x.reduces)) {
+            same->cost = protocol_cost(inst, x, bytes, channel_bytes, first_of_call, src, dst, route, kept);
+            same->cost_bytes = bytes;
+            same->cost_channel_bytes = channel_bytes;
+            same->cost_first = first_of_call;
+            same->cost_reduces = x.reduces;
+        }
         const FlowCost cost =
-            protocol_cost(inst, x, bytes, share_of(x.bytes, channels, c), first_of_call, src, dst, route, kept);
+            same ? same->cost : protocol_cost(inst, x, bytes, channel_bytes, first_of_call, src, dst, route, kept);
         const FlowId f = net_.start_flow_on_route(src, dst, route, cost.bytes, (owner_collective << owner_shift) | slot,
                                                   weight, cost.extra, kept ? &kept->cost : nullptr);
         ideal = std::max(ideal, net_.ideal_duration(f));
