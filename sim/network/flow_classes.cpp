@@ -73,6 +73,9 @@ bool FlowNetwork::class_exact(std::uint32_t leader) {
     for (std::size_t k = 0; k < c.members.size(); ++k) {
         for (std::uint32_t hop = c.offsets[k]; hop < c.offsets[k + 1]; ++hop) {
             const std::uint32_t l = route[hop].value;
+            // Of several links that hold the member, the lowest id, as the fill would pick among equal shares: a
+            // link after one found need not be summed unless its id is lower.
+            if (l > c.next_limit[k]) continue;
             // A link's load is the same for every class checked in this pass: summed once (split_inexact_classes).
             LinkLoad& load = link_load_[l];
             if (load.stamp != exact_stamp_) {
@@ -84,8 +87,7 @@ bool FlowNetwork::class_exact(std::uint32_t leader) {
                 }
                 load = {max_level, exact_stamp_, total >= links_[l].capacity * (1 - 1e-9)};
             }
-            // Of several, the lowest link id, as the fill would pick among equal shares.
-            if (load.saturated && load.max_level <= level * (1 + 1e-9)) c.next_limit[k] = std::min(c.next_limit[k], l);
+            if (load.saturated && load.max_level <= level * (1 + 1e-9)) c.next_limit[k] = l;
         }
         exact = exact && c.next_limit[k] != UINT32_MAX;
     }
