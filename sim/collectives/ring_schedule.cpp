@@ -2,6 +2,7 @@
 #include "sim/collectives/ring_schedule.h"
 
 #include <algorithm>
+#include <tuple>
 
 #include "engine/error.h"
 #include "sim/collectives/collective_algorithm.h"
@@ -41,19 +42,17 @@ PlannedTransfer RingSchedule::transfer(At a) const {
     t.step = a.step;
     std::size_t phase = 0;
     while (phase + 1 < phase_starts_.size() && a.step >= phase_starts_[phase + 1]) ++phase;
-    t.reduces = !phases.empty() && phases[phase].reduce;
-    if (a.slot == n) {  // the relay's forward
-        t.src = relay;
-        t.dst = order[0];
-    } else if (a.slot == n - 1 && relay != UINT32_MAX) {  // the hop to the relay only moves the piece
-        t.src = order[n - 1];
-        t.dst = relay;
-        t.reduces = false;
-    } else {
-        t.src = order[a.slot];
-        t.dst = order[a.slot + 1 == n ? 0 : a.slot + 1];
-    }
+    // (The hop to the relay only moves the piece.)
+    t.reduces = !phases.empty() && phases[phase].reduce && !(a.slot == n - 1 && relay != UINT32_MAX);
+    std::tie(t.src, t.dst) = ends(a);
     return t;
+}
+
+std::pair<std::uint32_t, std::uint32_t> RingSchedule::ends(At a) const {
+    const std::uint32_t n = members();
+    if (a.slot == n) return {relay, order[0]};                                 // the relay's forward
+    if (a.slot == n - 1 && relay != UINT32_MAX) return {order[n - 1], relay};  // the hop to the relay
+    return {order[a.slot], order[a.slot + 1 == n ? 0 : a.slot + 1]};
 }
 
 RingSchedule::At RingSchedule::data_dependency(At a) const {

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "sim/collectives/planned_transfer.h"
@@ -68,6 +69,8 @@ struct RingSchedule {
     // By place, and by index local to the schedule (plan index - first; `none` for no transfer).
     [[nodiscard]] PlannedTransfer transfer(At a) const;
     [[nodiscard]] PlannedTransfer transfer(std::uint64_t local) const { return transfer(at(local)); }
+    /// Only the transfer's sender and receiver (transfer(a).src and .dst), without its bytes and phase.
+    [[nodiscard]] std::pair<std::uint32_t, std::uint32_t> ends(At a) const;
     /// The transfer whose arrival this one waits for (the piece it forwards).
     [[nodiscard]] At data_dependency(At a) const;
     [[nodiscard]] std::uint64_t data_dependency(std::uint64_t local) const {

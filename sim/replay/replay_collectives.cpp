@@ -373,12 +373,12 @@ void ReplayEngine::finish_transfer(std::uint32_t index, std::uint64_t t) {
         const std::uint32_t d = inst.dependents[k];
         if (--inst.pending[d] == 0) start_transfer(index, d);
     }
-    transfer_done(index, x);
+    transfer_done(index, x.src, x.dst);
 }
 
-void ReplayEngine::transfer_done(std::uint32_t index, const PlannedTransfer& x) {
+void ReplayEngine::transfer_done(std::uint32_t index, std::uint32_t src, std::uint32_t dst) {
     Instance& inst = instances_[index];
-    for (const std::uint32_t m : {x.src, x.dst}) {
+    for (const std::uint32_t m : {src, dst}) {
         if (m == switch_endpoint) continue;
         if (--inst.member_active[m] == 0) inst.member_busy[m] += sim_.now() - inst.member_busy_since[m];
         if (--inst.member_left[m] == 0) finish_member(index, m);

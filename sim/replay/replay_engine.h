@@ -203,8 +203,9 @@ private:
     /// A transfer's end on an empty network from when its dependencies would have ended and its own duration;
     /// updates the call's and its members' ideal ends.
     engine::Time ideal_end(Instance& inst, const PlannedTransfer& x, engine::Time ready_ideal, engine::Time ideal);
-    /// A transfer's members' bookkeeping once it has arrived, and the call's end.
-    void transfer_done(std::uint32_t instance, const PlannedTransfer& x);
+    /// A transfer's members' bookkeeping once it has arrived (its two ends: members, or switch_endpoint), and the
+    /// call's end.
+    void transfer_done(std::uint32_t instance, std::uint32_t src, std::uint32_t dst);
     // Ring schedules (replay_rings.cpp): the same steps as a listed plan, with state only for live transfers.
     void scheduled_member_arrived(std::uint32_t instance, std::uint32_t member);
     void scheduled_condition_met(std::uint32_t instance, const RingSchedule& ring, RingSchedule::At at);

@@ -74,13 +74,13 @@ void ReplayEngine::finish_scheduled(std::uint32_t index, std::uint64_t t) {
     Instance& inst = instances_[index];
     const RingSchedule& ring = inst.plan.ring_of(t);
     const RingSchedule::At at = ring.at(t - ring.first);
-    const PlannedTransfer x = ring.transfer(at);
     const RingSchedule::At dependent = ring.data_dependent(at);
     TransferState* state = inst.ring_states.find(ring.first_slot + at.slot, at.step);
     state->done = true;
     if (state->readers == 0) inst.ring_states.erase(ring.first_slot + at.slot, at.step);
     if (RingSchedule::exists(dependent)) scheduled_condition_met(index, ring, dependent);
-    transfer_done(index, x);
+    const auto [src, dst] = ring.ends(at);
+    transfer_done(index, src, dst);
 }
 
 }  // namespace clustersim::sim

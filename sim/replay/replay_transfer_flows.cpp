@@ -30,7 +30,10 @@ void ReplayEngine::start_flows(std::uint32_t index, std::uint64_t t, const Plann
     // ECMP by connection: NCCL sets up a channel's connection to a peer once per communicator, and its path stays
     // (InfiniBand routes by destination, RoCE hashes the queue pair's fixed 5-tuple), so the key is the
     // communicator and the two ends, not the transfer.
-    const std::uint64_t key = connection_key(inst.comm.value, src.value, dst.value);
+    // (Not needed when a ring slot's kept route serves: that route has no choice of paths.)
+    const std::uint64_t pair = (std::uint64_t{src.value} << 32) | dst.value;
+    const bool slot_kept = slot_route && slot_route->pair == pair && slot_route->epoch == routes_epoch_;
+    const std::uint64_t key = slot_kept ? 0 : connection_key(inst.comm.value, src.value, dst.value);
     channel_routes_.resize(channels);
     channel_kept_.resize(channels);
     const auto kept_index = [&](const RouteView& v) {
@@ -38,12 +41,12 @@ void ReplayEngine::start_flows(std::uint32_t index, std::uint64_t t, const Plann
     };
     const RouteView first = route_once(src, dst, key, channel_routes_[0], slot_route);
     const bool multipath = first.multipath;
+    CLUSTERSIM_CHECK(!(slot_kept && multipath), "a ring slot kept a route with a choice of paths");
     // Without a choice of paths every channel takes the first one's: one flow of all the channels' shares.
     const std::uint32_t routed = multipath ? channels : 1;
     channel_kept_[0] = kept_index(first);
     // A connection's channels are kept side by side (routed one after the other on its first transfer): channel c
     // is the entry c places after channel 0's when that entry is its (same ends, key + c), found without a lookup.
-    const std::uint64_t pair = (std::uint64_t{src.value} << 32) | dst.value;
     for (std::uint32_t c = 1; c < routed; ++c) {
         const std::uint32_t next = channel_kept_[0] == UINT32_MAX ? UINT32_MAX : channel_kept_[0] + c;
         if (kept_for(next, pair, key + c)) {
