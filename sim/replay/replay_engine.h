@@ -32,13 +32,13 @@ public:
     ReplayResult run();
 
 private:
-    /// The kept route a ring slot's transfers took last (kept_routes_[kept] while epoch is routes_epoch_), for the
-    /// (source, destination) pair `pair`: a ring edge sends step after step between the same two GPUs.
     /// A flow's bytes on the wire and its latency beyond the route's (protocol_cost).
     struct FlowCost {
         std::uint64_t bytes = 0;
         engine::Time extra{};
     };
+    /// The kept route a ring slot's transfers took last (kept_routes_[kept] while epoch is routes_epoch_), for the
+    /// (source, destination) pair `pair`: a ring edge sends step after step between the same two GPUs.
     struct SlotRoute {
         std::uint64_t pair = UINT64_MAX;
         std::uint32_t kept = UINT32_MAX;
