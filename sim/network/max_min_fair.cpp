@@ -310,7 +310,7 @@ void FlowNetwork::fill() {
         // rounding depends on how many of its flows were fixed before, through other links. So flows alike end
         // at the same rate however the fill reached them: a class at once, or its members one by one.
         double share = share_of(shares.front());
-        if (std::abs(share - level) <= level * same_level) share = level;
+        if (at_level(share, 1, level)) share = level;
         level = share;
         const std::uint32_t link = id_of(shares.front());
         pop();

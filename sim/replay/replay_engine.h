@@ -48,6 +48,10 @@ private:
         bool cost_first = false, cost_reduces = false;
         FlowCost cost;
     };
+    /// Whether `slot` (may be null) holds a kept route of this epoch for `pair` (source << 32 | destination).
+    [[nodiscard]] bool slot_serves(const SlotRoute* slot, std::uint64_t pair) const {
+        return slot && slot->pair == pair && slot->epoch == routes_epoch_;
+    }
     /// One collective call as the outputs keep it, for the whole run; its state while in flight is an Instance
     /// (a slot of instances_, reused once the call is done): a 1,024-GPU GPT-3 iteration has 1.2 M calls, and
     /// 664 bytes of in-flight state each were a gigabyte.

@@ -32,7 +32,7 @@ void ReplayEngine::start_flows(std::uint32_t index, std::uint64_t t, const Plann
     // communicator and the two ends, not the transfer.
     // (Not needed when a ring slot's kept route serves: that route has no choice of paths.)
     const std::uint64_t pair = (std::uint64_t{src.value} << 32) | dst.value;
-    const bool slot_kept = slot_route && slot_route->pair == pair && slot_route->epoch == routes_epoch_;
+    const bool slot_kept = slot_serves(slot_route, pair);
     const std::uint64_t key = slot_kept ? 0 : connection_key(inst.comm.value, src.value, dst.value);
     channel_routes_.resize(channels);
     channel_kept_.resize(channels);
@@ -91,10 +91,8 @@ void ReplayEngine::start_flows(std::uint32_t index, std::uint64_t t, const Plann
         }
         const std::uint64_t channel_bytes = share_of(x.bytes, channels, c);
         // A ring slot's single flow: its route's cost for the same bytes and flags was worked out on a step before.
-        SlotRoute* same = routed == 1 && slot_route && slot_route->pair == pair && slot_route->epoch == routes_epoch_ &&
-                                  slot_route->kept == channel_kept_[0]
-                              ? slot_route
-                              : nullptr;
+        SlotRoute* same =
+            routed == 1 && slot_serves(slot_route, pair) && slot_route->kept == channel_kept_[0] ? slot_route : nullptr;
         if (same && !(same->cost_bytes == bytes && same->cost_channel_bytes == channel_bytes &&
                       same->cost_first == first_of_call && same->cost_reduces == x.reduces)) {
             same->cost = protocol_cost(inst, x, bytes, channel_bytes, first_of_call, src, dst, route, kept);
@@ -157,7 +155,7 @@ ReplayEngine::RouteView ReplayEngine::route_once(topo::DeviceId src, topo::Devic
         return {{route_pool_.data() + c.offset, c.length}, c.multipath, &c};
     };
     // A ring slot's edge: the route it took last, without a hash lookup.
-    if (slot_route && slot_route->pair == pair && slot_route->epoch == routes_epoch_) return view(slot_route->kept);
+    if (slot_serves(slot_route, pair)) return view(slot_route->kept);
     if (const std::uint32_t* kept = single_routes_.find(pair)) {
         if (slot_route) *slot_route = {pair, *kept, routes_epoch_};
         return view(*kept);
