@@ -27,13 +27,26 @@ void ReplayEngine::start_flows(std::uint32_t index, std::uint64_t t, const Plann
         x.bytes == 0 || inst.plan.channels_planned ? 1 : std::max<std::uint32_t>(1, options_.channels);
     const topo::DeviceId src = x.src == switch_endpoint ? node_switch(gpu_of(ranks[x.dst])) : gpu_of(ranks[x.src]);
     const topo::DeviceId dst = x.dst == switch_endpoint ? node_switch(gpu_of(ranks[x.src])) : gpu_of(ranks[x.dst]);
+    const std::uint64_t pair = (std::uint64_t{src.value} << 32) | dst.value;
+    if (slot_serves(slot_route, pair)) {
+        // A ring slot's kept route (no choice of paths): one flow of all the channels' shares on it, with the cost
+        // its last transfers had. The same flow, in the same order, as the general path below would start.
+        const CachedRoute& kept = kept_routes_[slot_route->kept];
+        CLUSTERSIM_CHECK(!kept.multipath, "a ring slot kept a route with a choice of paths");
+        const std::span<const topo::LinkId> route(route_pool_.data() + kept.offset, kept.length);
+        const std::uint32_t slot = live_slot(index, t);
+        const FlowCost cost =
+            slot_cost(*slot_route, inst, x, x.bytes, share_of(x.bytes, channels, 0), first_of_call, src, dst, route);
+        const FlowId f = net_.start_flow_on_route(src, dst, route, cost.bytes, (owner_collective << owner_shift) | slot,
+                                                  channels, cost.extra, &kept.cost);
+        ideal = std::max(ideal, net_.ideal_duration(f));
+        live_transfers_[slot].flows_unsent = live_transfers_[slot].flows_left = 1;
+        return;
+    }
     // ECMP by connection: NCCL sets up a channel's connection to a peer once per communicator, and its path stays
     // (InfiniBand routes by destination, RoCE hashes the queue pair's fixed 5-tuple), so the key is the
     // communicator and the two ends, not the transfer.
-    // (Not needed when a ring slot's kept route serves: that route has no choice of paths.)
-    const std::uint64_t pair = (std::uint64_t{src.value} << 32) | dst.value;
-    const bool slot_kept = slot_serves(slot_route, pair);
-    const std::uint64_t key = slot_kept ? 0 : connection_key(inst.comm.value, src.value, dst.value);
+    const std::uint64_t key = connection_key(inst.comm.value, src.value, dst.value);
     channel_routes_.resize(channels);
     channel_kept_.resize(channels);
     const auto kept_index = [&](const RouteView& v) {
@@ -41,7 +54,6 @@ void ReplayEngine::start_flows(std::uint32_t index, std::uint64_t t, const Plann
     };
     const RouteView first = route_once(src, dst, key, channel_routes_[0], slot_route);
     const bool multipath = first.multipath;
-    CLUSTERSIM_CHECK(!(slot_kept && multipath), "a ring slot kept a route with a choice of paths");
     // Without a choice of paths every channel takes the first one's: one flow of all the channels' shares.
     const std::uint32_t routed = multipath ? channels : 1;
     channel_kept_[0] = kept_index(first);
@@ -64,16 +76,7 @@ void ReplayEngine::start_flows(std::uint32_t index, std::uint64_t t, const Plann
         return kept ? std::span<const topo::LinkId>(route_pool_.data() + kept->offset, kept->length)
                     : std::span<const topo::LinkId>(channel_routes_[c]);
     };
-    std::uint32_t slot;
-    if (!free_live_.empty()) {
-        slot = free_live_.back();
-        free_live_.pop_back();
-        live_transfers_[slot] = {index, 0, t, 0};
-    } else {
-        slot = static_cast<std::uint32_t>(live_transfers_.size());
-        live_transfers_.push_back({index, 0, t, 0});
-        CLUSTERSIM_CHECK(slot < (1U << owner_shift), "too many transfers in flight");
-    }
+    const std::uint32_t slot = live_slot(index, t);
     std::uint32_t flows = 0;
     for (std::uint32_t c = 0; c < routed; ++c) {
         bool merged_before = false;
@@ -90,25 +93,49 @@ void ReplayEngine::start_flows(std::uint32_t index, std::uint64_t t, const Plann
             ++weight;
         }
         const std::uint64_t channel_bytes = share_of(x.bytes, channels, c);
-        // A ring slot's single flow: its route's cost for the same bytes and flags was worked out on a step before.
+        // A ring slot's single flow on the route it has just kept: its cost is kept with it for the next steps.
         SlotRoute* same =
             routed == 1 && slot_serves(slot_route, pair) && slot_route->kept == channel_kept_[0] ? slot_route : nullptr;
-        if (same && !(same->cost_bytes == bytes && same->cost_channel_bytes == channel_bytes &&
-                      same->cost_first == first_of_call && same->cost_reduces == x.reduces)) {
-            same->cost = protocol_cost(inst, x, bytes, channel_bytes, first_of_call, src, dst, route, kept);
-            same->cost_bytes = bytes;
-            same->cost_channel_bytes = channel_bytes;
-            same->cost_first = first_of_call;
-            same->cost_reduces = x.reduces;
-        }
-        const FlowCost cost =
-            same ? same->cost : protocol_cost(inst, x, bytes, channel_bytes, first_of_call, src, dst, route, kept);
+        const FlowCost cost = same ? slot_cost(*same, inst, x, bytes, channel_bytes, first_of_call, src, dst, route)
+                                   : protocol_cost(inst, x, bytes, channel_bytes, first_of_call, src, dst, route, kept);
         const FlowId f = net_.start_flow_on_route(src, dst, route, cost.bytes, (owner_collective << owner_shift) | slot,
                                                   weight, cost.extra, kept ? &kept->cost : nullptr);
         ideal = std::max(ideal, net_.ideal_duration(f));
         ++flows;
     }
     live_transfers_[slot].flows_unsent = live_transfers_[slot].flows_left = flows;
+}
+
+std::uint32_t ReplayEngine::live_slot(std::uint32_t index, std::uint64_t t) {
+    std::uint32_t slot;
+    if (!free_live_.empty()) {
+        slot = free_live_.back();
+        free_live_.pop_back();
+        live_transfers_[slot] = {index, 0, t, 0};
+    } else {
+        slot = static_cast<std::uint32_t>(live_transfers_.size());
+        live_transfers_.push_back({index, 0, t, 0});
+        CLUSTERSIM_CHECK(slot < (1U << owner_shift), "too many transfers in flight");
+    }
+    return slot;
+}
+
+ReplayEngine::FlowCost ReplayEngine::slot_cost(SlotRoute& slot, const Instance& inst, const PlannedTransfer& x,
+                                               std::uint64_t bytes, std::uint64_t channel_bytes, bool first_of_call,
+                                               topo::DeviceId src, topo::DeviceId dst,
+                                               std::span<const topo::LinkId> route) const {
+    // Its route's cost for the same bytes and flags was worked out on a step before (the route, ends, protocol and
+    // algorithm are the slot's and the call's; a new kept route replaces the whole SlotRoute).
+    if (!(slot.cost_bytes == bytes && slot.cost_channel_bytes == channel_bytes && slot.cost_first == first_of_call &&
+          slot.cost_reduces == x.reduces)) {
+        slot.cost =
+            protocol_cost(inst, x, bytes, channel_bytes, first_of_call, src, dst, route, &kept_routes_[slot.kept]);
+        slot.cost_bytes = bytes;
+        slot.cost_channel_bytes = channel_bytes;
+        slot.cost_first = first_of_call;
+        slot.cost_reduces = x.reduces;
+    }
+    return slot.cost;
 }
 
 ReplayEngine::FlowCost ReplayEngine::protocol_cost(const Instance& inst, const PlannedTransfer& x, std::uint64_t bytes,
