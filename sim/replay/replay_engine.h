@@ -202,7 +202,7 @@ private:
     /// protocol_cost of a ring slot's single flow on its kept route, kept in the slot for the same bytes and flags.
     FlowCost slot_cost(SlotRoute& slot, const Instance& inst, const PlannedTransfer& x, std::uint64_t bytes,
                        std::uint64_t channel_bytes, bool first_of_call, topo::DeviceId src, topo::DeviceId dst,
-                       std::span<const topo::LinkId> route) const;
+                       std::span<const topo::LinkId> route);
     /// A flow's bytes on the wire and its latency beyond the route's, under the call's NCCL protocol (none: the
     /// transfer's bytes and no latency): `bytes` of the transfer go on `route`, `channel_bytes` of them in one
     /// channel (the slice a reducing receiver cannot hide). `kept`: the route's kept entry, if any.

@@ -123,7 +123,7 @@ std::uint32_t ReplayEngine::live_slot(std::uint32_t index, std::uint64_t t) {
 ReplayEngine::FlowCost ReplayEngine::slot_cost(SlotRoute& slot, const Instance& inst, const PlannedTransfer& x,
                                                std::uint64_t bytes, std::uint64_t channel_bytes, bool first_of_call,
                                                topo::DeviceId src, topo::DeviceId dst,
-                                               std::span<const topo::LinkId> route) const {
+                                               std::span<const topo::LinkId> route) {
     // Its route's cost for the same bytes and flags was worked out on a step before (the route, ends, protocol and
     // algorithm are the slot's and the call's; a new kept route replaces the whole SlotRoute).
     if (!(slot.cost_bytes == bytes && slot.cost_channel_bytes == channel_bytes && slot.cost_first == first_of_call &&
