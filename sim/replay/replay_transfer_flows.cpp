@@ -93,9 +93,11 @@ void ReplayEngine::start_flows(std::uint32_t index, std::uint64_t t, const Plann
             ++weight;
         }
         const std::uint64_t channel_bytes = share_of(x.bytes, channels, c);
-        // A ring slot's single flow on the route it has just kept: its cost is kept with it for the next steps.
-        SlotRoute* same =
-            routed == 1 && slot_serves(slot_route, pair) && slot_route->kept == channel_kept_[0] ? slot_route : nullptr;
+        // A ring slot serves here only if route_once has just kept its route (a serving slot took the path above),
+        // which has one path, so this is its single flow: its cost is kept with it for the next steps.
+        SlotRoute* same = slot_serves(slot_route, pair) ? slot_route : nullptr;
+        CLUSTERSIM_CHECK(!same || (routed == 1 && same->kept == channel_kept_[0]),
+                         "a ring slot kept a route other than its transfer's");
         const FlowCost cost = same ? slot_cost(*same, inst, x, bytes, channel_bytes, first_of_call, src, dst, route)
                                    : protocol_cost(inst, x, bytes, channel_bytes, first_of_call, src, dst, route, kept);
         const FlowId f = net_.start_flow_on_route(src, dst, route, cost.bytes, (owner_collective << owner_shift) | slot,
