@@ -94,9 +94,12 @@ bool FlowNetwork::class_exact(std::uint32_t leader) {
     return exact;
 }
 
-bool FlowNetwork::class_bottleneck(std::uint32_t group, std::uint32_t link) const {
-    const auto& links = classes_[group].limit_links;
-    return std::binary_search(links.begin(), links.end(), link);
+bool FlowNetwork::member_held(std::uint32_t group, std::uint32_t hop, std::uint32_t link) const {
+    const FlowClass& c = classes_[group];
+    if (c.member_limit.empty()) return false;  // at its cap
+    // The member whose hops [offsets[k], offsets[k + 1]) hold `hop`.
+    const auto k = std::upper_bound(c.offsets.begin(), c.offsets.end(), hop) - c.offsets.begin() - 1;
+    return c.member_limit[static_cast<std::size_t>(k)] == link;
 }
 
 void FlowNetwork::adopt_limits(std::uint32_t group) {
@@ -105,10 +108,15 @@ void FlowNetwork::adopt_limits(std::uint32_t group) {
     // (The class is draining: its links' held counts follow.)
     for (const std::uint32_t l : c.limit_links) --links_[l].held_count;
     c.member_limit.swap(c.next_limit);
-    c.limit_links.assign(c.member_limit.begin(), c.member_limit.end());
-    std::sort(c.limit_links.begin(), c.limit_links.end());
-    c.limit_links.erase(std::unique(c.limit_links.begin(), c.limit_links.end()), c.limit_links.end());
-    for (const std::uint32_t l : c.limit_links) ++links_[l].held_count;
+    // Each link once (marked by this pass), in the members' order.
+    ++limit_stamp_;
+    c.limit_links.clear();
+    for (const std::uint32_t l : c.member_limit) {
+        if (limit_mark_[l] == limit_stamp_) continue;
+        limit_mark_[l] = limit_stamp_;
+        c.limit_links.push_back(l);
+        ++links_[l].held_count;
+    }
 }
 
 bool FlowNetwork::split_inexact_classes() {

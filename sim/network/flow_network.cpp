@@ -29,6 +29,7 @@ FlowNetwork::FlowNetwork(const topo::Cluster& cluster, engine::Simulator& sim, N
     link_check_.assign(links, LinkCheck{});
     utilization_mark_.assign(links, 0);
     link_load_.assign(links, LinkLoad{});
+    limit_mark_.assign(links, 0);
     timed_.assign(links, TimedLink{});
     if (options_.record_link_utilization) utilization_ = LinkUtilization(links);
 }

@@ -225,7 +225,7 @@ private:
         std::vector<std::uint32_t> offsets;       // member k's hops: [offsets[k], offsets[k + 1]) of the route
         std::vector<std::uint32_t> member_limit;  // each member's bottleneck link while the class is held below cap
         std::vector<std::uint32_t> next_limit;    // the same, found by the update in progress
-        std::vector<std::uint32_t> limit_links;   // member_limit's links, sorted, once each
+        std::vector<std::uint32_t> limit_links;   // member_limit's links, once each (in the members' order)
     };
     struct FlowState {
         // Held in place up to 8 hops (a route across a rail-optimized fabric): read on every event of the flow.
@@ -283,13 +283,14 @@ private:
     [[nodiscard]] auto class_key(std::uint32_t flow) const {
         return std::tie(flows_[flow].bytes, flows_[flow].latency, share_[flow].weight, share_[flow].cap);
     }
-    /// Whether `link` is the bottleneck of a member of the class.
-    [[nodiscard]] bool class_bottleneck(std::uint32_t group, std::uint32_t link) const;
-    /// Whether `link` holds the flow below its cap (a class: holds one of its members).
-    [[nodiscard]] bool held_by(std::uint32_t flow, std::uint32_t link) const {
-        const FlowShare& s = share_[flow];
-        return s.group == no_class ? s.limiting_link == link : class_bottleneck(s.group, link);
+    /// Whether the link of entry `e` holds its flow below its cap (a class: holds the member whose hop it is; a
+    /// link a class holds is crossed by the member it holds, so a scan of the link's entries finds it).
+    [[nodiscard]] bool held_by(const LinkEntry& e, std::uint32_t link) const {
+        const FlowShare& s = share_[e.flow];
+        return s.group == no_class ? s.limiting_link == link : member_held(s.group, e.hop, link);
     }
+    /// Whether the member of class `group` whose route holds `hop` has `link` for bottleneck.
+    [[nodiscard]] bool member_held(std::uint32_t group, std::uint32_t hop, std::uint32_t link) const;
     /// Makes the bottlenecks the update found the class's own.
     void adopt_limits(std::uint32_t group);
     void finish_arrival(std::uint32_t flow);
@@ -483,7 +484,9 @@ private:
         std::uint32_t stamp = 0;  // the pass (exact_stamp_) it was summed in
         bool saturated = false;
     };
-    std::vector<LinkLoad> link_load_;  // by link
+    std::vector<LinkLoad> link_load_;        // by link
+    std::vector<std::uint32_t> limit_mark_;  // by link: the adopt_limits pass (limit_stamp_) that listed it
+    std::uint32_t limit_stamp_ = 0;
     std::uint32_t exact_stamp_ = 0;
     std::vector<FlowId> event_flows_;     // the flows of the event handled last
     std::vector<std::uint32_t> release_;  // slots of flows reported arrived, freed at the next event

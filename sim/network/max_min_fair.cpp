@@ -91,7 +91,7 @@ void FlowNetwork::select_affected_flows() {
             // the check below finds: a newcomer's share below its level on a saturated link (squeezed), or its own
             // bottleneck freed by a flow that rose. Starting from all the link's flows gave the same rates (the
             // max-min allocation is unique) for several times the fill's work on busy links.
-            if (share_[e.flow].mark != epoch_ && held_by(e.flow, l)) add_flow(e.flow);
+            if (share_[e.flow].mark != epoch_ && held_by(e, l)) add_flow(e.flow);
         }
     }
     while (true) {
@@ -135,7 +135,8 @@ void FlowNetwork::select_affected_flows() {
             }
             const bool tie_broken = tied_out > 0 && align_tied_flows(l, min_bottleneck_level, tied_units, tied_weight);
             const bool saturated = total >= links_[l].capacity * (1 - 1e-9);
-            for (const auto [g, hop] : links_[l].flows) {
+            for (const LinkEntry& e : links_[l].flows) {
+                const std::uint32_t g = e.flow;
                 if (share_[g].mark == epoch_) continue;
                 const FlowShare& flow = share_[g];
                 const double level = flow.rate / flow.weight;
@@ -143,7 +144,7 @@ void FlowNetwork::select_affected_flows() {
                 // held below its cap has a bottleneck per member: any of its links may be one.
                 // (The test of the link first: the class's bottleneck lookup only where the link lets g rise.)
                 const bool may_rise = !saturated || max_level > level * (1 + 1e-9);
-                const bool freed = may_rise && held_by(g, l);
+                const bool freed = may_rise && held_by(e, l);
                 // A flow held here below g's level: g must come down to share.
                 const bool squeezed = saturated && min_bottleneck_level < level * (1 - 1e-9);
                 const bool tied = tie_broken && at_level(flow.rate, flow.weight, min_bottleneck_level);
