@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "engine/error.h"
+#include "engine/ordered_parallel.h"
 
 namespace clustersim::sim {
 
@@ -52,57 +53,78 @@ traces::OpGraph collective_graph(std::uint32_t ranks, const std::vector<std::vec
     return g;
 }
 
-std::vector<CollectiveRow> run_collective_sweep(const topo::Cluster& cluster, const CollectiveSweepOptions& o,
-                                                RowSink sink) {
+namespace {
+
+/// The row of one size: NCCL's pick (or the forced algorithm) replayed, and with `compare` its alternatives.
+CollectiveRow sweep_row(const topo::Cluster& cluster, const CollectiveSweepOptions& o,
+                        const ReplayOptions& replay_options, std::uint64_t size) {
     const auto n = static_cast<std::uint32_t>(cluster.gpus().size());
     std::vector<traces::RankId> world;
     for (std::uint32_t r = 0; r < n; ++r) world.push_back(traces::RankId{r});
     const bool one_node = std::all_of(cluster.gpus().begin(), cluster.gpus().end(), [&](topo::DeviceId g) {
         return cluster.device(g).node == cluster.device(cluster.gpus().front()).node;
     });
-    std::vector<CollectiveRow> rows;
-    for (const std::uint64_t size : sizes(o)) {
-        // nccl-tests sizes all_gather by its output; the op carries each rank's contribution.
-        const std::uint64_t op_bytes =
-            o.kind == CollectiveKind::all_gather ? std::max<std::uint64_t>(1, size / n) : size;
-        const auto graph = collective_graph(n, {world}, o.kind, op_bytes);
-        const ReplayResult r = replay(graph, cluster, o.replay);
-        CollectiveRow row;
-        row.bytes = o.kind == CollectiveKind::all_gather ? op_bytes * n : size;
-        row.time = r.timeline.makespan;
-        const double seconds = engine::to_seconds(row.time);
-        row.algbw_gbps = seconds > 0 ? static_cast<double>(row.bytes) / seconds / 1e9 : 0;
-        row.busbw_gbps = row.algbw_gbps * traces::bus_bandwidth_factor(o.kind, n);
-        const CollectiveRecord& c = r.collectives.front();
-        row.algorithm = collective_algorithms()[c.algorithm].name;
-        row.protocol = c.modelled_protocol ? nccl_protocol_name(c.protocol) : "-";
-        row.nccl_predicted_us = c.nccl_predicted_us;
-        row.fastest_algorithm = row.algorithm;
-        row.fastest_protocol = row.protocol;
-        row.fastest_time = row.time;
-        if (o.compare_algorithms && !o.replay.algorithm && o.replay.protocols && o.kind != CollectiveKind::all_to_all) {
-            // NCCL's alternatives that have a form for the call, each simulated alone: the double tree and NVLS
-            // are for all-reduce, NVLS inside one node (elsewhere they fall back to the ring, run already).
-            for (const char* name : {"ring", "double_tree", "nvls"}) {
-                // NCCL's pick forced is the same run (the best protocol for it is the pick's).
-                if (row.algorithm == name) continue;
-                if (std::string_view(name) != "ring" && o.kind != CollectiveKind::all_reduce) continue;
-                if (std::string_view(name) == "nvls" && !one_node) continue;
-                ReplayOptions forced = o.replay;
-                forced.algorithm = find_collective_algorithm(name);
-                forced.progress = {};
-                const ReplayResult alt = replay(graph, cluster, forced);
-                const CollectiveRecord& a = alt.collectives.front();
-                if (alt.timeline.makespan < row.fastest_time) {
-                    row.fastest_time = alt.timeline.makespan;
-                    row.fastest_algorithm = collective_algorithms()[a.algorithm].name;
-                    row.fastest_protocol = a.modelled_protocol ? nccl_protocol_name(a.protocol) : "-";
-                }
-            }
+    // nccl-tests sizes all_gather by its output; the op carries each rank's contribution.
+    const std::uint64_t op_bytes = o.kind == CollectiveKind::all_gather ? std::max<std::uint64_t>(1, size / n) : size;
+    const auto graph = collective_graph(n, {world}, o.kind, op_bytes);
+    const ReplayResult r = replay(graph, cluster, replay_options);
+    CollectiveRow row;
+    row.bytes = o.kind == CollectiveKind::all_gather ? op_bytes * n : size;
+    row.time = r.timeline.makespan;
+    const double seconds = engine::to_seconds(row.time);
+    row.algbw_gbps = seconds > 0 ? static_cast<double>(row.bytes) / seconds / 1e9 : 0;
+    row.busbw_gbps = row.algbw_gbps * traces::bus_bandwidth_factor(o.kind, n);
+    const CollectiveRecord& c = r.collectives.front();
+    row.algorithm = collective_algorithms()[c.algorithm].name;
+    row.protocol = c.modelled_protocol ? nccl_protocol_name(c.protocol) : "-";
+    row.nccl_predicted_us = c.nccl_predicted_us;
+    row.fastest_algorithm = row.algorithm;
+    row.fastest_protocol = row.protocol;
+    row.fastest_time = row.time;
+    if (!o.compare_algorithms || o.replay.algorithm || !o.replay.protocols || o.kind == CollectiveKind::all_to_all)
+        return row;
+    // NCCL's alternatives that have a form for the call, each simulated alone: the double tree and NVLS are for
+    // all-reduce, NVLS inside one node (elsewhere they fall back to the ring, run already).
+    for (const char* name : {"ring", "double_tree", "nvls"}) {
+        // NCCL's pick forced is the same run (the best protocol for it is the pick's).
+        if (row.algorithm == name) continue;
+        if (std::string_view(name) != "ring" && o.kind != CollectiveKind::all_reduce) continue;
+        if (std::string_view(name) == "nvls" && !one_node) continue;
+        ReplayOptions forced = replay_options;
+        forced.algorithm = find_collective_algorithm(name);
+        forced.progress = {};
+        const ReplayResult alt = replay(graph, cluster, forced);
+        const CollectiveRecord& a = alt.collectives.front();
+        if (alt.timeline.makespan < row.fastest_time) {
+            row.fastest_time = alt.timeline.makespan;
+            row.fastest_algorithm = collective_algorithms()[a.algorithm].name;
+            row.fastest_protocol = a.modelled_protocol ? nccl_protocol_name(a.protocol) : "-";
         }
-        if (sink.row) sink.row(sink.context, row);
-        rows.push_back(row);
     }
+    return row;
+}
+
+/// The replay options of a sweep's tasks: on several threads, without the progress reporter (it is not shared
+/// between threads; the rows printed as they come are the progress).
+ReplayOptions task_options(const CollectiveSweepOptions& o, std::size_t tasks) {
+    ReplayOptions r = o.replay;
+    if (o.threads > 1 && tasks > 1) r.progress = {};
+    return r;
+}
+
+}  // namespace
+
+std::vector<CollectiveRow> run_collective_sweep(const topo::Cluster& cluster, const CollectiveSweepOptions& o,
+                                                RowSink sink) {
+    const std::vector<std::uint64_t> all = sizes(o);
+    const ReplayOptions replay_options = task_options(o, all.size());
+    std::vector<CollectiveRow> rows;
+    engine::run_ordered<CollectiveRow>(
+        all.size(), o.threads, [&](std::size_t i) { return sweep_row(cluster, o, replay_options, all[i]); },
+        [&](std::size_t, const CollectiveRow& row) {
+            if (sink.row) sink.row(sink.context, row);
+            rows.push_back(row);
+        });
     return rows;
 }
 
@@ -122,8 +144,10 @@ std::vector<ConcurrentRow> run_concurrent_sweep(const topo::Cluster& cluster, co
         }
         dp.push_back(group);
     }
-    std::vector<ConcurrentRow> rows;
-    for (const std::uint64_t size : sizes(o)) {
+    const std::vector<std::uint64_t> all = sizes(o);
+    const ReplayOptions replay_options = task_options(o, all.size());
+    const auto compute = [&](std::size_t i) {
+        const std::uint64_t size = all[i];
         ConcurrentRow row;
         row.bytes = size;
         auto slowest = [&](const ReplayResult& r, std::size_t first, std::size_t count) {
@@ -131,15 +155,18 @@ std::vector<ConcurrentRow> run_concurrent_sweep(const topo::Cluster& cluster, co
             for (std::size_t k = first; k < first + count; ++k) t = std::max(t, group_time(r, k));
             return t;
         };
-        row.tp_alone = slowest(replay(collective_graph(n, tp, o.kind, size), cluster, o.replay), 0, tp.size());
-        row.dp_alone = slowest(replay(collective_graph(n, dp, o.kind, size), cluster, o.replay), 0, dp.size());
+        row.tp_alone = slowest(replay(collective_graph(n, tp, o.kind, size), cluster, replay_options), 0, tp.size());
+        row.dp_alone = slowest(replay(collective_graph(n, dp, o.kind, size), cluster, replay_options), 0, dp.size());
         std::vector<std::vector<traces::RankId>> both = tp;
         both.insert(both.end(), dp.begin(), dp.end());
-        const ReplayResult together = replay(collective_graph(n, both, o.kind, size), cluster, o.replay);
+        const ReplayResult together = replay(collective_graph(n, both, o.kind, size), cluster, replay_options);
         row.tp_together = slowest(together, 0, tp.size());
         row.dp_together = slowest(together, tp.size(), dp.size());
-        rows.push_back(row);
-    }
+        return row;
+    };
+    std::vector<ConcurrentRow> rows;
+    engine::run_ordered<ConcurrentRow>(all.size(), o.threads, compute,
+                                       [&](std::size_t, const ConcurrentRow& row) { rows.push_back(row); });
     return rows;
 }
 

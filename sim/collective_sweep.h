@@ -21,6 +21,8 @@ struct CollectiveSweepOptions {
     ReplayOptions replay;  // algorithm, protocol, channels, network model
     /// With NCCL's choice, also simulate its other algorithms (CollectiveRow::fastest_*).
     bool compare_algorithms = true;
+    /// Sizes simulated at once, each on its own thread; rows come in size order, the same as on one thread.
+    unsigned threads = 1;
 };
 
 struct CollectiveRow;

@@ -1,6 +1,7 @@
 // `clustersim collective`: a simulated nccl-tests on a topology, or concurrent collectives to show contention.
 #include <cstdio>
 #include <filesystem>
+#include <thread>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
@@ -37,6 +38,7 @@ struct CollectiveCliOptions {
     bool no_compare = false;
     std::string out_dir;  // rows.csv, rows.json (and report.html) rewritten after each row
     bool report = false;
+    unsigned threads = 0;  // 0: the machine's cores
 };
 
 struct RowContext {
@@ -78,6 +80,7 @@ void run_collective(const CollectiveCliOptions& o) {
     options.min_bytes = engine::parse_bytes(o.min, engine::SourceLocation{"--min"});
     options.max_bytes = engine::parse_bytes(o.max, engine::SourceLocation{"--max"});
     options.factor = o.factor;
+    options.threads = o.threads ? o.threads : std::max(1U, std::thread::hardware_concurrency());
     options.replay.channels = o.channels;
     options.replay.tree_chunks = o.chunks;
     options.replay.network.sharing =
@@ -183,6 +186,10 @@ void add_collective_command(CLI::App& app) {
     cmd->add_option("-o,--out", o->out_dir,
                     "Output folder: rows.csv and rows.json (size, count, type, time, algbw, busbw, algorithm, "
                     "protocol, NCCL model), rewritten after each row");
+    cmd->add_option(
+        "-j,--threads", o->threads,
+        "Sizes simulated at once, one per thread (default: the machine's cores); the rows are the same "
+        "and come in size order whatever the count (the progress line shows only when one size runs at a time)");
     cmd->add_flag("--report", o->report,
                   "With -o: also report.html, bus bandwidth against size (simulated and NCCL's model) on log axes");
     cmd->callback([o] { run_collective(*o); });

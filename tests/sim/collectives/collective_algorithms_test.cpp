@@ -289,6 +289,44 @@ TEST_CASE("NCCL's tuner picks tree/LL for small all-reduces and ring/Simple for 
     REQUIRE(rows[1].busbw_gbps > 0.9 * 0.96 * 8 * 50.0);
 }
 
+TEST_CASE("a sweep on several threads gives the rows of one thread, to the picosecond and in size order",
+          "[sim][collectives]") {
+    const auto cluster = topo::load_topology("dgx-h100", {"nodes=2"});
+    sim::CollectiveSweepOptions options;
+    options.min_bytes = 1024;
+    options.max_bytes = 1ULL << 28;
+    options.factor = 16;  // 1 KiB to 64 MiB: 5 sizes, NCCL's pick and its alternatives simulated for each
+    const auto one = sim::run_collective_sweep(cluster, options);
+    options.threads = 3;
+    std::vector<std::uint64_t> emitted;
+    const auto sink = [](void* context, const sim::CollectiveRow& row) {
+        static_cast<std::vector<std::uint64_t>*>(context)->push_back(row.bytes);
+    };
+    const auto three = sim::run_collective_sweep(cluster, options, sim::RowSink{sink, &emitted});
+    REQUIRE(one.size() == 5);
+    REQUIRE(three.size() == one.size());
+    for (std::size_t i = 0; i < one.size(); ++i) {
+        REQUIRE(emitted[i] == one[i].bytes);
+        REQUIRE(three[i].bytes == one[i].bytes);
+        REQUIRE(three[i].time == one[i].time);
+        REQUIRE(three[i].algorithm == one[i].algorithm);
+        REQUIRE(three[i].protocol == one[i].protocol);
+        REQUIRE(three[i].fastest_time == one[i].fastest_time);
+        REQUIRE(three[i].fastest_algorithm == one[i].fastest_algorithm);
+    }
+    options.threads = 1;
+    const auto concurrent_one = sim::run_concurrent_sweep(cluster, options);
+    options.threads = 4;
+    const auto concurrent_four = sim::run_concurrent_sweep(cluster, options);
+    REQUIRE(concurrent_four.size() == concurrent_one.size());
+    for (std::size_t i = 0; i < concurrent_one.size(); ++i) {
+        REQUIRE(concurrent_four[i].bytes == concurrent_one[i].bytes);
+        REQUIRE(concurrent_four[i].tp_together == concurrent_one[i].tp_together);
+        REQUIRE(concurrent_four[i].dp_together == concurrent_one[i].dp_together);
+        REQUIRE(concurrent_four[i].dp_alone == concurrent_one[i].dp_alone);
+    }
+}
+
 TEST_CASE("NCCL's latency model adds base and per-hop latencies as tuning.cc does", "[sim][collectives][nccl]") {
     // 16 ranks on 2 Hopper nodes with NVLink. Ring LL all-reduce: base 6.6 + (30 - 2) steps x max(0.6, 1.0 net
     // overhead) + 2 inter-node steps x 2.7 = 40.0 us. Tree LL: 6.8 + 2 x ((8-1) x 0.6 + log2(2) x 5.0) = 25.2 us.
