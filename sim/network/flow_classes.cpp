@@ -68,14 +68,16 @@ bool FlowNetwork::class_exact(std::uint32_t leader) {
     FlowClass& c = classes_[share_[leader].group];
     const auto& route = flows_[leader].route;
     const double level = new_rate_[leader] / share_[leader].weight;
-    c.next_limit.assign(c.members.size(), UINT32_MAX);
+    c.next_limit.resize(c.members.size());  // (each member's written below)
     bool exact = true;  // (every member is looked at: a split keeps those held at the level together)
+    const double most = level * (1 + 1e-9);  // the highest share a flow may have on the member's bottleneck
     for (std::size_t k = 0; k < c.members.size(); ++k) {
+        std::uint32_t limit = UINT32_MAX;  // (kept here while the member's hops are read: one store per member)
         for (std::uint32_t hop = c.offsets[k]; hop < c.offsets[k + 1]; ++hop) {
             const std::uint32_t l = route[hop].value;
             // Of several links that hold the member, the lowest id, as the fill would pick among equal shares: a
             // link after one found need not be summed unless its id is lower.
-            if (l > c.next_limit[k]) continue;
+            if (l > limit) continue;
             // A link's load is the same for every class checked in this pass: summed once (split_inexact_classes).
             LinkLoad& load = link_load_[l];
             if (load.stamp != exact_stamp_) {
@@ -87,9 +89,10 @@ bool FlowNetwork::class_exact(std::uint32_t leader) {
                 }
                 load = {max_level, exact_stamp_, total >= links_[l].capacity * (1 - 1e-9)};
             }
-            if (load.saturated && load.max_level <= level * (1 + 1e-9)) c.next_limit[k] = l;
+            if (load.saturated && load.max_level <= most) limit = l;
         }
-        exact = exact && c.next_limit[k] != UINT32_MAX;
+        c.next_limit[k] = limit;
+        exact = exact && limit != UINT32_MAX;
     }
     return exact;
 }
