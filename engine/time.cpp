@@ -25,9 +25,13 @@ Time transfer_time(double bytes, double rate_bytes_per_s) {
     // bytes * 1e12 first: for whole bytes and round rates (1e6 B at 50e9 B/s) every step is exact. The factor
     // (1 - 4 eps) keeps floating-point noise of a few ulps above a whole picosecond from adding one more.
     const double exact_ps = bytes * 1e12 / rate_bytes_per_s;
-    const double ps = std::ceil(exact_ps * (1.0 - 4 * std::numeric_limits<double>::epsilon()));
-    CLUSTERSIM_CHECK(ps < 9.2e18, "transfer of {} bytes at {} B/s overflows the clock", bytes, rate_bytes_per_s);
-    return Time{std::max<std::int64_t>(1, static_cast<std::int64_t>(ps))};
+    const double below = exact_ps * (1.0 - 4 * std::numeric_limits<double>::epsilon());
+    // (Doubles from 2^53 up are whole, so `below` is under 9.2e18 exactly when its ceiling is; NaN fails too.)
+    CLUSTERSIM_CHECK(below < 9.2e18, "transfer of {} bytes at {} B/s overflows the clock", bytes, rate_bytes_per_s);
+    // The ceiling by truncation (x >= 0): std::ceil is a library call without SSE4.1, and this runs per flow.
+    std::int64_t ps = static_cast<std::int64_t>(below);
+    if (static_cast<double>(ps) < below) ++ps;
+    return Time{std::max<std::int64_t>(1, ps)};
 }
 
 std::string format_time(Time t) {
