@@ -49,4 +49,12 @@ void write_file_atomically(const std::filesystem::path& target, std::string_view
     file.commit();
 }
 
+void create_folder(const std::filesystem::path& dir) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec || !std::filesystem::is_directory(dir))
+        throw InputError(SourceLocation{dir.string()},
+                         fmt::format("cannot create the output folder: {}", ec ? ec.message() : "not a folder"));
+}
+
 }  // namespace clustersim::engine

@@ -28,6 +28,10 @@ private:
     int interrupt_slot_ = -1;  // the temporary, removed if the process is interrupted (engine/interrupt.h)
 };
 
+/// Creates the output folder `dir` and its parents if missing; throws InputError naming it when it cannot (a file in
+/// the way, no permission).
+void create_folder(const std::filesystem::path& dir);
+
 /// Writes `content` to `target` atomically.
 void write_file_atomically(const std::filesystem::path& target, std::string_view content);
 

@@ -2,7 +2,7 @@
 # A sweep gives the same results.csv (byte for byte) on one thread, on two, as three shards merged and, where
 # OpenMPI is installed, under mpirun with 3 ranks (loopback; sanitizers' leak checks off for MPI's own); a rerun
 # skips the finished points; a sweep with a point whose plan is refused records it and exits 1; a folder of another
-# sweep is refused (exit 3).
+# sweep is refused (exit 3), and so is a point whose folder cannot be made.
 # Usage: sweep_outputs.sh CLUSTERSIM SWEEP.yaml BASE_SCENARIO OUT_DIR
 set -euo pipefail
 cs=$1 sweep=$2 base=$3 out=$4
@@ -41,4 +41,12 @@ set -e
 [ "$rc" -eq 1 ] || { echo "a sweep with a refused point exited $rc, not 1"; exit 1; }
 grep -q '^1,5,invalid,' "$out/failing/results.csv"
 [ "$other" -eq 3 ] || { echo "a folder of another sweep was not refused (exit $other)"; exit 1; }
+# A point whose folder cannot be made (a file in its way) stops the sweep with a located error on two threads, as
+# on one (a worker thread's escaping error used to abort the process).
+mkdir -p "$out/blocked/points" && touch "$out/blocked/points/000001"
+set +e
+"$cs" -q sweep "$sweep" -j 2 -o "$out/blocked" > /dev/null 2> "$out/blocked.err"; rc=$?
+set -e
+[ "$rc" -eq 3 ] || { echo "a point folder that cannot be made exited $rc, not 3"; cat "$out/blocked.err"; exit 1; }
+grep -q "blocked/points/000001: cannot create the output folder" "$out/blocked.err"
 echo "sweep outputs: $rows points, identical on 1 and 2 threads and in 3 shards merged${mpi:-}"

@@ -2,11 +2,8 @@
 #include "sim/scenario/samples.h"
 
 #include <algorithm>
-#include <atomic>
-#include <exception>
-#include <mutex>
-#include <thread>
 
+#include "engine/ordered_parallel.h"
 #include "sim/analysis.h"
 #include "traces/iterations.h"
 
@@ -76,30 +73,18 @@ traces::SampleStats run_samples(const traces::OpGraph& graph, const topo::Cluste
                                 unsigned threads) {
     std::vector<SampleFacts> facts(count);
     facts[0] = std::move(first);
-    std::atomic<std::uint32_t> next{1};
-    std::exception_ptr error;
-    std::mutex error_mutex;
-    auto worker = [&] {
-        for (std::uint32_t k = next++; k < count; k = next++) {
-            try {
-                ReplayOptions o = options;
-                o.variability.seed = options.variability.seed + k;
-                o.progress = {};
-                const ReplayResult r = replay(graph, cluster, o);
-                facts[k] = sample_facts(graph, r.timeline, critical_path(graph, r.timeline));
-            } catch (...) {
-                const std::lock_guard lock(error_mutex);
-                if (!error) error = std::current_exception();
-                next = count;
-            }
-        }
-    };
-    const unsigned n = std::max(1U, std::min(threads, count > 1 ? count - 1 : 1U));
-    std::vector<std::thread> pool;
-    for (unsigned t = 1; t < n; ++t) pool.emplace_back(worker);
-    worker();
-    for (std::thread& t : pool) t.join();
-    if (error) std::rethrow_exception(error);
+    // Samples 1.. on the threads, each stored in its place; the lowest failing sample's error is the one reported,
+    // as on one thread, whatever the threads' timing.
+    engine::run_ordered<SampleFacts>(
+        count - 1, threads,
+        [&](std::size_t i) {
+            ReplayOptions o = options;
+            o.variability.seed = options.variability.seed + static_cast<std::uint32_t>(i + 1);
+            o.progress = {};
+            const ReplayResult r = replay(graph, cluster, o);
+            return sample_facts(graph, r.timeline, critical_path(graph, r.timeline));
+        },
+        [&](std::size_t i, auto&& f) { facts[i + 1] = std::move(f); });
     return sample_stats(facts, options.variability.seed);
 }
 

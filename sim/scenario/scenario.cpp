@@ -302,26 +302,19 @@ RunResult run_scenario(const Scenario& scenario, unsigned threads) {
 }
 
 void prepare_output_dir(const std::string& dir) {
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    if (ec || !std::filesystem::is_directory(dir))
-        throw engine::InputError(engine::SourceLocation{dir}, fmt::format("cannot create the output folder: {}",
-                                                                          ec ? ec.message() : "not a folder"));
+    engine::create_folder(dir);
     const std::filesystem::path probe = std::filesystem::path(dir) / ".clustersim-write-check";
     {
         std::ofstream out(probe);
         if (!out) throw engine::InputError(engine::SourceLocation{dir}, "cannot write into the output folder");
     }
+    std::error_code ec;
     std::filesystem::remove(probe, ec);
 }
 
 traces::TimelineRanks write_outputs(const Scenario& scenario, const RunResult& result, const std::string& dir) {
     const engine::PhaseTimer timer("sim", "outputs");
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    if (ec)
-        throw engine::InputError(engine::SourceLocation{dir},
-                                 fmt::format("cannot create the output folder: {}", ec.message()));
+    engine::create_folder(dir);
     const std::filesystem::path out(dir);
     traces::TimelineRanks shown;
     if (scenario.outputs.perfetto) {
@@ -343,6 +336,7 @@ traces::TimelineRanks write_outputs(const Scenario& scenario, const RunResult& r
         traces::write_perfetto_json(timeline.stream(), scenario.graph, result.replay.timeline, options);
         timeline.commit();
     } else {
+        std::error_code ec;
         std::filesystem::remove(out / "timeline.json", ec);  // a run owns its folder: no stale timeline beside it
     }
     engine::write_file_atomically(out / "summary.json", traces::summary_json(result.summary, scenario.graph));

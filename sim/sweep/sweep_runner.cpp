@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <exception>
 #include <filesystem>
 #include <map>
 #include <new>
@@ -204,7 +205,7 @@ PointResult compute_point(const SweepSpec& spec, std::uint64_t index, const Swee
 
 void store_point(const std::string& out_dir, const PointResult& result) {
     const std::string dir = point_dir(out_dir, result.row.index);
-    fs::create_directories(dir);
+    engine::create_folder(dir);
     if (!result.summary_json.empty())
         engine::write_file_atomically(fs::path(dir) / "summary.json", result.summary_json);
     engine::write_file_atomically(fs::path(dir) / "row.json", sweep_row_json(result.row));
@@ -214,7 +215,7 @@ std::vector<std::pair<std::uint64_t, SweepPoint>> prepare_sweep(const SweepSpec&
                                                                 std::vector<SweepRow>& done_rows) {
     check_sweep_values(spec, [&](const std::string& assignment) { (void)load_scenario(spec.base, {assignment}); });
     const auto points = sweep_points(spec);
-    fs::create_directories(options.out_dir);
+    engine::create_folder(options.out_dir);
     const std::string hash = fmt::format("{:016x}", spec.hash);
     if (fs::exists(fs::path(options.out_dir) / "sweep.json") && read_folder(options.out_dir).hash != hash)
         throw engine::InputError(
@@ -267,12 +268,22 @@ SweepOutcome run_sweep(const SweepSpec& spec, const SweepOptions& options) {
     outcome.points = rows.size() + todo.size();
     std::vector<SweepRow> ran(todo.size());
     std::atomic<std::size_t> next{0}, finished{0}, failed{0};
+    // A point's failure is its row; what escapes (its files not written: a full disk) stops the sweep, and the
+    // lowest such point's error is rethrown once every thread is done, whatever the threads' timing.
+    std::vector<std::exception_ptr> errors(todo.size());
+    std::atomic<bool> stopped{false};
     auto worker = [&] {
         for (std::size_t k = next++; k < todo.size(); k = next++) {
-            const PointResult result = compute_point(spec, todo[k].first, todo[k].second);
-            store_point(options.out_dir, result);
-            ran[k] = result.row;
-            if (ran[k].status != "ok") ++failed;
+            try {
+                const PointResult result = compute_point(spec, todo[k].first, todo[k].second);
+                store_point(options.out_dir, result);
+                ran[k] = result.row;
+                if (ran[k].status != "ok") ++failed;
+            } catch (...) {
+                errors[k] = std::current_exception();
+                next = todo.size();
+                stopped = true;
+            }
             ++finished;
         }
     };
@@ -282,7 +293,7 @@ SweepOutcome run_sweep(const SweepSpec& spec, const SweepOptions& options) {
     if (options.progress) {
         // The calling thread reports while the others work, then joins in.
         pool.emplace_back(worker);
-        while (finished < todo.size()) {
+        while (finished < todo.size() && !stopped) {
             options.progress(options.progress_context, finished + outcome.skipped, failed, outcome.points);
             std::this_thread::sleep_for(std::chrono::milliseconds(200));
         }
@@ -291,6 +302,8 @@ SweepOutcome run_sweep(const SweepSpec& spec, const SweepOptions& options) {
         worker();
     }
     for (std::thread& t : pool) t.join();
+    for (const std::exception_ptr& e : errors)
+        if (e) std::rethrow_exception(e);
     outcome.ran = todo.size();
     rows.insert(rows.end(), ran.begin(), ran.end());
     for (const SweepRow& r : rows) outcome.failed += r.status != "ok";
@@ -312,14 +325,14 @@ std::vector<std::uint64_t> merge_sweeps(const std::vector<std::string>& dirs, co
             if (it == rows.end() || (it->second.status != "ok" && r.status == "ok")) rows[r.index] = std::move(r);
         }
     }
-    fs::create_directories(out_dir);
+    engine::create_folder(out_dir);
     std::vector<SweepRow> all;
     for (auto& [i, r] : rows) all.push_back(r);
     // The merged folder is a sweep folder too: its rows, and the sweep it came from.
     engine::write_file_atomically(fs::path(out_dir) / "sweep.json",
                                   traces::read_text_file((fs::path(dirs.front()) / "sweep.json").string()));
     for (const SweepRow& r : all) {
-        fs::create_directories(point_dir(out_dir, r.index));
+        engine::create_folder(point_dir(out_dir, r.index));
         engine::write_file_atomically(fs::path(point_dir(out_dir, r.index)) / "row.json", sweep_row_json(r));
     }
     write_results(out_dir, first.keys, first.metrics, all);
