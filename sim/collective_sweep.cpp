@@ -81,8 +81,7 @@ CollectiveRow sweep_row(const topo::Cluster& cluster, const CollectiveSweepOptio
     row.fastest_algorithm = row.algorithm;
     row.fastest_protocol = row.protocol;
     row.fastest_time = row.time;
-    if (!o.compare_algorithms || o.replay.algorithm || !o.replay.protocols || o.kind == CollectiveKind::all_to_all)
-        return row;
+    if (!o.compares()) return row;
     // NCCL's alternatives that have a form for the call, each simulated alone: the double tree and NVLS are for
     // all-reduce, NVLS inside one node (elsewhere they fall back to the ring, run already).
     for (const char* name : {"ring", "double_tree", "nvls"}) {

@@ -23,6 +23,12 @@ struct CollectiveSweepOptions {
     bool compare_algorithms = true;
     /// Sizes simulated at once, each on its own thread; rows come in size order, the same as on one thread.
     unsigned threads = 1;
+    /// Whether NCCL's alternatives are simulated beside its pick: asked for, no algorithm forced, NCCL's protocols
+    /// modelled (its tuner picks), and a call with a choice of algorithm (all-to-all has one form).
+    [[nodiscard]] bool compares() const {
+        return compare_algorithms && !replay.algorithm && replay.protocols &&
+               kind != traces::CollectiveKind::all_to_all;
+    }
 };
 
 struct CollectiveRow;

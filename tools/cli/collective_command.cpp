@@ -114,8 +114,7 @@ void run_collective(const CollectiveCliOptions& o) {
         return;
     }
     options.compare_algorithms = !o.no_compare;
-    const bool compare = options.compare_algorithms && !options.replay.algorithm && options.replay.protocols &&
-                         options.kind != traces::CollectiveKind::all_to_all;
+    const bool compare = options.compares();
     std::printf("%14s %14s %8s %12s %12s %12s %-16s %-7s %14s", "size (B)", "count", "type", "time (us)",
                 "algbw (GB/s)", "busbw (GB/s)", "algorithm", "proto", "NCCL model (us)");
     if (compare) std::printf("  %-22s %12s", "fastest simulated", "its time (us)");
