@@ -88,6 +88,13 @@ struct ReplayOptions {
     /// A replay inside another (a folded call's shape, timed alone): its network line and restarts are logged at
     /// trace level (-vv), not once per shape at -v.
     bool nested = false;
+    /// A call alone on the cluster whose per-channel rings are images of one another under a symmetry of the
+    /// links (NCCL's rings across switched nodes: ring k is ring 0 with each node's GPUs, and so its rails, rotated
+    /// by k) is simulated as its first ring, each link standing for its orbit under the symmetry, checked call by
+    /// call (replay_channel_fold.cpp; models.md "Channels folded by symmetry"). The call's end (the makespan) is the
+    /// unfolded run's; per-member ends, flow counts and link counters are the folded run's. For callers that read
+    /// only the call's time: `collective`, and a folded call's shape timed alone.
+    bool fold_channels = false;
     /// How a folded collective (symmetry reduction) is timed: by the cost model (NCCL's formulas; fast), or
     /// by simulating the call on its whole communicator alone on the cluster, once per call shape (exact on an
     /// otherwise idle network, slower: a 384-member ring is about a million flows).

@@ -195,6 +195,9 @@ ReplayEngine::RouteView ReplayEngine::route_once(topo::DeviceId src, topo::Devic
     if (const std::uint32_t* kept = keyed_routes_.find(keyed); kept && kept_for(*kept, pair, key)) return view(*kept);
     out.clear();
     const bool multipath = net_.router().route(src, dst, key, out);
+    if (!link_alias_.empty()) {
+        for (topo::LinkId& l : out) l = link_alias_[l.index()];
+    }
     if (kept_routes_.size() >= max_cached_routes) return {out, multipath, nullptr};
     bool inserted = false;
     const auto kept = static_cast<std::uint32_t>(kept_routes_.size());
