@@ -1,11 +1,12 @@
 // Ring benchmark: one 1 GiB ring all-reduce over every GPU of a rail-optimized DGX-H100 cluster, contention-aware
-// (max-min, collectives as flows, NCCL's protocols and 8 channels: one ring per channel), run from ring schedules
-// (the default: sim/collectives/ring_schedule.h) and, as the baseline in the same run, from the listed plan (every
+// (max-min, collectives as flows, NCCL's protocols and 8 channels: one ring per channel), as `clustersim
+// collective` runs it (ring schedules, the channels folded by symmetry: ReplayOptions::fold_channels) and, as the
+// baseline in the same run, with every channel's ring simulated (fold_channels off; with `listed`, also every
 // transfer and dependency built before the call: ReplayOptions::ring_schedules off). Both must give the same
 // simulated time; the bench stops with an error otherwise. Each run happens in a child process of its own (fork),
 // so that its wall time and peak RSS are its own: neither the other run's memory nor its heap's state after it.
 // Usage: bench_ring [largest node count, default 128; doubling from 16] [channels, default 8]
-//        [largest node count with the listed baseline, default 128]
+//        [largest node count with the baseline, default 128] [listed: the baseline from the listed plan]
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -67,14 +68,16 @@ Run timed(const traces::OpGraph& graph, const topo::Cluster& cluster, const sim:
 int main(int argc, char** argv) {
     const std::uint32_t max_nodes = argc > 1 ? static_cast<std::uint32_t>(std::stoul(argv[1])) : 128;
     const std::uint32_t channels = argc > 2 ? static_cast<std::uint32_t>(std::stoul(argv[2])) : 8;
-    const std::uint32_t max_listed = argc > 3 ? static_cast<std::uint32_t>(std::stoul(argv[3])) : 128;
+    const std::uint32_t max_baseline = argc > 3 ? static_cast<std::uint32_t>(std::stoul(argv[3])) : 128;
+    const bool listed = argc > 4 && std::string(argv[4]) == "listed";
     std::printf(
         "ring benchmark: 1 GiB ring all-reduce over every GPU, dgx-h100 rail-optimized, %u channels, "
         "contention-aware, NCCL's protocols\n\n",
         channels);
     std::printf(
-        "| GPUs | flows | events | schedules: wall s | peak RSS MiB | baseline, listed plan: wall s | peak RSS "
-        "MiB | ratio | simulated |\n|---|---|---|---|---|---|---|---|---|\n");
+        "| GPUs | channels folded: flows | events | wall s | peak RSS MiB | baseline, every ring%s: flows | "
+        "wall s | peak RSS MiB | ratio | simulated |\n|---|---|---|---|---|---|---|---|---|---|\n",
+        listed ? " from the listed plan" : "");
     for (std::uint32_t nodes = 16; nodes <= max_nodes; nodes *= 2) {
         const topo::Cluster cluster = topo::load_topology("dgx-h100", {"nodes=" + std::to_string(nodes)});
         const auto n = static_cast<std::uint32_t>(cluster.gpus().size());
@@ -87,23 +90,26 @@ int main(int argc, char** argv) {
         options.channels = channels;
         options.link_counters = false;  // as `clustersim collective`: no link utilization kept
         options.network.record_link_utilization = false;
-        const Run scheduled = timed(graph, cluster, options);
-        std::string listed_wall = "-", listed_rss = "-", ratio = "-";
-        if (nodes <= max_listed) {
-            options.ring_schedules = false;
-            const Run listed = timed(graph, cluster, options);
-            if (listed.makespan_ps != scheduled.makespan_ps || listed.events != scheduled.events) {
-                std::fprintf(stderr, "bench_ring: the listed plan and the schedules disagree at %u GPUs\n", n);
+        options.fold_channels = true;
+        const Run folded = timed(graph, cluster, options);
+        std::string base_flows = "-", base_wall = "-", base_rss = "-", ratio = "-";
+        if (nodes <= max_baseline) {
+            options.fold_channels = false;
+            options.ring_schedules = !listed;
+            const Run base = timed(graph, cluster, options);
+            if (base.makespan_ps != folded.makespan_ps) {
+                std::fprintf(stderr, "bench_ring: the folded and the unfolded call disagree at %u GPUs\n", n);
                 return 1;
             }
-            listed_wall = std::to_string(listed.wall_s).substr(0, 6);
-            listed_rss = std::to_string(listed.peak_rss_kib / 1024);
-            ratio = std::to_string(listed.wall_s / scheduled.wall_s).substr(0, 5);
+            base_flows = std::to_string(base.flows);
+            base_wall = std::to_string(base.wall_s).substr(0, 6);
+            base_rss = std::to_string(base.peak_rss_kib / 1024);
+            ratio = std::to_string(base.wall_s / folded.wall_s).substr(0, 5);
         }
-        std::printf("| %u | %llu | %llu | %.2f | %ld | %s | %s | %s | %.2f us |\n", n,
-                    static_cast<unsigned long long>(scheduled.flows), static_cast<unsigned long long>(scheduled.events),
-                    scheduled.wall_s, scheduled.peak_rss_kib / 1024, listed_wall.c_str(), listed_rss.c_str(),
-                    ratio.c_str(), static_cast<double>(scheduled.makespan_ps) * 1e-6);
+        std::printf("| %u | %llu | %llu | %.2f | %ld | %s | %s | %s | %s | %.2f us |\n", n,
+                    static_cast<unsigned long long>(folded.flows), static_cast<unsigned long long>(folded.events),
+                    folded.wall_s, folded.peak_rss_kib / 1024, base_flows.c_str(), base_wall.c_str(), base_rss.c_str(),
+                    ratio.c_str(), static_cast<double>(folded.makespan_ps) * 1e-6);
         std::fflush(stdout);
     }
     return 0;
