@@ -23,22 +23,30 @@ void RingSchedule::prepare() {
         phase_starts_.push_back(steps_);
         steps_ += p.steps;
     }
-    // transfer() takes a step modulo n by one subtraction.
-    CLUSTERSIM_CHECK(members() >= 2 && steps_ < 2 * members(), "ring schedule of {} steps over {} members", steps_,
-                     members());
+    // transfer() takes a step modulo n by one subtraction (where pieces differ, so only in a whole ring).
+    const std::uint32_t whole_ring = std::max(members(), positions);
+    CLUSTERSIM_CHECK(members() >= 2 && steps_ < 2 * whole_ring, "ring schedule of {} steps over {} members", steps_,
+                     whole_ring);
     piece_ = bytes / members();
     larger_pieces_ = static_cast<std::uint32_t>(bytes % members());
+    CLUSTERSIM_CHECK(positions <= members() || (larger_pieces_ == 0 && relay == UINT32_MAX),
+                     "a ring folded by a shift needs equal pieces and no relay");
 }
 
 PlannedTransfer RingSchedule::transfer(At a) const {
     const std::uint32_t n = members();
     // Position i forwards piece (i - step) mod n (append_ring's offset is the steps before its phase); the relay's
-    // hop and forward carry the last position's piece. Steps stay below 2n, so step mod n needs no division.
-    const std::uint32_t i = std::min(a.slot, n - 1);
-    const std::uint32_t step_mod = a.step >= n ? a.step - n : a.step;
-    const std::uint32_t piece = i >= step_mod ? i - step_mod : i + n - step_mod;
+    // hop and forward carry the last position's piece. Steps stay below 2n, so step mod n needs no division. Only
+    // the first `bytes mod n` pieces are a byte larger: with equal pieces the piece's index does not matter.
+    std::uint64_t extra = 0;
+    if (larger_pieces_ > 0) {
+        const std::uint32_t i = std::min(a.slot, n - 1);
+        const std::uint32_t step_mod = a.step >= n ? a.step - n : a.step;
+        const std::uint32_t piece = i >= step_mod ? i - step_mod : i + n - step_mod;
+        extra = piece < larger_pieces_ ? 1 : 0;
+    }
     PlannedTransfer t;
-    t.bytes = whole ? bytes : piece_ + (piece < larger_pieces_ ? 1 : 0);
+    t.bytes = whole ? bytes : piece_ + extra;
     t.step = a.step;
     std::size_t phase = 0;
     while (phase + 1 < phase_starts_.size() && a.step >= phase_starts_[phase + 1]) ++phase;
@@ -87,6 +95,8 @@ std::uint32_t RingSchedule::first_step_transfers(std::uint32_t member, std::uint
 
 std::uint64_t RingSchedule::member_transfers(std::uint32_t member) const {
     // Every step, each member sends once and receives once; the relay also receives the hop and sends the forward.
+    // (A member outside a ring folded by a shift has none.)
+    if (member >= position_.size() && member != relay) return 0;
     return std::uint64_t{steps_} * (member == relay ? 4 : 2);
 }
 

@@ -34,8 +34,13 @@ struct RingSchedule {
     std::uint64_t bytes = 0;           // split in n pieces, or sent whole by every position (`whole`)
     bool whole = false;
     std::vector<RingPhase> phases;  // one per append_ring call, in order
-    std::uint64_t first = 0;        // the plan's index of the schedule's first transfer (set by add_ring)
-    std::uint32_t first_slot = 0;   // the slots of the plan's earlier schedules (set by add_ring)
+    /// The whole ring's positions when only its first members() are simulated, as a ring of their own whose last
+    /// position sends to position 0 in place of position members() (a call folded by the ring's symmetry under a
+    /// shift of its positions: sim/replay/replay_symmetry_fold.cpp); 0: the ring is whole. Then `bytes` is those
+    /// positions' share (members() equal pieces of the whole ring's), and steps go up to twice `positions`.
+    std::uint32_t positions = 0;
+    std::uint64_t first = 0;       // the plan's index of the schedule's first transfer (set by add_ring)
+    std::uint32_t first_slot = 0;  // the slots of the plan's earlier schedules (set by add_ring)
 
     static constexpr std::uint64_t none = UINT64_MAX;
     /// A transfer's place: its step, and its slot in the step.

@@ -88,13 +88,14 @@ struct ReplayOptions {
     /// A replay inside another (a folded call's shape, timed alone): its network line and restarts are logged at
     /// trace level (-vv), not once per shape at -v.
     bool nested = false;
-    /// A call alone on the cluster whose per-channel rings are images of one another under a symmetry of the
-    /// links (NCCL's rings across switched nodes: ring k is ring 0 with each node's GPUs, and so its rails, rotated
-    /// by k) is simulated as its first ring, each link standing for its orbit under the symmetry, checked call by
-    /// call (replay_channel_fold.cpp; models.md "Channels folded by symmetry"). The call's end (the makespan) is the
-    /// unfolded run's; per-member ends, flow counts and link counters are the folded run's. For callers that read
-    /// only the call's time: `collective`, and a folded call's shape timed alone.
-    bool fold_channels = false;
+    /// A ring call alone on the cluster that is symmetric (its per-channel rings images of one another: NCCL's
+    /// rings across switched nodes, each node's GPUs and rails rotated; and each ring the same under a shift by a
+    /// group of positions: identical leaf groups) is simulated as one representative group of one ring, each link
+    /// standing for its orbit under the symmetries, checked call by call (replay_symmetry_fold.cpp; models.md
+    /// "Calls folded by symmetry"). The call's end (the makespan) is the unfolded run's; per-member ends, flow
+    /// counts and link counters are the folded run's. For callers that read only the call's time: `collective`,
+    /// and a folded call's shape timed alone.
+    bool fold_by_symmetry = false;
     /// How a folded collective (symmetry reduction) is timed: by the cost model (NCCL's formulas; fast), or
     /// by simulating the call on its whole communicator alone on the cluster, once per call shape (exact on an
     /// otherwise idle network, slower: a 384-member ring is about a million flows).

@@ -52,7 +52,7 @@ void ReplayEngine::closed_conflict(std::vector<std::uint32_t> comms, topo::LinkI
 bool ReplayEngine::try_closed_form(std::uint32_t index) {
     Instance& inst = instances_[index];
     const std::uint32_t comm = inst.comm.value;
-    if (!closed_form_ || flows_only_[comm] || inst.plan.size() > max_closed_transfers) return false;
+    if (!closed_form_ || flows_only_[comm] || inst.plan.size() > max_closed_transfers || shift_folded_) return false;
     if (closed_busy_until_.empty()) {
         closed_busy_until_.assign(cluster_.links().size(), Time{0});
         closed_link_comm_.assign(cluster_.links().size(), UINT32_MAX);

@@ -224,8 +224,12 @@ private:
     void scheduled_drained(std::uint32_t instance, std::uint64_t transfer);
     void finish_scheduled(std::uint32_t instance, std::uint64_t transfer);
     /// Runs the planned call's per-channel rings as its first ring on links standing for their orbits, when the
-    /// rings are images of one another under a symmetry of the links (replay_channel_fold.cpp); false if not.
-    bool fold_channels(std::uint32_t instance);
+    /// rings are images of one another under a symmetry of the links (replay_symmetry_fold.cpp); false if not.
+    bool fold_by_symmetry(std::uint32_t instance);
+    /// Keeps `links` as the route from src to dst (with flow key `key` when it is one of several paths), as
+    /// route_once would keep a route it computed; `between_nodes` as the transfer it stands for crosses nodes.
+    void keep_route_as(topo::DeviceId src, topo::DeviceId dst, std::uint64_t key, std::span<const topo::LinkId> links,
+                       bool multipath, bool between_nodes);
     // Calls timed in closed form (replay_closed_form.cpp).
     /// Makes the planned call one timed in closed form if no other traffic is likely to share its links.
     bool try_closed_form(std::uint32_t instance);
@@ -374,9 +378,12 @@ private:
         std::uint64_t key = 0;        // the flow key that picked it (multipath only)
     };
     std::vector<CachedRoute> kept_routes_;
-    /// By link: the link that stands for it in a call folded by symmetry (fold_channels; empty: none), applied to
+    /// By link: the link that stands for it in a call folded by symmetry (fold_by_symmetry; empty: none), applied to
     /// every route route_once computes.
     std::vector<topo::LinkId> link_alias_;
+    /// The folded call runs a ring's first positions as a ring of their own, whose last edge is kept on another
+    /// edge's route (no closed form: it routes edges afresh).
+    bool shift_folded_ = false;
     engine::FlatMap64<std::uint32_t> single_routes_;  // (src << 32 | dst) -> index in kept_routes_
     engine::FlatMap64<std::uint32_t> keyed_routes_;   // multipath: hash of (pair, key) -> index in kept_routes_
     std::uint32_t routes_epoch_ = 0;                  // counts the clearings of the kept routes

@@ -190,7 +190,7 @@ ReplayEngine::ModelledCost ReplayEngine::simulated_cost(const traces::Op& op, co
     options.progress = {};
     options.link_counters = false;
     options.nested = true;
-    options.fold_channels = true;  // (the call alone, read for its makespan only)
+    options.fold_by_symmetry = true;  // (the call alone, read for its makespan only)
     options.network.record_flows = false;
     options.network.record_link_utilization = false;
     const ReplayResult result = replay(call, cluster_, options);

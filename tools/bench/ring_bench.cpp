@@ -1,7 +1,7 @@
 // Ring benchmark: one 1 GiB ring all-reduce over every GPU of a rail-optimized DGX-H100 cluster, contention-aware
 // (max-min, collectives as flows, NCCL's protocols and 8 channels: one ring per channel), as `clustersim
-// collective` runs it (ring schedules, the channels folded by symmetry: ReplayOptions::fold_channels) and, as the
-// baseline in the same run, with every channel's ring simulated (fold_channels off; with `listed`, also every
+// collective` runs it (ring schedules, the channels folded by symmetry: ReplayOptions::fold_by_symmetry) and, as the
+// baseline in the same run, with every channel's ring simulated (fold_by_symmetry off; with `listed`, also every
 // transfer and dependency built before the call: ReplayOptions::ring_schedules off). Both must give the same
 // simulated time; the bench stops with an error otherwise. Each run happens in a child process of its own (fork),
 // so that its wall time and peak RSS are its own: neither the other run's memory nor its heap's state after it.
@@ -90,11 +90,11 @@ int main(int argc, char** argv) {
         options.channels = channels;
         options.link_counters = false;  // as `clustersim collective`: no link utilization kept
         options.network.record_link_utilization = false;
-        options.fold_channels = true;
+        options.fold_by_symmetry = true;
         const Run folded = timed(graph, cluster, options);
         std::string base_flows = "-", base_wall = "-", base_rss = "-", ratio = "-";
         if (nodes <= max_baseline) {
-            options.fold_channels = false;
+            options.fold_by_symmetry = false;
             options.ring_schedules = !listed;
             const Run base = timed(graph, cluster, options);
             if (base.makespan_ps != folded.makespan_ps) {

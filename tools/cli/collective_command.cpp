@@ -91,7 +91,8 @@ void run_collective(const CollectiveCliOptions& o) {
     options.replay.network.record_link_utilization = false;
     options.replay.link_counters = false;
     options.replay.network.flow_classes = !o.no_classes;
-    options.replay.fold_channels = !o.no_fold;  // (a call alone, read for its time only; concurrent calls never fold)
+    options.replay.fold_by_symmetry =
+        !o.no_fold;  // (a call alone, read for its time only; concurrent calls never fold)
     if (o.algo != "auto") options.replay.algorithm = sim::find_collective_algorithm(o.algo);
     if (o.proto == "none")
         options.replay.protocols = false;
@@ -184,10 +185,11 @@ void add_collective_command(CLI::App& app) {
                   "With NCCL's choice: skip simulating NCCL's other algorithms (ring, double tree, NVLS) for the "
                   "'fastest simulated' columns (a third of the time)");
     cmd->add_flag("--no-fold", o->no_fold,
-                  "Simulate every channel's ring. By default a call whose per-channel rings are images of one "
-                  "another under a symmetry of the cluster (NCCL's rings across switched nodes: each node's GPUs and "
-                  "rails rotated) is simulated as one ring on links standing for their orbits: the same time, a "
-                  "channel's share of the flows (models.md, 'Channels folded by symmetry'); this is the reference");
+                  "Simulate every channel's ring whole. By default a ring call that is symmetric (its channels' "
+                  "rings copies of one another, each node's GPUs and rails rotated; each ring the same under a "
+                  "shift by a group of nodes, on identical leaf groups) is simulated as one group of one ring on "
+                  "links standing for their orbits: the same time, a fraction of the flows (models.md, 'Calls "
+                  "folded by symmetry'); this is the reference");
     cmd->add_flag("--concurrent", o->concurrent, "Tensor- and data-parallel all-reduces alone and together");
     cmd->add_option("-o,--out", o->out_dir,
                     "Output folder: rows.csv and rows.json (size, count, type, time, algbw, busbw, algorithm, "

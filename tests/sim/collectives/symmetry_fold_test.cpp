@@ -1,5 +1,6 @@
-// A call's per-channel rings folded by symmetry (replay_channel_fold.cpp) against the same call with every ring
-// simulated: the same end to the picosecond, for one channel's share of the flows.
+// A ring call folded by its symmetries (replay_symmetry_fold.cpp: the channels' rings onto one, a ring's groups of
+// positions onto one) against the same call with every ring simulated whole: the same end to the picosecond, for a
+// fraction of the flows.
 #include <random>
 
 #include <catch2/catch.hpp>
@@ -24,7 +25,7 @@ Run run(const topo::Cluster& cluster, CollectiveKind kind, std::uint64_t bytes, 
     std::vector<traces::RankId> world;
     for (std::uint32_t r = 0; r < n; ++r) world.push_back(traces::RankId{r});
     const auto graph = sim::collective_graph(n, {world}, kind, bytes);
-    options.fold_channels = fold;
+    options.fold_by_symmetry = fold;
     options.algorithm = sim::find_collective_algorithm("ring");
     const sim::ReplayResult r = sim::replay(graph, cluster, options);
     return {r.timeline.makespan, r.flows};
@@ -41,10 +42,14 @@ void require_same_end(Time folded, Time unfolded) {
 TEST_CASE("a call's channels folded by symmetry end when every channel simulated does, for a channel's flows",
           "[sim][collectives][fold]") {
     // Random sizes and protocols over fabrics whose rings stay on their rails (2 and 4 nodes), change rails on the
-    // wrap-around hop through a relay (3 nodes), and cross spines between leaf groups (6 nodes, 2 per leaf).
+    // wrap-around hop through a relay (3 nodes: channels only), and cross spines between leaf groups (6 and 8 nodes,
+    // 2 per leaf).
     std::mt19937_64 rng(20261206);
-    const std::vector<std::vector<std::string>> fabrics = {
-        {"nodes=2"}, {"nodes=3"}, {"nodes=4"}, {"nodes=6", "nodes_per_leaf=2", "spines=2"}};
+    const std::vector<std::vector<std::string>> fabrics = {{"nodes=2"},
+                                                           {"nodes=3"},
+                                                           {"nodes=4"},
+                                                           {"nodes=6", "nodes_per_leaf=2", "spines=2"},
+                                                           {"nodes=8", "nodes_per_leaf=2", "spines=2"}};
     const std::vector<std::optional<sim::NcclProtocol>> protocols = {
         std::nullopt, sim::NcclProtocol::ll, sim::NcclProtocol::ll128, sim::NcclProtocol::simple};
     int cases = 0;
@@ -64,12 +69,43 @@ TEST_CASE("a call's channels folded by symmetry end when every channel simulated
                 const Run folded = run(cluster, kind, bytes, options, true);
                 const Run unfolded = run(cluster, kind, bytes, options, false);
                 require_same_end(folded.end, unfolded.end);
-                REQUIRE(folded.flows * 8 == unfolded.flows);  // folded: ring 0 of the 8 channels' rings
+                // Folded: one group of positions of ring 0 of the 8 channels' rings.
+                REQUIRE(folded.flows * 8 <= unfolded.flows);
+                REQUIRE(unfolded.flows % folded.flows == 0);
                 ++cases;
             }
         }
     }
-    REQUIRE(cases == 60);
+    REQUIRE(cases == 75);
+}
+
+TEST_CASE("a ring folds onto one group of positions: nodes on one leaf, a leaf group across spines",
+          "[sim][collectives][fold]") {
+    // 4 nodes on one leaf per rail. With 8 channels, shifting the rings by one node pair (16 positions: an even
+    // node's order and an odd one's) maps every edge to an alike one, and by one node it does not (a GPU's port
+    // would map to two ports, through ring 0 and through ring 1): 8 channels x 2 pairs. With one ring, a shift by one
+    // node is a symmetry: 4 nodes. With 2 nodes per leaf behind spines, only a shift by a leaf group (2 nodes) keeps
+    // the spine crossings on spine crossings: 8 channels x 4 groups, or 4 groups.
+    struct Case {
+        std::vector<std::string> fabric;
+        std::uint32_t channels;
+        std::uint64_t factor;
+    };
+    const std::vector<Case> cases = {{{"nodes=4"}, 8, 16},
+                                     {{"nodes=4"}, 1, 4},
+                                     {{"nodes=8", "nodes_per_leaf=2", "spines=2"}, 8, 32},
+                                     {{"nodes=8", "nodes_per_leaf=2", "spines=2"}, 1, 4}};
+    for (const Case& c : cases) {
+        const auto cluster = topo::load_topology("dgx-h100", c.fabric);
+        sim::ReplayOptions options;
+        options.channels = c.channels;
+        options.network.record_link_utilization = false;
+        INFO(c.fabric.front() << ", " << c.channels << " channel(s)");
+        const Run folded = run(cluster, CollectiveKind::all_reduce, std::uint64_t{1} << 28, options, true);
+        const Run unfolded = run(cluster, CollectiveKind::all_reduce, std::uint64_t{1} << 28, options, false);
+        require_same_end(folded.end, unfolded.end);
+        REQUIRE(folded.flows * c.factor == unfolded.flows);
+    }
 }
 
 TEST_CASE("channels are not folded where the symmetry does not hold", "[sim][collectives][fold]") {
@@ -95,9 +131,9 @@ TEST_CASE("channels are not folded where the symmetry does not hold", "[sim][col
         const auto graph = sim::collective_graph(16, {world, {traces::RankId{0}, traces::RankId{8}}},
                                                  CollectiveKind::all_reduce, 64 << 20);
         options.algorithm = sim::find_collective_algorithm("ring");
-        options.fold_channels = true;
+        options.fold_by_symmetry = true;
         const auto folded = sim::replay(graph, cluster, options);
-        options.fold_channels = false;
+        options.fold_by_symmetry = false;
         const auto unfolded = sim::replay(graph, cluster, options);
         REQUIRE(folded.flows == unfolded.flows);
         REQUIRE(folded.timeline.makespan == unfolded.timeline.makespan);
@@ -110,9 +146,9 @@ TEST_CASE("collective sweeps fold by default and give the rows of --no-fold", "[
     options.min_bytes = 1 << 20;
     options.max_bytes = 1 << 30;
     options.factor = 32;
-    options.replay.fold_channels = true;
+    options.replay.fold_by_symmetry = true;
     const auto folded = sim::run_collective_sweep(cluster, options);
-    options.replay.fold_channels = false;
+    options.replay.fold_by_symmetry = false;
     const auto unfolded = sim::run_collective_sweep(cluster, options);
     REQUIRE(folded.size() == unfolded.size());
     for (std::size_t i = 0; i < folded.size(); ++i) {
