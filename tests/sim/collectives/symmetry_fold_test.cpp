@@ -43,13 +43,15 @@ TEST_CASE("a call's channels folded by symmetry end when every channel simulated
           "[sim][collectives][fold]") {
     // Random sizes and protocols over fabrics whose rings stay on their rails (2 and 4 nodes), change rails on the
     // wrap-around hop through a relay (3 nodes: channels only), and cross spines between leaf groups (6 and 8 nodes,
-    // 2 per leaf).
+    // 2 per leaf; and 8 nodes whose leaves have a quarter of their downlink bandwidth up, where the crossings bind).
     std::mt19937_64 rng(20261206);
-    const std::vector<std::vector<std::string>> fabrics = {{"nodes=2"},
-                                                           {"nodes=3"},
-                                                           {"nodes=4"},
-                                                           {"nodes=6", "nodes_per_leaf=2", "spines=2"},
-                                                           {"nodes=8", "nodes_per_leaf=2", "spines=2"}};
+    const std::vector<std::vector<std::string>> fabrics = {
+        {"nodes=2"},
+        {"nodes=3"},
+        {"nodes=4"},
+        {"nodes=6", "nodes_per_leaf=2", "spines=2"},
+        {"nodes=8", "nodes_per_leaf=2", "spines=2"},
+        {"nodes=8", "nodes_per_leaf=2", "spines=2", "oversubscription=4"}};
     const std::vector<std::optional<sim::NcclProtocol>> protocols = {
         std::nullopt, sim::NcclProtocol::ll, sim::NcclProtocol::ll128, sim::NcclProtocol::simple};
     int cases = 0;
@@ -76,7 +78,7 @@ TEST_CASE("a call's channels folded by symmetry end when every channel simulated
             }
         }
     }
-    REQUIRE(cases == 75);
+    REQUIRE(cases == 90);
 }
 
 TEST_CASE("a ring folds onto one group of positions: nodes on one leaf, a leaf group across spines",
