@@ -49,11 +49,11 @@ bool ReplayEngine::fold_by_symmetry(std::uint32_t index) {
     const std::size_t ring_count = rings.size();
     const auto& ranks = g_.comms[inst.comm.index()].ranks;
     // The call alone (every op of the run is one of its members'), its members starting together, on a cluster
-    // that does not change; one flow per transfer (per-channel rings, or one channel).
+    // that does not change; and more transfers than the cluster has links (the check costs a few passes over the
+    // links: a small call, such as a folded tensor-parallel shape timed alone, runs as it is sooner).
     if (!options_.fold_by_symmetry || ring_count < 1 || !link_alias_.empty() || g_.comms.size() != 1 ||
-        g_.ops.size() != ranks.size() || !options_.rank_start.empty() || options_.variability.active() ||
-        !options_.cluster_events.empty() || options_.network.record_flows ||
-        !(inst.plan.channels_planned || options_.channels <= 1))
+        inst.plan.size() <= cluster_.links().size() || g_.ops.size() != ranks.size() || !options_.rank_start.empty() ||
+        options_.variability.active() || !options_.cluster_events.empty() || options_.network.record_flows)
         return false;
     const RingSchedule& first = rings.front();
     const auto same_shape = [&](const RingSchedule& r) {
@@ -88,6 +88,12 @@ bool ReplayEngine::fold_by_symmetry(std::uint32_t index) {
             ends.emplace_back(src, dst);
         }
     }
+    // One flow per transfer, on the route above: per-channel rings, or one ring whose transfers' channels all take
+    // their one path (start_flows: a flow of all the channels' shares); channels spread over several paths are not
+    // folded.
+    if (!inst.plan.channels_planned && options_.channels > 1 &&
+        std::any_of(multipath.begin(), multipath.end(), [](std::uint8_t m) { return m != 0; }))
+        return false;
     const std::size_t link_count = cluster_.links().size();
     const auto alike = [&](topo::LinkId a, topo::LinkId b) {
         const topo::Link &x = cluster_.link(a), &y = cluster_.link(b);

@@ -110,6 +110,22 @@ TEST_CASE("a ring folds onto one group of positions: nodes on one leaf, a leaf g
     }
 }
 
+TEST_CASE("a ring of GPUs cabled to their neighbours folds onto two positions", "[sim][collectives][fold]") {
+    // The ring preset: each GPU forwards, each link is its own path, so a transfer is one flow of the 8 channels'
+    // shares, and a shift by any number of positions maps the ring onto itself: the least, 2, is taken.
+    const auto cluster = topo::load_topology("ring", {"gpus=32", "bandwidth=50 GiB/s", "latency=500 ns"});
+    for (const bool protocols : {true, false}) {
+        sim::ReplayOptions options;
+        options.protocols = protocols;
+        options.network.record_link_utilization = false;
+        INFO((protocols ? "NCCL's protocols" : "alpha-beta"));
+        const Run folded = run(cluster, CollectiveKind::all_reduce, std::uint64_t{1} << 20, options, true);
+        const Run unfolded = run(cluster, CollectiveKind::all_reduce, std::uint64_t{1} << 20, options, false);
+        require_same_end(folded.end, unfolded.end);
+        REQUIRE(folded.flows * 16 == unfolded.flows);
+    }
+}
+
 TEST_CASE("channels are not folded where the symmetry does not hold", "[sim][collectives][fold]") {
     const auto cluster = topo::load_topology("dgx-h100", {"nodes=2"});
     sim::ReplayOptions options;
