@@ -143,9 +143,9 @@ void ReplayEngine::plan_instance(std::uint32_t index, const traces::Op& op) {
                         e.message()));
     }
     inst.planned = true;
-    // The reference form of ring schedules: every transfer listed, as other algorithms' (the same run).
-    // A call alone whose channels are images of one another: one channel on links standing for their orbits.
+    // A symmetric ring call alone: one group of one ring, on links standing for their orbits.
     if (inst.plan.scheduled()) fold_by_symmetry(index);
+    // The reference form of ring schedules: every transfer listed, as other algorithms' (the same run).
     if (inst.plan.scheduled() && !options_.ring_schedules) inst.plan = inst.plan.expanded();
     const std::size_t members = ranks.size();
     inst.transfers_left = inst.plan.size();

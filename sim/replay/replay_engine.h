@@ -223,13 +223,21 @@ private:
     /// The transfer's last flow has drained: the next send of its edge may go.
     void scheduled_drained(std::uint32_t instance, std::uint64_t transfer);
     void finish_scheduled(std::uint32_t instance, std::uint64_t transfer);
-    /// Runs the planned call's per-channel rings as its first ring on links standing for their orbits, when the
-    /// rings are images of one another under a symmetry of the links (replay_symmetry_fold.cpp); false if not.
+    /// Runs the planned ring call as one group of positions of its first ring on links standing for their orbits,
+    /// when its rings are images of one another and each repeats under a shift by that group, as symmetries of the
+    /// links its transfers use (replay_symmetry_fold.cpp); false (the plan untouched) if not.
     bool fold_by_symmetry(std::uint32_t instance);
-    /// Keeps `links` as the route from src to dst (with flow key `key` when it is one of several paths), as
-    /// route_once would keep a route it computed; `between_nodes` as the transfer it stands for crosses nodes.
-    void keep_route_as(topo::DeviceId src, topo::DeviceId dst, std::uint64_t key, std::span<const topo::LinkId> links,
-                       bool multipath, bool between_nodes);
+    /// Keeps `links` as the route from src to dst (with flow key `key` when it is one of several paths) and returns
+    /// its index in kept_routes_: route_once's routes, and a folded ring's last edge, kept on the route of the edge it
+    /// stands for; `between_nodes` as the transfer crosses nodes.
+    std::uint32_t keep_route_as(topo::DeviceId src, topo::DeviceId dst, std::uint64_t key,
+                                std::span<const topo::LinkId> links, bool multipath, bool between_nodes);
+    /// keyed_routes_'s key of a route with a choice of paths (the map's own empty key is all ones: a hash equal to
+    /// it is stored as its neighbour).
+    [[nodiscard]] static std::uint64_t keyed_route(std::uint64_t pair, std::uint64_t key) {
+        const std::uint64_t keyed = engine::hash_combine(pair, key);
+        return keyed == UINT64_MAX ? UINT64_MAX - 1 : keyed;
+    }
     // Calls timed in closed form (replay_closed_form.cpp).
     /// Makes the planned call one timed in closed form if no other traffic is likely to share its links.
     bool try_closed_form(std::uint32_t instance);

@@ -23,7 +23,6 @@
 // (RingSchedule::positions). Only the call's end (the makespan) is the unfolded run's: each simulated member's own
 // end is its representative transfers', and the other members have none.
 #include <algorithm>
-#include <numeric>
 
 #include <spdlog/spdlog.h>
 
@@ -51,7 +50,7 @@ bool ReplayEngine::fold_by_symmetry(std::uint32_t index) {
     // The call alone (every op of the run is one of its members'), its members starting together, on a cluster
     // that does not change; and more transfers than the cluster has links (the check costs a few passes over the
     // links: a small call, such as a folded tensor-parallel shape timed alone, runs as it is sooner).
-    if (!options_.fold_by_symmetry || ring_count < 1 || !link_alias_.empty() || g_.comms.size() != 1 ||
+    if (!options_.fold_by_symmetry || !link_alias_.empty() || g_.comms.size() != 1 ||
         inst.plan.size() <= cluster_.links().size() || g_.ops.size() != ranks.size() || !options_.rank_start.empty() ||
         options_.variability.active() || !options_.cluster_events.empty() || options_.network.record_flows)
         return false;
@@ -223,21 +222,6 @@ bool ReplayEngine::fold_by_symmetry(std::uint32_t index) {
                                  "of {} links)",
                                  g_.source, ring_count, shift, n, orbits, copies);
     return true;
-}
-
-void ReplayEngine::keep_route_as(topo::DeviceId src, topo::DeviceId dst, std::uint64_t key,
-                                 std::span<const topo::LinkId> links, bool multipath, bool between_nodes) {
-    const std::uint64_t pair = (std::uint64_t{src.value} << 32) | dst.value;
-    std::uint64_t keyed = engine::hash_combine(pair, key);
-    if (keyed == UINT64_MAX) keyed = UINT64_MAX - 1;  // (as route_once keys it)
-    bool inserted = false;
-    const auto kept = static_cast<std::uint32_t>(kept_routes_.size());
-    (multipath ? keyed_routes_.find_or_insert(keyed, inserted) : single_routes_.find_or_insert(pair, inserted)) = kept;
-    kept_routes_.push_back({route_efficiency(links), static_cast<std::uint32_t>(route_pool_.size()),
-                            static_cast<std::uint32_t>(links.size()), net_.route_cost(links), between_nodes,
-                            !links.empty() && cluster_.link(links.front()).kind == topo::LinkKind::nvlink, multipath,
-                            pair, multipath ? key : 0});
-    route_pool_.insert(route_pool_.end(), links.begin(), links.end());
 }
 
 }  // namespace clustersim::sim

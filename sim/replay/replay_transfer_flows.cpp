@@ -189,27 +189,33 @@ ReplayEngine::RouteView ReplayEngine::route_once(topo::DeviceId src, topo::Devic
         if (slot_route) *slot_route = {pair, *kept, routes_epoch_};
         return view(*kept);
     }
-    // (The map's own empty key is all ones: a hash equal to it is stored as its neighbour.)
-    std::uint64_t keyed = engine::hash_combine(pair, key);
-    if (keyed == UINT64_MAX) keyed = UINT64_MAX - 1;
-    if (const std::uint32_t* kept = keyed_routes_.find(keyed); kept && kept_for(*kept, pair, key)) return view(*kept);
+    if (const std::uint32_t* kept = keyed_routes_.find(keyed_route(pair, key)); kept && kept_for(*kept, pair, key))
+        return view(*kept);
     out.clear();
     const bool multipath = net_.router().route(src, dst, key, out);
     if (!link_alias_.empty()) {
         for (topo::LinkId& l : out) l = link_alias_[l.index()];
     }
     if (kept_routes_.size() >= max_cached_routes) return {out, multipath, nullptr};
-    bool inserted = false;
-    const auto kept = static_cast<std::uint32_t>(kept_routes_.size());
-    (multipath ? keyed_routes_.find_or_insert(keyed, inserted) : single_routes_.find_or_insert(pair, inserted)) = kept;
-    kept_routes_.push_back({route_efficiency(out), static_cast<std::uint32_t>(route_pool_.size()),
-                            static_cast<std::uint32_t>(out.size()), net_.route_cost(out),
-                            cluster_.device(src).node != cluster_.device(dst).node,
-                            !out.empty() && cluster_.link(out.front()).kind == topo::LinkKind::nvlink, multipath, pair,
-                            multipath ? key : 0});
-    route_pool_.insert(route_pool_.end(), out.begin(), out.end());
+    const std::uint32_t kept =
+        keep_route_as(src, dst, key, out, multipath, cluster_.device(src).node != cluster_.device(dst).node);
     if (slot_route && !multipath) *slot_route = {pair, kept, routes_epoch_};
     return view(kept);
+}
+
+std::uint32_t ReplayEngine::keep_route_as(topo::DeviceId src, topo::DeviceId dst, std::uint64_t key,
+                                          std::span<const topo::LinkId> links, bool multipath, bool between_nodes) {
+    const std::uint64_t pair = (std::uint64_t{src.value} << 32) | dst.value;
+    bool inserted = false;
+    const auto kept = static_cast<std::uint32_t>(kept_routes_.size());
+    (multipath ? keyed_routes_.find_or_insert(keyed_route(pair, key), inserted)
+               : single_routes_.find_or_insert(pair, inserted)) = kept;
+    kept_routes_.push_back({route_efficiency(links), static_cast<std::uint32_t>(route_pool_.size()),
+                            static_cast<std::uint32_t>(links.size()), net_.route_cost(links), between_nodes,
+                            !links.empty() && cluster_.link(links.front()).kind == topo::LinkKind::nvlink, multipath,
+                            pair, multipath ? key : 0});
+    route_pool_.insert(route_pool_.end(), links.begin(), links.end());
+    return kept;
 }
 
 double ReplayEngine::route_efficiency(std::span<const topo::LinkId> route) const {
