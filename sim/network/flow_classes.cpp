@@ -59,6 +59,27 @@ void FlowNetwork::make_class(std::span<const std::uint32_t> members) {
         share_[members[k]].group = group;
     }
     share_[members.front()].group = group;
+    // The distinct links, in the order the members first cross them, if two members share one (link_slot_ is left as
+    // it was found).
+    c.links.clear();
+    ++seen_stamp_;
+    bool shared = false;
+    for (const topo::LinkId hop : head.route) {
+        std::uint32_t& seen = link_seen_[hop.index()];
+        shared = shared || seen == seen_stamp_;
+        seen = seen_stamp_;
+    }
+    for (const topo::LinkId hop :
+         shared ? std::span<const topo::LinkId>(head.route) : std::span<const topo::LinkId>{}) {
+        std::uint32_t& slot = link_slot_[hop.index()];
+        if (slot == UINT32_MAX) {
+            slot = static_cast<std::uint32_t>(c.links.size());
+            c.links.push_back({hop.value, 0});
+        }
+        ++c.links[slot].count;
+    }
+    for (const FlowClass::LinkCount& lc : c.links) link_slot_[lc.link] = UINT32_MAX;
+    c.held.assign(attached_links(members.front()), 0);
 }
 
 bool FlowNetwork::class_exact(std::uint32_t leader) {
@@ -84,7 +105,7 @@ bool FlowNetwork::class_exact(std::uint32_t leader) {
                 double total = 0, max_level = 0;
                 for (const LinkEntry& e : links_[l].flows) {
                     const double rate = share_[e.flow].mark == epoch_ ? new_rate_[e.flow] : share_[e.flow].rate;
-                    total += rate;
+                    total += rate * e.count;
                     max_level = std::max(max_level, rate / share_[e.flow].weight);
                 }
                 load = {max_level, exact_stamp_, total >= links_[l].capacity * (1 - 1e-9)};
@@ -95,14 +116,6 @@ bool FlowNetwork::class_exact(std::uint32_t leader) {
         exact = exact && limit != UINT32_MAX;
     }
     return exact;
-}
-
-bool FlowNetwork::member_held(std::uint32_t group, std::uint32_t hop, std::uint32_t link) const {
-    const FlowClass& c = classes_[group];
-    if (c.member_limit.empty()) return false;  // at its cap
-    // The member whose hops [offsets[k], offsets[k + 1]) hold `hop`.
-    const auto k = std::upper_bound(c.offsets.begin(), c.offsets.end(), hop) - c.offsets.begin() - 1;
-    return c.member_limit[static_cast<std::size_t>(k)] == link;
 }
 
 void FlowNetwork::adopt_limits(std::uint32_t group) {
@@ -120,6 +133,14 @@ void FlowNetwork::adopt_limits(std::uint32_t group) {
         c.limit_links.push_back(l);
         ++links_[l].held_count;
     }
+    // Which of its distinct links hold a member (held_by).
+    std::fill(c.held.begin(), c.held.end(), std::uint8_t{0});
+    if (c.limit_links.empty()) return;
+    const std::uint32_t leader = c.members.front();
+    std::uint32_t i = 0;
+    for_each_link(leader, [&](std::uint32_t l, std::uint32_t) { link_slot_[l] = i++; });
+    for (const std::uint32_t l : c.limit_links) c.held[link_slot_[l]] = 1;
+    for_each_link(leader, [&](std::uint32_t l, std::uint32_t) { link_slot_[l] = UINT32_MAX; });
 }
 
 bool FlowNetwork::split_inexact_classes() {

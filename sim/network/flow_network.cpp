@@ -30,6 +30,8 @@ FlowNetwork::FlowNetwork(const topo::Cluster& cluster, engine::Simulator& sim, N
     utilization_mark_.assign(links, 0);
     link_load_.assign(links, LinkLoad{});
     limit_mark_.assign(links, 0);
+    link_slot_.assign(links, UINT32_MAX);
+    link_seen_.assign(links, 0);
     timed_.assign(links, TimedLink{});
     if (options_.record_link_utilization) utilization_ = LinkUtilization(links);
 }
@@ -131,22 +133,24 @@ void FlowNetwork::attach(std::uint32_t flow) {
     const FlowShare& share = share_[flow];
     f.draining = true;
     if (options_.incremental) attached_.push_back(flow);
-    f.link_pos.resize(f.route.size());
+    f.link_pos.resize(attached_links(flow));
     const std::uint64_t units = demand_units(share);  // the same on every hop (a class: every member's)
     const RateUnits rate = rate_units(share.rate);    // (a flow re-attached keeps its rate until the update)
-    for (std::size_t i = 0; i < f.route.size(); ++i) {
-        const std::uint32_t link = f.route[i].value;
-        TimedLink& timed = timed_[link];
-        if (timed.holds != 0) throw LinkHeld{f.route[i]};
-        timed.attached_once = true;
-        auto& on_link = links_[link].flows;
-        f.link_pos[i] = static_cast<std::uint32_t>(on_link.size());
-        on_link.push_back({flow, static_cast<std::uint32_t>(i)});
-        links_[link].demand_units += units;
-        links_[link].rate_sum += rate;
-        if (may_bind(link)) solve_needed_ = true;
-        mark_dirty(link);
-    }
+    std::uint32_t i = 0;
+    for_each_link(
+        flow, [&](std::uint32_t link, std::uint32_t count) __attribute__((always_inline)) {
+            TimedLink& timed = timed_[link];
+            if (timed.holds != 0) throw LinkHeld{topo::LinkId{link}};
+            timed.attached_once = true;
+            auto& on_link = links_[link].flows;
+            f.link_pos[i] = static_cast<std::uint32_t>(on_link.size());
+            on_link.push_back({flow, i, count});
+            links_[link].demand_units += units * count;
+            links_[link].rate_sum += times(rate, count);
+            if (may_bind(link)) solve_needed_ = true;
+            mark_dirty(link);
+            ++i;
+        });
     count_held(flow, 1);
 }
 
@@ -184,26 +188,28 @@ void FlowNetwork::detach(std::uint32_t flow) {
     count_held(flow, -1);
     const std::uint64_t units = demand_units(share_[flow]);
     const RateUnits rate = rate_units(share_[flow].rate);
-    for (std::size_t i = 0; i < f.route.size(); ++i) {
-        const std::uint32_t link = f.route[i].value;
-        if (may_bind(link)) solve_needed_ = true;  // a flow held here may rise
-        links_[link].demand_units -= units;
-        links_[link].rate_sum -= rate;
-        auto& on_link = links_[link].flows;
-        const std::uint32_t pos = f.link_pos[i];
-        const LinkEntry moved = on_link.back();
-        on_link[pos] = moved;
-        on_link.pop_back();
-        // The entry moved into `pos` records its new position (it may be another hop of this same flow).
-        flows_[moved.flow].link_pos[moved.hop] = pos;
-        mark_dirty(link);
-    }
+    std::uint32_t i = 0;
+    for_each_link(
+        flow, [&](std::uint32_t link, std::uint32_t count) __attribute__((always_inline)) {
+            if (may_bind(link)) solve_needed_ = true;  // a flow held here may rise
+            links_[link].demand_units -= units * count;
+            links_[link].rate_sum -= times(rate, count);
+            auto& on_link = links_[link].flows;
+            const std::uint32_t pos = f.link_pos[i++];
+            const LinkEntry moved = on_link.back();
+            on_link[pos] = moved;
+            on_link.pop_back();
+            // The entry moved into `pos` records its new position (it may be another hop of this same flow).
+            flows_[moved.flow].link_pos[moved.hop] = pos;
+            mark_dirty(link);
+        });
 }
 
 void FlowNetwork::set_share_rate(std::uint32_t flow, double rate) {
     const RateUnits change = rate_units(rate) - rate_units(share_[flow].rate);
     share_[flow].rate = rate;
-    for (const topo::LinkId l : flows_[flow].route) links_[l.index()].rate_sum += change;
+    for_each_link(flow,
+                  [&](std::uint32_t link, std::uint32_t count) { links_[link].rate_sum += times(change, count); });
 }
 
 void FlowNetwork::count_held(std::uint32_t flow, std::int32_t delta) {
@@ -218,7 +224,7 @@ void FlowNetwork::audit() const {
     }
     for (std::uint32_t l = 0; l < links_.size(); ++l) {
         RateUnits sum = 0;
-        for (const LinkEntry& e : links_[l].flows) sum += rate_units(share_[e.flow].rate);
+        for (const LinkEntry& e : links_[l].flows) sum += rate_units(share_[e.flow].rate) * e.count;
         CLUSTERSIM_CHECK(sum == links_[l].rate_sum, "link {}: kept rate sum {} bytes/s, its flows' {}", l,
                          rate_of_units(links_[l].rate_sum), rate_of_units(sum));
         CLUSTERSIM_CHECK(held[l] == links_[l].held_count, "link {}: kept {} flows held, its flows say {}", l,

@@ -212,25 +212,39 @@ private:
         std::uint32_t mark = 0;                    // epoch stamp: selected by the update in progress
         std::uint32_t group = no_class;            // its class, if any (FlowClass index); read in link scans
     };
-    /// A flow's place on a link: its slot and the index in its route of that hop (a class crosses a link once per
-    /// member that does).
+    /// A flow's place on a link: its slot, the index of the link in what it attaches (a lone flow: its route's hop;
+    /// a class: its distinct links, FlowClass::links), and how many routes of its cross the link (a class: the
+    /// members that do; 1 otherwise). Sums over a link's flows count each entry `count` times.
     struct LinkEntry {
         std::uint32_t flow;
         std::uint32_t hop;
+        std::uint32_t count;
     };
     /// Flows solved as one (see above): the class's solver state is its leader's slot, whose route holds every
     /// member's route in turn.
     struct FlowClass {
-        std::vector<std::uint32_t> members;       // slots, the leader first
-        std::vector<std::uint32_t> offsets;       // member k's hops: [offsets[k], offsets[k + 1]) of the route
+        std::vector<std::uint32_t> members;  // slots, the leader first
+        std::vector<std::uint32_t> offsets;  // member k's hops: [offsets[k], offsets[k + 1]) of the route
+        /// When members share links: the members' routes as distinct links, each with the number of members
+        /// crossing it, in the order they are first crossed. That is what the class attaches and what the solver walks
+        /// and sums, so a link k members cross costs one visit, not k (the sums are the same integers; the members of
+        /// a tree step across the spines cross a link 6-8 times on average). Empty when no two members share a link
+        /// (a ring step): the route is walked as a lone flow's.
+        struct LinkCount {
+            std::uint32_t link;
+            std::uint32_t count;
+        };
+        std::vector<LinkCount> links;
+        std::vector<std::uint8_t> held;  // by attached link (for_each_link's order): a member's bottleneck (held_by)
         std::vector<std::uint32_t> member_limit;  // each member's bottleneck link while the class is held below cap
         std::vector<std::uint32_t> next_limit;    // the same, found by the update in progress
         std::vector<std::uint32_t> limit_links;   // member_limit's links, once each (in the members' order)
     };
     struct FlowState {
         // Held in place up to 8 hops (a route across a rail-optimized fabric): read on every event of the flow.
-        engine::SmallVector<topo::LinkId, 8> route;      // reused when the slot is; a class's leader: every member's
-        engine::SmallVector<std::uint32_t, 8> link_pos;  // index of this flow in links_[route[i]].flows
+        engine::SmallVector<topo::LinkId, 8> route;  // reused when the slot is; a class's leader: every member's
+        engine::SmallVector<std::uint32_t, 8>
+            link_pos;  // its entry's index in each attached link's flows (for_each_link)
         // Bytes not yet sent as of rate_since, when its rate last changed: progress is taken once per rate, so a
         // flow's drain does not depend on how often it was looked at (a class's member and the same flow alone
         // round alike).
@@ -283,14 +297,29 @@ private:
     [[nodiscard]] auto class_key(std::uint32_t flow) const {
         return std::tie(flows_[flow].bytes, flows_[flow].latency, share_[flow].weight, share_[flow].cap);
     }
-    /// Whether the link of entry `e` holds its flow below its cap (a class: holds the member whose hop it is; a
-    /// link a class holds is crossed by the member it holds, so a scan of the link's entries finds it).
+    /// Whether the link of entry `e` holds its flow below its cap (a class: holds a member that crosses it; a
+    /// member's bottleneck is on its route, so a scan of the link's entries finds the class).
     [[nodiscard]] bool held_by(const LinkEntry& e, std::uint32_t link) const {
         const FlowShare& s = share_[e.flow];
-        return s.group == no_class ? s.limiting_link == link : member_held(s.group, e.hop, link);
+        return s.group == no_class ? s.limiting_link == link : classes_[s.group].held[e.hop] != 0;
     }
-    /// Whether the member of class `group` whose route holds `hop` has `link` for bottleneck.
-    [[nodiscard]] bool member_held(std::uint32_t group, std::uint32_t hop, std::uint32_t link) const;
+    /// Calls fn(link, count) for each link the flow attaches to: a lone flow's hops (count 1), a class's distinct
+    /// links with the members crossing each (FlowClass::links).
+    template <class Fn>
+    void for_each_link(std::uint32_t flow, Fn&& fn) const {
+        const std::uint32_t group = share_[flow].group;
+        if (group == no_class || classes_[group].links.empty()) {
+            for (const topo::LinkId l : flows_[flow].route) fn(l.value, std::uint32_t{1});
+        } else {
+            for (const FlowClass::LinkCount& lc : classes_[group].links) fn(lc.link, lc.count);
+        }
+    }
+    /// How many links for_each_link visits.
+    [[nodiscard]] std::size_t attached_links(std::uint32_t flow) const {
+        const std::uint32_t group = share_[flow].group;
+        return group == no_class || classes_[group].links.empty() ? flows_[flow].route.size()
+                                                                  : classes_[group].links.size();
+    }
     /// Makes the bottlenecks the update found the class's own.
     void adopt_limits(std::uint32_t group);
     void finish_arrival(std::uint32_t flow);
@@ -325,6 +354,10 @@ private:
         if (units <= 0) return 0;
         return static_cast<double>(static_cast<std::uint64_t>(units >> 32)) +
                static_cast<double>(static_cast<std::uint32_t>(units)) * 0x1p-32;
+    }
+    /// `units` counted `count` times (an entry of a class crossed by `count` members; most entries count once).
+    [[nodiscard]] static RateUnits times(RateUnits units, std::uint32_t count) {
+        return count == 1 ? units : units * count;
     }
     /// What a link keeps of its draining flows as they attach, detach and change, in one cache line (attaching
     /// and detaching a flow touch it on every hop; the solver reads it for every link it visits).
@@ -486,6 +519,9 @@ private:
     };
     std::vector<LinkLoad> link_load_;        // by link
     std::vector<std::uint32_t> limit_mark_;  // by link: the adopt_limits pass (limit_stamp_) that listed it
+    std::vector<std::uint32_t> link_slot_;   // by link: its index in the class being built or read (else UINT32_MAX)
+    std::vector<std::uint32_t> link_seen_;   // by link: the make_class pass (seen_stamp_) that met it
+    std::uint32_t seen_stamp_ = 0;
     std::uint32_t limit_stamp_ = 0;
     std::uint32_t exact_stamp_ = 0;
     std::vector<FlowId> event_flows_;     // the flows of the event handled last

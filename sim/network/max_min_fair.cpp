@@ -43,15 +43,15 @@ void FlowNetwork::collect_component() {
     // bind (see flow_network.h).
     select_dirty_links();
     for (std::size_t i = 0; i < component_links_.size(); ++i) {
-        for (const auto [f, hop] : links_[component_links_[i]].flows) {
+        for (const auto [f, hop, count] : links_[component_links_[i]].flows) {
             if (share_[f].mark == epoch_) continue;
             share_[f].mark = epoch_;
             component_flows_.push_back(f);
-            for (const topo::LinkId l : flows_[f].route) {
-                if (link_fill_[l.index()].mark == epoch_ || !may_bind(l.value)) continue;
-                link_fill_[l.index()].mark = epoch_;
-                component_links_.push_back(l.value);
-            }
+            for_each_link(f, [&](std::uint32_t l, std::uint32_t) {
+                if (link_fill_[l].mark == epoch_ || !may_bind(l)) return;
+                link_fill_[l].mark = epoch_;
+                component_links_.push_back(l);
+            });
         }
     }
 }
@@ -71,7 +71,7 @@ void FlowNetwork::select_affected_flows() {
         if (share_[f].mark == epoch_) return;
         share_[f].mark = epoch_;
         component_flows_.push_back(f);
-        for (const topo::LinkId l : flows_[f].route) add_link(l.value);
+        for_each_link(f, [&](std::uint32_t l, std::uint32_t) { add_link(l); });
     };
     for (const std::uint32_t l : dirty_links_) add_link(l);
     dirty_links_.clear();
@@ -110,7 +110,7 @@ void FlowNetwork::select_affected_flows() {
                 least = std::min(least, new_rate_[f] / share_[f].weight);
             }
             if (new_rate_[f] == share_[f].rate && new_limit_[f] == share_[f].limiting_link) continue;
-            for (const topo::LinkId l : flows_[f].route) check_link(l.value);
+            for_each_link(f, [&](std::uint32_t l, std::uint32_t) { check_link(l); });
         }
         for (std::size_t i = 0; i < check_links_.size(); ++i) {
             const std::uint32_t l = check_links_[i];
@@ -123,14 +123,14 @@ void FlowNetwork::select_affected_flows() {
             const bool fixed_here = min_bottleneck_level != INFINITY;
             RateUnits tied_units = 0;
             std::uint32_t tied_weight = 0, tied_out = 0;
-            for (const auto [f, hop] : links_[l].flows) {
+            for (const auto [f, hop, count] : links_[l].flows) {
                 const bool selected = share_[f].mark == epoch_;
                 const double rate = selected ? new_rate_[f] : share_[f].rate;
-                total += rate;
+                total += rate * count;
                 max_level = std::max(max_level, rate / share_[f].weight);
                 if (!fixed_here || !at_level(rate, share_[f].weight, min_bottleneck_level)) continue;
-                tied_units += rate_units(rate);
-                tied_weight += share_[f].weight;
+                tied_units += times(rate_units(rate), count);
+                tied_weight += share_[f].weight * count;
                 tied_out += selected ? 0 : 1;
             }
             const bool tie_broken = tied_out > 0 && align_tied_flows(l, min_bottleneck_level, tied_units, tied_weight);
@@ -167,7 +167,7 @@ bool FlowNetwork::align_tied_flows(std::uint32_t link, double level, RateUnits t
     // that those left out are recomputed with the others.
     const double canonical = rate_of_units(link_fill_[link].residual + tied_units) / tied_weight;
     bool left_out_differs = false;
-    for (const auto [f, hop] : links_[link].flows) {
+    for (const auto [f, hop, count] : links_[link].flows) {
         const bool selected = share_[f].mark == epoch_;
         const double rate = selected ? new_rate_[f] : share_[f].rate;
         const double share = canonical * share_[f].weight;
@@ -224,13 +224,13 @@ void FlowNetwork::fill() {
         const FlowShare& s = share_[f];
         const RateUnits rate = rate_units(s.rate);
         const double demand = s.cap * s.weight;
-        for (const topo::LinkId l : flows_[f].route) {
-            if (link_fill_[l.index()].mark != epoch_) continue;  // (the reference's component: links that may bind)
-            LinkSums& sums = link_sums_[component_pos_[l.index()]];
-            sums.weight += s.weight;
-            sums.demand += demand;
-            sums.selected += rate;
-        }
+        for_each_link(f, [&](std::uint32_t l, std::uint32_t count) {
+            if (link_fill_[l].mark != epoch_) return;  // (the reference's component: links that may bind)
+            LinkSums& sums = link_sums_[component_pos_[l]];
+            sums.weight += s.weight * count;
+            sums.demand += demand * count;
+            sums.selected += times(rate, count);
+        });
         for (const std::uint32_t l : held_links(f))
             if (link_fill_[l].mark == epoch_) ++link_sums_[component_pos_[l]].held;
     }
@@ -259,13 +259,12 @@ void FlowNetwork::fill() {
         fixed_[f] = 1;
         new_rate_[f] = rate;
         new_limit_[f] = at_link;
-        for (const topo::LinkId other : flows_[f].route) {
-            const std::uint32_t o = other.value;
+        for_each_link(f, [&](std::uint32_t o, std::uint32_t count) {
             // Outside the component, or left out above: cannot bind.
-            if (link_fill_[o].mark != epoch_ || link_fill_[o].unfixed == 0) continue;
-            link_fill_[o].residual -= units;
-            link_fill_[o].unfixed -= weight;
-        }
+            if (link_fill_[o].mark != epoch_ || link_fill_[o].unfixed == 0) return;
+            link_fill_[o].residual -= times(units, count);
+            link_fill_[o].unfixed -= weight * count;
+        });
     };
     if (component_flows_.size() == 1) {
         // One flow (often a class alone on its links): its level is the least fair share of its links, or its cap
@@ -315,7 +314,7 @@ void FlowNetwork::fill() {
         level = share;
         const std::uint32_t link = id_of(shares.front());
         pop();
-        for (const auto [f, hop] : links_[link].flows) {
+        for (const auto [f, hop, count] : links_[link].flows) {
             // Only selected flows: a flow held at its rate (counted in the link's residual above) keeps it, and
             // its fixed_ mark may be stale (flows rated at their caps never pass through a fill).
             if (share_[f].mark == epoch_ && !fixed_[f]) fix(f, share, link);
@@ -408,11 +407,11 @@ void FlowNetwork::record_utilization_of_component() {
     const Time now = sim_.now();
     touched_links_.clear();
     for (const std::uint32_t f : component_flows_) {
-        for (const topo::LinkId l : flows_[f].route) {
-            if (utilization_mark_[l.index()] == epoch_) continue;
-            utilization_mark_[l.index()] = epoch_;
-            touched_links_.push_back(l.value);
-        }
+        for_each_link(f, [&](std::uint32_t l, std::uint32_t) {
+            if (utilization_mark_[l] == epoch_) return;
+            utilization_mark_[l] = epoch_;
+            touched_links_.push_back(l);
+        });
     }
     for (const std::uint32_t l : component_links_) {
         if (utilization_mark_[l] == epoch_) continue;  // a link a drained flow left

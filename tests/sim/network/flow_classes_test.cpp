@@ -82,6 +82,14 @@ BatchRun random_batches(const topo::Cluster& cluster, bool classes, bool increme
     return run;
 }
 
+/// The network with classes of identical flows or without, recording no link utilization.
+sim::NetworkOptions classes_or_not(bool classes) {
+    sim::NetworkOptions options;
+    options.flow_classes = classes;
+    options.record_link_utilization = false;
+    return options;
+}
+
 /// Ranks 0 .. n-1 of a graph, and the communicator "world" of them all (the graph's first).
 std::vector<traces::RankId> world_of(traces::OpGraph& g, std::uint32_t n) {
     g.source = "classes test";
@@ -230,10 +238,7 @@ TEST_CASE("a class that contention sets apart goes on as two classes: the member
     };
     const auto run = [&](bool classes) {
         engine::Simulator sim;
-        sim::NetworkOptions options;
-        options.flow_classes = classes;
-        options.record_link_utilization = false;
-        sim::FlowNetwork net(cluster, sim, options);
+        sim::FlowNetwork net(cluster, sim, classes_or_not(classes));
         std::vector<std::vector<topo::LinkId>> routes;
         for (std::uint32_t k = 0; k < 8; ++k) routes.push_back(net.router().route(gpus[k], gpus[8 + k], k));
         net.start_flow_on_route(gpus[0], gpus[8], routes[0], 4 * bytes, 100, 1);
@@ -305,4 +310,59 @@ TEST_CASE("a data-parallel job with kernel noise gives the times of flows one by
         differ += reference.replay.timeline.ops[i].end != fast.replay.timeline.ops[i].end ? 1 : 0;
     REQUIRE(differ == 0);
     REQUIRE(fast.replay.events < reference.replay.events);  // classes did form
+}
+
+TEST_CASE("a class whose members share links counts each shared link once per member, as flows one by one do",
+          "[sim][network][classes]") {
+    // 16 transfers alike, each GPU of node 0 to one GPU of node 2 and one of node 3, cross from one leaf to the other
+    // over 2 spines: each GPU's links to its NIC and the leaf carry two members, which the class attaches once with
+    // their count. A longer flow already on one path and a second batch from nodes 2-3 into node 1 (two members into
+    // each of its GPUs) make the shared links bind. Arrivals to the picosecond against every flow alone, and the
+    // links' kept sums against their flows after every event.
+    const auto cluster =
+        topo::load_topology("dgx-h100", {"nodes=4", "fabric=leaf-spine", "nodes_per_leaf=2", "spines=2"});
+    const auto& gpus = cluster.gpus();
+    const auto run = [&](bool classes) {
+        engine::Simulator sim;
+        sim::FlowNetwork net(cluster, sim, classes_or_not(classes));
+        std::vector<std::vector<topo::LinkId>> out, back;
+        for (std::uint32_t k = 0; k < 16; ++k) {
+            out.push_back(net.router().route(gpus[k % 8], gpus[16 + k], k));
+            back.push_back(net.router().route(gpus[16 + k], gpus[8 + k % 8], 3 * k));
+        }
+        net.start_flow_on_route(gpus[0], gpus[16], out[0], 400'000'000, 100, 1);
+        sim.schedule_at(engine::Time{2'000'000}, 1000, 0);
+        sim.schedule_at(engine::Time{9'000'000}, 1000, 1);
+        std::vector<engine::Time> arrival(32, engine::Time{-1});
+        std::size_t largest_event = 0;
+        auto handler = [&](const engine::Event& e) {
+            if (e.kind == 1000) {
+                for (std::uint32_t k = 0; k < 16; ++k) {
+                    if (e.target == 0) net.start_flow_on_route(gpus[k % 8], gpus[16 + k], out[k], 60'000'000, k, 1);
+                    if (e.target == 1)
+                        net.start_flow_on_route(gpus[16 + k], gpus[8 + k % 8], back[k], 90'000'000, 16 + k, 2);
+                }
+                return;
+            }
+            const auto event = net.handle(e);
+            net.audit();
+            if (!event.arrived) return;
+            largest_event = std::max(largest_event, event.flows.size());
+            for (const sim::FlowId f : event.flows)
+                if (net.owner(f) < 32) arrival[net.owner(f)] = sim.now();
+        };
+        sim.run(handler);
+        return std::tuple{arrival, largest_event, net.classes_formed()};
+    };
+    const auto [fast, fast_largest, formed] = run(true);
+    const auto [reference, reference_largest, none] = run(false);
+    REQUIRE(formed == 2);
+    REQUIRE(none == 0);
+    REQUIRE(fast_largest > 1);  // members arrived together, as a class
+    REQUIRE(reference_largest == 1);
+    for (std::size_t k = 0; k < 32; ++k) {
+        INFO("transfer " << k);
+        REQUIRE(reference[k].count() > 0);
+        require_same(reference[k], fast[k]);
+    }
 }
