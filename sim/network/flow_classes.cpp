@@ -66,7 +66,10 @@ void FlowNetwork::make_class(std::span<const std::uint32_t> members) {
     bool shared = false;
     for (const topo::LinkId hop : head.route) {
         std::uint32_t& seen = link_seen_[hop.index()];
-        shared = shared || seen == seen_stamp_;
+        if (seen == seen_stamp_) {
+            shared = true;  // (the first link two members share settles it)
+            break;
+        }
         seen = seen_stamp_;
     }
     for (const topo::LinkId hop :
@@ -92,23 +95,27 @@ bool FlowNetwork::class_exact(std::uint32_t leader) {
     c.next_limit.resize(c.members.size());  // (each member's written below)
     bool exact = true;  // (every member is looked at: a split keeps those held at the level together)
     const double most = level * (1 + 1e-9);  // the highest share a flow may have on the member's bottleneck
+    // (Locals: the loads' stores below may alias the class's arrays and the route, as far as the compiler knows.)
+    const topo::LinkId* const hops = route.data();
+    const std::uint32_t stamp = exact_stamp_;
     for (std::size_t k = 0; k < c.members.size(); ++k) {
         std::uint32_t limit = UINT32_MAX;  // (kept here while the member's hops are read: one store per member)
-        for (std::uint32_t hop = c.offsets[k]; hop < c.offsets[k + 1]; ++hop) {
-            const std::uint32_t l = route[hop].value;
+        const std::uint32_t end = c.offsets[k + 1];
+        for (std::uint32_t hop = c.offsets[k]; hop < end; ++hop) {
+            const std::uint32_t l = hops[hop].value;
             // Of several links that hold the member, the lowest id, as the fill would pick among equal shares: a
             // link after one found need not be summed unless its id is lower.
             if (l > limit) continue;
             // A link's load is the same for every class checked in this pass: summed once (split_inexact_classes).
             LinkLoad& load = link_load_[l];
-            if (load.stamp != exact_stamp_) {
+            if (load.stamp != stamp) {
                 double total = 0, max_level = 0;
                 for (const LinkEntry& e : links_[l].flows) {
                     const double rate = share_[e.flow].mark == epoch_ ? new_rate_[e.flow] : share_[e.flow].rate;
                     total += rate * e.count;
                     max_level = std::max(max_level, rate / share_[e.flow].weight);
                 }
-                load = {max_level, exact_stamp_, total >= links_[l].capacity * (1 - 1e-9)};
+                load = {max_level, stamp, total >= links_[l].capacity * (1 - 1e-9)};
             }
             if (load.saturated && load.max_level <= most) limit = l;
         }

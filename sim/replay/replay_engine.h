@@ -370,6 +370,7 @@ private:
     std::vector<std::pair<std::uint32_t, traces::OpId>> deferred_starts_;  // (rank, op) ready at the rank's start
     std::vector<std::vector<topo::LinkId>> channel_routes_;                // scratch of start_transfer
     std::vector<std::uint32_t> channel_kept_;  // by channel: its route's index in kept_routes_ (UINT32_MAX: none)
+    std::vector<std::uint64_t> channel_hash_;  // by channel: a hash of its route (routes compared only when equal)
     std::vector<topo::LinkId> route_scratch_;
     // Single-path routes by (source << 32 | destination): offset and length in route_pool_, with what starting a
     // flow on one reads of its links (so that a transfer's start touches this entry only); looked up, never

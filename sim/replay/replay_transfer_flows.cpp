@@ -77,18 +77,29 @@ void ReplayEngine::start_flows(std::uint32_t index, std::uint64_t t, const Plann
                     : std::span<const topo::LinkId>(channel_routes_[c]);
     };
     const std::uint32_t slot = live_slot(index, t);
+    // Channels on one path merge: routes compared link by link only where their hashes agree.
+    channel_hash_.resize(routed);
+    for (std::uint32_t c = 0; c < routed && multipath; ++c) {
+        std::uint64_t h = 0;
+        for (const topo::LinkId l : route_of(c))
+            h = h * 0x9e3779b97f4a7c15ULL + l.value;  // (equal routes are then compared link by link)
+        channel_hash_[c] = h;
+    }
+    const auto same_route = [&](std::uint32_t a, std::uint32_t b) {
+        return channel_hash_[a] == channel_hash_[b] && std::ranges::equal(route_of(a), route_of(b));
+    };
     std::uint32_t flows = 0;
     for (std::uint32_t c = 0; c < routed; ++c) {
         bool merged_before = false;
         const std::span<const topo::LinkId> route = route_of(c);
         // The kept route's entry holds its cost and endpoints (the first channel's, when there is no choice).
         const CachedRoute* kept = kept_of(c);
-        for (std::uint32_t e = 0; e < c && !merged_before; ++e) merged_before = std::ranges::equal(route_of(e), route);
+        for (std::uint32_t e = 0; e < c && !merged_before; ++e) merged_before = same_route(e, c);
         if (merged_before) continue;
         std::uint64_t bytes = multipath ? 0 : x.bytes;
         std::uint32_t weight = multipath ? 0 : channels;
         for (std::uint32_t e = c; e < routed && multipath; ++e) {
-            if (!std::ranges::equal(route_of(e), route)) continue;
+            if (!same_route(e, c)) continue;
             bytes += share_of(x.bytes, channels, e);
             ++weight;
         }
