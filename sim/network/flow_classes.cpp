@@ -50,6 +50,9 @@ void FlowNetwork::make_class(std::span<const std::uint32_t> members) {
     c.limit_links.clear();
     c.offsets.assign(1, 0);
     FlowState& head = flows_[members.front()];
+    std::size_t hops = 0;
+    for (const std::uint32_t m : members) hops += flows_[m].route.size();
+    head.route.reserve(hops);  // (one allocation for every member's route)
     c.offsets.push_back(static_cast<std::uint32_t>(head.route.size()));
     for (std::size_t k = 1; k < members.size(); ++k) {
         FlowState& member = flows_[members[k]];

@@ -146,7 +146,7 @@ void FlowNetwork::attach(std::uint32_t flow) {
             f.link_pos[i] = static_cast<std::uint32_t>(on_link.size());
             on_link.push_back({flow, i, count});
             links_[link].demand_units += units * count;
-            links_[link].rate_sum += times(rate, count);
+            links_[link].rate_sum += rate * count;
             if (may_bind(link)) solve_needed_ = true;
             mark_dirty(link);
             ++i;
@@ -193,7 +193,7 @@ void FlowNetwork::detach(std::uint32_t flow) {
         flow, [&](std::uint32_t link, std::uint32_t count) __attribute__((always_inline)) {
             if (may_bind(link)) solve_needed_ = true;  // a flow held here may rise
             links_[link].demand_units -= units * count;
-            links_[link].rate_sum -= times(rate, count);
+            links_[link].rate_sum -= rate * count;
             auto& on_link = links_[link].flows;
             const std::uint32_t pos = f.link_pos[i++];
             const LinkEntry moved = on_link.back();
@@ -208,8 +208,7 @@ void FlowNetwork::detach(std::uint32_t flow) {
 void FlowNetwork::set_share_rate(std::uint32_t flow, double rate) {
     const RateUnits change = rate_units(rate) - rate_units(share_[flow].rate);
     share_[flow].rate = rate;
-    for_each_link(flow,
-                  [&](std::uint32_t link, std::uint32_t count) { links_[link].rate_sum += times(change, count); });
+    for_each_link(flow, [&](std::uint32_t link, std::uint32_t count) { links_[link].rate_sum += change * count; });
 }
 
 void FlowNetwork::count_held(std::uint32_t flow, std::int32_t delta) {

@@ -242,9 +242,8 @@ private:
     };
     struct FlowState {
         // Held in place up to 8 hops (a route across a rail-optimized fabric): read on every event of the flow.
-        engine::SmallVector<topo::LinkId, 8> route;  // reused when the slot is; a class's leader: every member's
-        engine::SmallVector<std::uint32_t, 8>
-            link_pos;  // its entry's index in each attached link's flows (for_each_link)
+        engine::SmallVector<topo::LinkId, 8> route;      // reused when the slot is; a class's leader: every member's
+        engine::SmallVector<std::uint32_t, 8> link_pos;  // its entry's place on each link it attaches to
         // Bytes not yet sent as of rate_since, when its rate last changed: progress is taken once per rate, so a
         // flow's drain does not depend on how often it was looked at (a class's member and the same flow alone
         // round alike).
@@ -354,10 +353,6 @@ private:
         if (units <= 0) return 0;
         return static_cast<double>(static_cast<std::uint64_t>(units >> 32)) +
                static_cast<double>(static_cast<std::uint32_t>(units)) * 0x1p-32;
-    }
-    /// `units` counted `count` times (an entry of a class crossed by `count` members; most entries count once).
-    [[nodiscard]] static RateUnits times(RateUnits units, std::uint32_t count) {
-        return count == 1 ? units : units * count;
     }
     /// What a link keeps of its draining flows as they attach, detach and change, in one cache line (attaching
     /// and detaching a flow touch it on every hop; the solver reads it for every link it visits).

@@ -129,7 +129,7 @@ void FlowNetwork::select_affected_flows() {
                 total += rate * count;
                 max_level = std::max(max_level, rate / share_[f].weight);
                 if (!fixed_here || !at_level(rate, share_[f].weight, min_bottleneck_level)) continue;
-                tied_units += times(rate_units(rate), count);
+                tied_units += rate_units(rate) * count;
                 tied_weight += share_[f].weight * count;
                 tied_out += selected ? 0 : 1;
             }
@@ -229,7 +229,7 @@ void FlowNetwork::fill() {
             LinkSums& sums = link_sums_[component_pos_[l]];
             sums.weight += s.weight * count;
             sums.demand += demand * count;
-            sums.selected += times(rate, count);
+            sums.selected += rate * count;
         });
         for (const std::uint32_t l : held_links(f))
             if (link_fill_[l].mark == epoch_) ++link_sums_[component_pos_[l]].held;
@@ -262,7 +262,7 @@ void FlowNetwork::fill() {
         for_each_link(f, [&](std::uint32_t o, std::uint32_t count) {
             // Outside the component, or left out above: cannot bind.
             if (link_fill_[o].mark != epoch_ || link_fill_[o].unfixed == 0) return;
-            link_fill_[o].residual -= times(units, count);
+            link_fill_[o].residual -= units * count;
             link_fill_[o].unfixed -= weight * count;
         });
     };
