@@ -143,14 +143,14 @@ void FlowNetwork::adopt_limits(std::uint32_t group) {
         c.limit_links.push_back(l);
         ++links_[l].held_count;
     }
-    // Which of its distinct links hold a member (held_by).
-    std::fill(c.held.begin(), c.held.end(), std::uint8_t{0});
-    if (c.limit_links.empty()) return;
-    const std::uint32_t leader = c.members.front();
+    // Which of its links hold a member (held_by): those this pass marked.
+    if (c.limit_links.empty()) {
+        std::fill(c.held.begin(), c.held.end(), std::uint8_t{0});
+        return;
+    }
     std::uint32_t i = 0;
-    for_each_link(leader, [&](std::uint32_t l, std::uint32_t) { link_slot_[l] = i++; });
-    for (const std::uint32_t l : c.limit_links) c.held[link_slot_[l]] = 1;
-    for_each_link(leader, [&](std::uint32_t l, std::uint32_t) { link_slot_[l] = UINT32_MAX; });
+    for_each_link(c.members.front(),
+                  [&](std::uint32_t l, std::uint32_t) { c.held[i++] = limit_mark_[l] == limit_stamp_ ? 1 : 0; });
 }
 
 bool FlowNetwork::split_inexact_classes() {

@@ -514,7 +514,7 @@ private:
     };
     std::vector<LinkLoad> link_load_;        // by link
     std::vector<std::uint32_t> limit_mark_;  // by link: the adopt_limits pass (limit_stamp_) that listed it
-    std::vector<std::uint32_t> link_slot_;   // by link: its index in the class being built or read (else UINT32_MAX)
+    std::vector<std::uint32_t> link_slot_;   // by link: its index in the class being built (else UINT32_MAX)
     std::vector<std::uint32_t> link_seen_;   // by link: the make_class pass (seen_stamp_) that met it
     std::uint32_t seen_stamp_ = 0;
     std::uint32_t limit_stamp_ = 0;
