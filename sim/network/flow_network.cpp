@@ -200,7 +200,7 @@ void FlowNetwork::detach(std::uint32_t flow) {
             on_link[pos] = moved;
             on_link.pop_back();
             // The entry moved into `pos` records its new position (it may be another hop of this same flow).
-            flows_[moved.flow].link_pos[moved.hop] = pos;
+            flows_[moved.flow].link_pos[moved.place] = pos;
             mark_dirty(link);
         });
 }

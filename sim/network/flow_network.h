@@ -217,7 +217,7 @@ private:
     /// members that do; 1 otherwise). Sums over a link's flows count each entry `count` times.
     struct LinkEntry {
         std::uint32_t flow;
-        std::uint32_t hop;
+        std::uint32_t place;  // its index among the links the flow attaches to (for_each_link's order)
         std::uint32_t count;
     };
     /// Flows solved as one (see above): the class's solver state is its leader's slot, whose route holds every
@@ -300,7 +300,7 @@ private:
     /// member's bottleneck is on its route, so a scan of the link's entries finds the class).
     [[nodiscard]] bool held_by(const LinkEntry& e, std::uint32_t link) const {
         const FlowShare& s = share_[e.flow];
-        return s.group == no_class ? s.limiting_link == link : classes_[s.group].held[e.hop] != 0;
+        return s.group == no_class ? s.limiting_link == link : classes_[s.group].held[e.place] != 0;
     }
     /// Calls fn(link, count) for each link the flow attaches to: a lone flow's hops (count 1), a class's distinct
     /// links with the members crossing each (FlowClass::links).

@@ -43,7 +43,7 @@ void FlowNetwork::collect_component() {
     // bind (see flow_network.h).
     select_dirty_links();
     for (std::size_t i = 0; i < component_links_.size(); ++i) {
-        for (const auto [f, hop, count] : links_[component_links_[i]].flows) {
+        for (const auto [f, place, count] : links_[component_links_[i]].flows) {
             if (share_[f].mark == epoch_) continue;
             share_[f].mark = epoch_;
             component_flows_.push_back(f);
@@ -123,7 +123,7 @@ void FlowNetwork::select_affected_flows() {
             const bool fixed_here = min_bottleneck_level != INFINITY;
             RateUnits tied_units = 0;
             std::uint32_t tied_weight = 0, tied_out = 0;
-            for (const auto [f, hop, count] : links_[l].flows) {
+            for (const auto [f, place, count] : links_[l].flows) {
                 const bool selected = share_[f].mark == epoch_;
                 const double rate = selected ? new_rate_[f] : share_[f].rate;
                 total += rate * count;
@@ -167,7 +167,7 @@ bool FlowNetwork::align_tied_flows(std::uint32_t link, double level, RateUnits t
     // that those left out are recomputed with the others.
     const double canonical = rate_of_units(link_fill_[link].residual + tied_units) / tied_weight;
     bool left_out_differs = false;
-    for (const auto [f, hop, count] : links_[link].flows) {
+    for (const auto [f, place, count] : links_[link].flows) {
         const bool selected = share_[f].mark == epoch_;
         const double rate = selected ? new_rate_[f] : share_[f].rate;
         const double share = canonical * share_[f].weight;
@@ -314,7 +314,7 @@ void FlowNetwork::fill() {
         level = share;
         const std::uint32_t link = id_of(shares.front());
         pop();
-        for (const auto [f, hop, count] : links_[link].flows) {
+        for (const auto [f, place, count] : links_[link].flows) {
             // Only selected flows: a flow held at its rate (counted in the link's residual above) keeps it, and
             // its fixed_ mark may be stale (flows rated at their caps never pass through a fill).
             if (share_[f].mark == epoch_ && !fixed_[f]) fix(f, share, link);
