@@ -101,26 +101,30 @@ bool FlowNetwork::class_exact(std::uint32_t leader) {
     // (Locals: the loads' stores below may alias the class's arrays and the route, as far as the compiler knows.)
     const topo::LinkId* const hops = route.data();
     const std::uint32_t stamp = exact_stamp_;
+    const auto holds = [&](std::uint32_t l) {  // l is saturated and no flow on it has a higher share than the level
+        // A link's load is the same for every class checked in this pass: summed once (split_inexact_classes).
+        LinkLoad& load = link_load_[l];
+        if (load.stamp != stamp) {
+            double total = 0, max_level = 0;
+            for (const LinkEntry& e : links_[l].flows) {
+                const double rate = share_[e.flow].mark == epoch_ ? new_rate_[e.flow] : share_[e.flow].rate;
+                total += rate * e.count;
+                max_level = std::max(max_level, rate / share_[e.flow].weight);
+            }
+            load = {max_level, stamp, total >= links_[l].capacity * (1 - 1e-9)};
+        }
+        return load.saturated && load.max_level <= most;
+    };
+    // Each member's bottleneck adopted last (one of its links), where the class has them.
+    const std::uint32_t* const previous = c.member_limit.size() == c.members.size() ? c.member_limit.data() : nullptr;
     for (std::size_t k = 0; k < c.members.size(); ++k) {
-        std::uint32_t limit = UINT32_MAX;  // (kept here while the member's hops are read: one store per member)
+        // Of several links that hold the member, the lowest id, as the fill would pick among equal shares. Its last
+        // bottleneck, if it still holds it, bounds the search: only its links with lower ids are read.
+        std::uint32_t limit = previous && previous[k] != UINT32_MAX && holds(previous[k]) ? previous[k] : UINT32_MAX;
         const std::uint32_t end = c.offsets[k + 1];
         for (std::uint32_t hop = c.offsets[k]; hop < end; ++hop) {
             const std::uint32_t l = hops[hop].value;
-            // Of several links that hold the member, the lowest id, as the fill would pick among equal shares: a
-            // link after one found need not be summed unless its id is lower.
-            if (l > limit) continue;
-            // A link's load is the same for every class checked in this pass: summed once (split_inexact_classes).
-            LinkLoad& load = link_load_[l];
-            if (load.stamp != stamp) {
-                double total = 0, max_level = 0;
-                for (const LinkEntry& e : links_[l].flows) {
-                    const double rate = share_[e.flow].mark == epoch_ ? new_rate_[e.flow] : share_[e.flow].rate;
-                    total += rate * e.count;
-                    max_level = std::max(max_level, rate / share_[e.flow].weight);
-                }
-                load = {max_level, stamp, total >= links_[l].capacity * (1 - 1e-9)};
-            }
-            if (load.saturated && load.max_level <= most) limit = l;
+            if (l < limit && holds(l)) limit = l;
         }
         c.next_limit[k] = limit;
         exact = exact && limit != UINT32_MAX;

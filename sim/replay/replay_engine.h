@@ -37,16 +37,27 @@ private:
         std::uint64_t bytes = 0;
         engine::Time extra{};
     };
+    /// The protocol cost of the last flow started on one route, with what it depends on besides the route: the
+    /// transfers of a collective repeat the same bytes and flags on the same routes, step after step and call after
+    /// call.
+    struct CostMemo {
+        struct Key {
+            std::uint64_t bytes = UINT64_MAX, channel_bytes = 0;
+            std::size_t algorithm = 0;
+            NcclProtocol protocol = NcclProtocol::simple;
+            bool modelled = false, first = false, reduces = false;
+            bool operator==(const Key&) const = default;
+        };
+        Key key;
+        FlowCost cost;
+    };
     /// The kept route a ring slot's transfers took last (kept_routes_[kept] while epoch is routes_epoch_), for the
     /// (source, destination) pair `pair`: a ring edge sends step after step between the same two GPUs.
     struct SlotRoute {
         std::uint64_t pair = UINT64_MAX;
         std::uint32_t kept = UINT32_MAX;
         std::uint32_t epoch = 0;
-        /// The protocol cost of its last single flow on that route, for these bytes, flags: a ring's steps repeat it.
-        std::uint64_t cost_bytes = UINT64_MAX, cost_channel_bytes = 0;
-        bool cost_first = false, cost_reduces = false;
-        FlowCost cost;
+        CostMemo memo;  // its last single flow's cost on that route (a ring's steps repeat it)
     };
     /// Whether `slot` (may be null) holds a kept route of this epoch for `pair` (source << 32 | destination).
     [[nodiscard]] bool slot_serves(const SlotRoute* slot, std::uint64_t pair) const {
@@ -199,10 +210,10 @@ private:
     struct CachedRoute;
     /// A free in-flight record for transfer `transfer` of `instance` (its flow counts still to set).
     std::uint32_t live_slot(std::uint32_t instance, std::uint64_t transfer);
-    /// protocol_cost of a ring slot's single flow on its kept route, kept in the slot for the same bytes and flags.
-    FlowCost slot_cost(SlotRoute& slot, const Instance& inst, const PlannedTransfer& x, std::uint64_t bytes,
+    /// protocol_cost of a flow on the kept route `kept`, from `memo` when its last flow had the same bytes and flags.
+    FlowCost memo_cost(CostMemo& memo, const Instance& inst, const PlannedTransfer& x, std::uint64_t bytes,
                        std::uint64_t channel_bytes, bool first_of_call, topo::DeviceId src, topo::DeviceId dst,
-                       std::span<const topo::LinkId> route);
+                       std::span<const topo::LinkId> route, const CachedRoute& kept);
     /// A flow's bytes on the wire and its latency beyond the route's, under the call's NCCL protocol (none: the
     /// transfer's bytes and no latency): `bytes` of the transfer go on `route`, `channel_bytes` of them in one
     /// channel (the slice a reducing receiver cannot hide). `kept`: the route's kept entry, if any.
@@ -385,6 +396,7 @@ private:
         bool multipath = false;       // one of several equal-cost paths, picked by `key`
         std::uint64_t pair = 0;       // (src << 32 | dst)
         std::uint64_t key = 0;        // the flow key that picked it (multipath only)
+        CostMemo memo;                // the last flow's cost on it
     };
     std::vector<CachedRoute> kept_routes_;
     /// By link: the link that stands for it in a call folded by symmetry (fold_by_symmetry; empty: none), applied to

@@ -35,8 +35,8 @@ void ReplayEngine::start_flows(std::uint32_t index, std::uint64_t t, const Plann
         CLUSTERSIM_CHECK(!kept.multipath, "a ring slot kept a route with a choice of paths");
         const std::span<const topo::LinkId> route(route_pool_.data() + kept.offset, kept.length);
         const std::uint32_t slot = live_slot(index, t);
-        const FlowCost cost =
-            slot_cost(*slot_route, inst, x, x.bytes, share_of(x.bytes, channels, 0), first_of_call, src, dst, route);
+        const FlowCost cost = memo_cost(slot_route->memo, inst, x, x.bytes, share_of(x.bytes, channels, 0),
+                                        first_of_call, src, dst, route, kept);
         const FlowId f = net_.start_flow_on_route(src, dst, route, cost.bytes, (owner_collective << owner_shift) | slot,
                                                   channels, cost.extra, &kept.cost);
         ideal = std::max(ideal, net_.ideal_duration(f));
@@ -109,8 +109,12 @@ void ReplayEngine::start_flows(std::uint32_t index, std::uint64_t t, const Plann
         SlotRoute* same = slot_serves(slot_route, pair) ? slot_route : nullptr;
         CLUSTERSIM_CHECK(!same || (routed == 1 && same->kept == channel_kept_[0]),
                          "a ring slot kept a route other than its transfer's");
-        const FlowCost cost = same ? slot_cost(*same, inst, x, bytes, channel_bytes, first_of_call, src, dst, route)
-                                   : protocol_cost(inst, x, bytes, channel_bytes, first_of_call, src, dst, route, kept);
+        // (A kept route's cost is remembered with it, a slot's with the slot: the same numbers, looked up.)
+        const FlowCost cost =
+            same   ? memo_cost(same->memo, inst, x, bytes, channel_bytes, first_of_call, src, dst, route, *kept)
+            : kept ? memo_cost(kept_routes_[channel_kept_[c]].memo, inst, x, bytes, channel_bytes, first_of_call, src,
+                               dst, route, *kept)
+                   : protocol_cost(inst, x, bytes, channel_bytes, first_of_call, src, dst, route, nullptr);
         const FlowId f = net_.start_flow_on_route(src, dst, route, cost.bytes, (owner_collective << owner_shift) | slot,
                                                   weight, cost.extra, kept ? &kept->cost : nullptr);
         ideal = std::max(ideal, net_.ideal_duration(f));
@@ -133,22 +137,18 @@ std::uint32_t ReplayEngine::live_slot(std::uint32_t index, std::uint64_t t) {
     return slot;
 }
 
-ReplayEngine::FlowCost ReplayEngine::slot_cost(SlotRoute& slot, const Instance& inst, const PlannedTransfer& x,
+ReplayEngine::FlowCost ReplayEngine::memo_cost(CostMemo& memo, const Instance& inst, const PlannedTransfer& x,
                                                std::uint64_t bytes, std::uint64_t channel_bytes, bool first_of_call,
                                                topo::DeviceId src, topo::DeviceId dst,
-                                               std::span<const topo::LinkId> route) {
-    // Its route's cost for the same bytes and flags was worked out on a step before (the route, ends, protocol and
-    // algorithm are the slot's and the call's; a new kept route replaces the whole SlotRoute).
-    if (!(slot.cost_bytes == bytes && slot.cost_channel_bytes == channel_bytes && slot.cost_first == first_of_call &&
-          slot.cost_reduces == x.reduces)) {
-        slot.cost =
-            protocol_cost(inst, x, bytes, channel_bytes, first_of_call, src, dst, route, &kept_routes_[slot.kept]);
-        slot.cost_bytes = bytes;
-        slot.cost_channel_bytes = channel_bytes;
-        slot.cost_first = first_of_call;
-        slot.cost_reduces = x.reduces;
+                                               std::span<const topo::LinkId> route, const CachedRoute& kept) {
+    // protocol_cost reads, besides the route's kept facts, only these (the route fixes its ends and their GPUs).
+    const CostMemo::Key key{bytes,         channel_bytes, inst.algorithm, inst.protocol, inst.modelled_protocol,
+                            first_of_call, x.reduces};
+    if (!(memo.key == key)) {
+        memo.cost = protocol_cost(inst, x, bytes, channel_bytes, first_of_call, src, dst, route, &kept);
+        memo.key = key;
     }
-    return slot.cost;
+    return memo.cost;
 }
 
 ReplayEngine::FlowCost ReplayEngine::protocol_cost(const Instance& inst, const PlannedTransfer& x, std::uint64_t bytes,
