@@ -133,16 +133,26 @@ void ReplayEngine::plan_instance(std::uint32_t index, const traces::Op& op) {
     request.chunks = pipeline_chunks(op.bytes, inst.modelled_protocol ? inst.protocol : NcclProtocol::simple,
                                      static_cast<std::uint32_t>(ranks.size()));
     inst.algorithm = algorithm.value_or(default_algorithm(op.collective));
-    try {
-        inst.plan = plan_collective(inst.algorithm, request, &inst.algorithm);
-    } catch (const engine::InputError& e) {  // a plan past the memory budget: name the call
-        throw engine::InputError(
-            engine::SourceLocation{g_.source},
-            fmt::format("rank {} {} on '{}' of {}: {}", op.rank.value, traces::collective_kind_name(op.collective),
-                        g_.comms[inst.comm.index()].name, engine::format_bytes(static_cast<double>(op.bytes)),
-                        e.message()));
+    // A listed plan this call repeats (members of one size only: the key holds one) comes with its arrays.
+    const PlanKey key{inst.comm.value, op.collective, op.bytes, request.chunks, inst.algorithm};
+    const bool cacheable = request.member_bytes.empty();
+    const CachedPlan* cached = cacheable ? plan_cache_.find(key) : nullptr;
+    if (cached) {
+        inst.plan = cached->plan;
+        inst.algorithm = cached->algorithm;
+    } else {
+        try {
+            inst.plan = plan_collective(inst.algorithm, request, &inst.algorithm);
+        } catch (const engine::InputError& e) {  // a plan past the memory budget: name the call
+            throw engine::InputError(
+                engine::SourceLocation{g_.source},
+                fmt::format("rank {} {} on '{}' of {}: {}", op.rank.value, traces::collective_kind_name(op.collective),
+                            g_.comms[inst.comm.index()].name, engine::format_bytes(static_cast<double>(op.bytes)),
+                            e.message()));
+        }
     }
     inst.planned = true;
+    const bool listed = !inst.plan.scheduled();  // (kept only so: a schedule may be folded or expanded below)
     // A symmetric ring call alone: one group of one ring, on links standing for their orbits.
     if (inst.plan.scheduled()) fold_by_symmetry(index);
     // The reference form of ring schedules: every transfer listed, as other algorithms' (the same run).
@@ -166,9 +176,20 @@ void ReplayEngine::plan_instance(std::uint32_t index, const traces::Op& op) {
         return;
     }
     const auto transfers = static_cast<std::size_t>(inst.plan.size());
+    inst.ideal_done.assign(transfers, Time{0});
+    if (cached) {
+        inst.pending = cached->pending;
+        inst.fifo_next = cached->fifo_next;
+        inst.dependent_offsets = cached->dependent_offsets;
+        inst.dependents = cached->dependents;
+        inst.member_offsets = cached->member_offsets;
+        inst.member_transfers = cached->member_transfers;
+        inst.member_left = cached->member_left;
+        try_closed_form(index);
+        return;
+    }
     inst.pending.assign(transfers, 0);
     inst.fifo_next.assign(transfers, no_transfer);
-    inst.ideal_done.assign(transfers, Time{0});
     inst.dependent_offsets.assign(transfers + 1, 0);
     inst.member_offsets.assign(members + 1, 0);
     for (std::uint32_t t = 0; t < transfers; ++t) {
@@ -196,6 +217,10 @@ void ReplayEngine::plan_instance(std::uint32_t index, const traces::Op& op) {
         for (const std::uint32_t m : {x.src, x.dst}) {
             if (m != switch_endpoint) inst.member_transfers[fill_member[m]++] = t;
         }
+    }
+    if (cacheable && listed) {
+        plan_cache_.keep(key, {inst.plan, inst.algorithm, inst.pending, inst.fifo_next, inst.dependent_offsets,
+                               inst.dependents, inst.member_offsets, inst.member_transfers, inst.member_left});
     }
     try_closed_form(index);
 }

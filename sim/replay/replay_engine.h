@@ -9,6 +9,7 @@
 #include "engine/flat_map.h"
 #include "engine/hash.h"
 #include "engine/simulator.h"
+#include "sim/replay/plan_cache.h"
 #include "sim/replay/replay.h"
 #include "sim/replay/transfer_states.h"
 
@@ -436,6 +437,7 @@ private:
     };
     std::vector<CommSetup> comm_setups_;  // by communicator
     PlanRequest plan_request_;            // plan_instance's (its vectors keep their capacity between calls)
+    PlanCache plan_cache_;                // listed plans of calls that repeat, with their arrays
     CommSetup& comm_setup(traces::CommId comm);
     /// A transfer in flight, by the owner slot its flows carry: what its flows' events read first (and, most of the
     /// time, only: the transfer's other state is looked up when its last flow has drained or arrived).

@@ -46,3 +46,33 @@ TEST_CASE("collective calls: a one-member communicator's call is counted, with n
     CHECK(solo.busbw_gbps == 0);
     CHECK(result.collectives[0].end == Time{3'000'000});
 }
+
+TEST_CASE("collective calls: a call that repeats an earlier one's plan runs as that one did", "[sim][replay]") {
+    // One GPU of each of four DGX-H100 nodes all-reduces 4 MiB, 1 MiB, 4 MiB and 1 MiB on NCCL's double tree, 1 ms
+    // of compute apart (each call ends before the next starts). The third and fourth calls reuse the listed plans
+    // (and the executor's arrays) of the first two: each must take, to the picosecond, what its first did, and the
+    // two sizes must differ (a plan kept under the wrong size would give the 1 MiB call the 4 MiB call's time).
+    const auto cluster = topo::load_topology("dgx-h100", {"nodes=4"});
+    testing::GraphBuilder b(32);
+    const std::vector<std::uint32_t> members = {0, 8, 16, 24};
+    for (const std::uint32_t r : members) {
+        for (const std::uint64_t bytes : {4ULL << 20, 1ULL << 20, 4ULL << 20, 1ULL << 20}) {
+            b.collective(r, "main", "dp", members, bytes);
+            b.compute(r, "main", Time{1'000'000'000});
+        }
+    }
+    sim::ReplayOptions options;
+    options.algorithm = sim::find_collective_algorithm("double_tree");
+    const auto result = sim::replay(b.g, cluster, options);
+    REQUIRE(result.collectives.size() == 4);
+    std::vector<Time> took;
+    for (const auto& call : result.collectives) {
+        CHECK(call.algorithm == *options.algorithm);
+        CHECK(call.first_arrival == call.last_arrival);
+        took.push_back(call.end - call.last_arrival);
+    }
+    CHECK(took[2] == took[0]);
+    CHECK(took[3] == took[1]);
+    CHECK(took[1] < took[0]);
+    CHECK(result.collectives[3].end < Time{4'000'000'000});
+}

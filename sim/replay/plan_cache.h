@@ -1,0 +1,61 @@
+// Listed collective plans kept for the calls that repeat them: the same communicator, kind, size, pipelining and
+// algorithm give the same plan, and the executor's per-transfer arrays built from it (dependencies, FIFO successors,
+// each member's transfers). A training step repeats its calls layer after layer and step after step; building a
+// 128-member double tree's plan and arrays cost about 9 M instructions a call (bench_replay), copying them a few
+// hundred thousand.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <tuple>
+#include <vector>
+
+#include "sim/collectives/collective_plan.h"
+
+namespace clustersim::sim {
+
+/// What a listed plan and its arrays depend on, besides the run's options and the communicator's fixed facts.
+struct PlanKey {
+    std::uint32_t comm = 0;
+    traces::CollectiveKind kind = traces::CollectiveKind::all_reduce;
+    std::uint64_t bytes = 0;
+    std::uint32_t chunks = 1;
+    std::size_t algorithm = 0;  // the one asked for (plan_collective may fall back to another)
+    auto operator<=>(const PlanKey&) const = default;
+};
+
+/// A listed plan with the executor's arrays for it, as a call starts: what plan_instance builds.
+struct CachedPlan {
+    CollectivePlan plan;
+    std::size_t algorithm = 0;                     // the one that planned it
+    std::vector<std::uint32_t> pending;            // by transfer: dependencies and endpoints to wait for
+    std::vector<std::uint32_t> fifo_next;          // by transfer
+    std::vector<std::uint32_t> dependent_offsets;  // by transfer (CSR)
+    std::vector<std::uint32_t> dependents;
+    std::vector<std::uint32_t> member_offsets;  // by member (CSR)
+    std::vector<std::uint32_t> member_transfers;
+    std::vector<std::uint32_t> member_left;  // by member
+};
+
+class PlanCache {
+public:
+    /// At most this many transfers are kept over all plans (about 60 bytes each with their arrays).
+    static constexpr std::uint64_t max_transfers = std::uint64_t{1} << 20;
+
+    [[nodiscard]] const CachedPlan* find(const PlanKey& key) const {
+        const auto it = plans_.find(key);
+        return it == plans_.end() ? nullptr : &it->second;
+    }
+    /// Keeps `plan` for `key` if there is room (a plan already kept for it stays).
+    void keep(const PlanKey& key, const CachedPlan& plan) {
+        const std::uint64_t transfers = plan.plan.transfers().size();
+        if (transfers_ + transfers > max_transfers) return;
+        if (plans_.try_emplace(key, plan).second) transfers_ += transfers;
+    }
+
+private:
+    std::map<PlanKey, CachedPlan> plans_;
+    std::uint64_t transfers_ = 0;
+};
+
+}  // namespace clustersim::sim
