@@ -382,7 +382,14 @@ private:
     std::vector<std::pair<std::uint32_t, traces::OpId>> deferred_starts_;  // (rank, op) ready at the rank's start
     std::vector<std::vector<topo::LinkId>> channel_routes_;                // scratch of start_transfer
     std::vector<std::uint32_t> channel_kept_;  // by channel: its route's index in kept_routes_ (UINT32_MAX: none)
-    std::vector<std::uint64_t> channel_hash_;  // by channel: a hash of its route (routes compared only when equal)
+    struct ChannelPath {                       // start_flows' scratch, by channel
+        std::span<const topo::LinkId> route;
+        std::uint64_t hash = 0;    // of the route (routes compared link by link only when equal)
+        std::uint32_t first = 0;   // the first channel on the same route: the flow it merges into
+        std::uint64_t bytes = 0;   // a first channel's: the shares of the channels merged into it
+        std::uint32_t weight = 0;  // and how many they are
+    };
+    std::vector<ChannelPath> channel_paths_;
     std::vector<topo::LinkId> route_scratch_;
     // Single-path routes by (source << 32 | destination): offset and length in route_pool_, with what starting a
     // flow on one reads of its links (so that a transfer's start touches this entry only); looked up, never

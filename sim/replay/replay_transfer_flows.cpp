@@ -67,42 +67,37 @@ void ReplayEngine::start_flows(std::uint32_t index, std::uint64_t t, const Plann
         }
         channel_kept_[c] = kept_index(route_once(src, dst, key + c, channel_routes_[c]));
     }
-    // (Read after every channel is routed: keeping a route may move the kept ones.)
-    const auto kept_of = [&](std::uint32_t c) {
-        return channel_kept_[c] == UINT32_MAX ? nullptr : &kept_routes_[channel_kept_[c]];
-    };
-    const auto route_of = [&](std::uint32_t c) {
-        const CachedRoute* kept = kept_of(c);
-        return kept ? std::span<const topo::LinkId>(route_pool_.data() + kept->offset, kept->length)
-                    : std::span<const topo::LinkId>(channel_routes_[c]);
-    };
-    const std::uint32_t slot = live_slot(index, t);
-    // Channels on one path merge: routes compared link by link only where their hashes agree.
-    channel_hash_.resize(routed);
-    for (std::uint32_t c = 0; c < routed && multipath; ++c) {
-        std::uint64_t h = 0;
-        for (const topo::LinkId l : route_of(c))
-            h = h * 0x9e3779b97f4a7c15ULL + l.value;  // (equal routes are then compared link by link)
-        channel_hash_[c] = h;
+    // Each channel's route (read after every channel is routed: keeping a route may move the kept ones), and the
+    // first channel on the same path, into which it merges: routes compared link by link only where hashes agree.
+    channel_paths_.resize(routed);
+    for (std::uint32_t c = 0; c < routed; ++c) {
+        ChannelPath& p = channel_paths_[c];
+        const std::uint32_t kept = channel_kept_[c];
+        p.route = kept == UINT32_MAX ? std::span<const topo::LinkId>(channel_routes_[c])
+                                     : std::span<const topo::LinkId>(route_pool_.data() + kept_routes_[kept].offset,
+                                                                     kept_routes_[kept].length);
+        p.hash = 0;
+        for (const topo::LinkId l : p.route) p.hash = p.hash * 0x9e3779b97f4a7c15ULL + l.value;
+        p.first = c;
+        for (std::uint32_t e = 0; e < c && p.first == c; ++e) {
+            const ChannelPath& q = channel_paths_[e];
+            if (q.first == e && q.hash == p.hash && std::ranges::equal(q.route, p.route)) p.first = e;
+        }
+        // Without a choice of paths the one flow carries every channel's share.
+        p.bytes = multipath ? 0 : x.bytes;
+        p.weight = multipath ? 0 : channels;
+        if (multipath) {
+            channel_paths_[p.first].bytes += share_of(x.bytes, channels, c);
+            ++channel_paths_[p.first].weight;
+        }
     }
-    const auto same_route = [&](std::uint32_t a, std::uint32_t b) {
-        return channel_hash_[a] == channel_hash_[b] && std::ranges::equal(route_of(a), route_of(b));
-    };
+    const std::uint32_t slot = live_slot(index, t);
     std::uint32_t flows = 0;
     for (std::uint32_t c = 0; c < routed; ++c) {
-        bool merged_before = false;
-        const std::span<const topo::LinkId> route = route_of(c);
+        const ChannelPath& p = channel_paths_[c];
+        if (p.first != c) continue;  // merged into an earlier channel's flow
         // The kept route's entry holds its cost and endpoints (the first channel's, when there is no choice).
-        const CachedRoute* kept = kept_of(c);
-        for (std::uint32_t e = 0; e < c && !merged_before; ++e) merged_before = same_route(e, c);
-        if (merged_before) continue;
-        std::uint64_t bytes = multipath ? 0 : x.bytes;
-        std::uint32_t weight = multipath ? 0 : channels;
-        for (std::uint32_t e = c; e < routed && multipath; ++e) {
-            if (!same_route(e, c)) continue;
-            bytes += share_of(x.bytes, channels, e);
-            ++weight;
-        }
+        const CachedRoute* kept = channel_kept_[c] == UINT32_MAX ? nullptr : &kept_routes_[channel_kept_[c]];
         const std::uint64_t channel_bytes = share_of(x.bytes, channels, c);
         // A ring slot serves here only if route_once has just kept its route (a serving slot took the path above),
         // which has one path, so this is its single flow: its cost is kept with it for the next steps.
@@ -111,12 +106,13 @@ void ReplayEngine::start_flows(std::uint32_t index, std::uint64_t t, const Plann
                          "a ring slot kept a route other than its transfer's");
         // (A kept route's cost is remembered with it, a slot's with the slot: the same numbers, looked up.)
         const FlowCost cost =
-            same   ? memo_cost(same->memo, inst, x, bytes, channel_bytes, first_of_call, src, dst, route, *kept)
-            : kept ? memo_cost(kept_routes_[channel_kept_[c]].memo, inst, x, bytes, channel_bytes, first_of_call, src,
-                               dst, route, *kept)
-                   : protocol_cost(inst, x, bytes, channel_bytes, first_of_call, src, dst, route, nullptr);
-        const FlowId f = net_.start_flow_on_route(src, dst, route, cost.bytes, (owner_collective << owner_shift) | slot,
-                                                  weight, cost.extra, kept ? &kept->cost : nullptr);
+            same   ? memo_cost(same->memo, inst, x, p.bytes, channel_bytes, first_of_call, src, dst, p.route, *kept)
+            : kept ? memo_cost(kept_routes_[channel_kept_[c]].memo, inst, x, p.bytes, channel_bytes, first_of_call, src,
+                               dst, p.route, *kept)
+                   : protocol_cost(inst, x, p.bytes, channel_bytes, first_of_call, src, dst, p.route, nullptr);
+        const FlowId f =
+            net_.start_flow_on_route(src, dst, p.route, cost.bytes, (owner_collective << owner_shift) | slot, p.weight,
+                                     cost.extra, kept ? &kept->cost : nullptr);
         ideal = std::max(ideal, net_.ideal_duration(f));
         ++flows;
     }
