@@ -352,10 +352,13 @@ TEST_CASE("a class whose members share links counts each shared link once per me
                 if (net.owner(f) < 32) arrival[net.owner(f)] = sim.now();
         };
         sim.run(handler);
-        return std::tuple{arrival, largest_event, net.classes_formed()};
+        std::vector<double> delay_s;  // by link: the time lost by the flows it held
+        for (std::size_t l = 0; l < cluster.links().size(); ++l)
+            delay_s.push_back(net.contention_delay_s(topo::LinkId::from_index(l)));
+        return std::tuple{arrival, largest_event, net.classes_formed(), delay_s};
     };
-    const auto [fast, fast_largest, formed] = run(true);
-    const auto [reference, reference_largest, none] = run(false);
+    const auto [fast, fast_largest, formed, fast_delay_s] = run(true);
+    const auto [reference, reference_largest, none, reference_delay_s] = run(false);
     REQUIRE(formed == 2);
     REQUIRE(none == 0);
     REQUIRE(fast_largest > 1);  // members arrived together, as a class
@@ -365,4 +368,13 @@ TEST_CASE("a class whose members share links counts each shared link once per me
         REQUIRE(reference[k].count() > 0);
         require_same(reference[k], fast[k]);
     }
+    // Each member's lost time is charged to the same link as its flow's alone: of a member's bottlenecks, the one of
+    // lowest id, as the fill picks among equal shares.
+    double total_s = 0;
+    for (std::size_t l = 0; l < reference_delay_s.size(); ++l) {
+        INFO("link " << l);
+        CHECK(fast_delay_s[l] == Approx(reference_delay_s[l]).epsilon(1e-9).margin(1e-15));
+        total_s += reference_delay_s[l];
+    }
+    CHECK(total_s > 0);
 }
