@@ -75,7 +75,6 @@ void FlowNetwork::make_class(std::span<const std::uint32_t> members) {
         }
         seen = seen_stamp_;
     }
-    hop_place_.clear();
     for (const topo::LinkId hop :
          shared ? std::span<const topo::LinkId>(head.route) : std::span<const topo::LinkId>{}) {
         std::uint32_t& slot = link_slot_[hop.index()];
@@ -84,33 +83,9 @@ void FlowNetwork::make_class(std::span<const std::uint32_t> members) {
             c.links.push_back({hop.value, 0});
         }
         ++c.links[slot].count;
-        hop_place_.push_back(slot);
     }
     for (const FlowClass::LinkCount& lc : c.links) link_slot_[lc.link] = UINT32_MAX;
     c.held.assign(attached_links(members.front()), 0);
-    if (shared) index_crossings(c);
-}
-
-void FlowNetwork::index_crossings(FlowClass& c) {
-    const std::size_t places = c.links.size();
-    c.crossing_offsets.resize(places + 1);
-    c.crossing_offsets[0] = 0;
-    for (std::size_t p = 0; p < places; ++p) c.crossing_offsets[p + 1] = c.crossing_offsets[p] + c.links[p].count;
-    c.crossing.resize(hop_place_.size());
-    crossing_next_.assign(c.crossing_offsets.begin(), c.crossing_offsets.end() - 1);
-    // (Locals: the stores below may alias the class's arrays, as far as the compiler knows.)
-    std::uint32_t* const crossing = c.crossing.data();
-    std::uint32_t* const next = crossing_next_.data();
-    const std::uint32_t* const place = hop_place_.data();
-    for (std::uint32_t k = 0, hop = 0; k < c.members.size(); ++k) {
-        for (const std::uint32_t end = c.offsets[k + 1]; hop < end; ++hop) crossing[next[place[hop]]++] = k;
-    }
-    // The places by link id: (link, place) packed in one integer, sorted.
-    by_id_scratch_.resize(places);
-    for (std::uint32_t p = 0; p < places; ++p) by_id_scratch_[p] = (std::uint64_t{c.links[p].link} << 32) | p;
-    std::sort(by_id_scratch_.begin(), by_id_scratch_.end());
-    c.places_by_id.resize(places);
-    for (std::uint32_t p = 0; p < places; ++p) c.places_by_id[p] = static_cast<std::uint32_t>(by_id_scratch_[p]);
 }
 
 bool FlowNetwork::class_exact(std::uint32_t leader) {
@@ -140,24 +115,6 @@ bool FlowNetwork::class_exact(std::uint32_t leader) {
         }
         return load.saturated && load.max_level <= most;
     };
-    if (!c.links.empty()) {
-        // Members sharing links: each distinct link read once, lowest id first, and made the bottleneck of the members
-        // crossing it that have none yet, until every member has one.
-        std::fill(c.next_limit.begin(), c.next_limit.end(), UINT32_MAX);
-        std::size_t without = c.members.size();
-        for (const std::uint32_t p : c.places_by_id) {
-            const std::uint32_t l = c.links[p].link;
-            if (!holds(l)) continue;
-            for (std::uint32_t i = c.crossing_offsets[p]; i < c.crossing_offsets[p + 1]; ++i) {
-                std::uint32_t& limit = c.next_limit[c.crossing[i]];
-                if (limit != UINT32_MAX) continue;
-                limit = l;
-                --without;
-            }
-            if (without == 0) break;
-        }
-        return without == 0;
-    }
     // Each member's bottleneck adopted last (one of its links), where the class has them.
     const std::uint32_t* const previous = c.member_limit.size() == c.members.size() ? c.member_limit.data() : nullptr;
     for (std::size_t k = 0; k < c.members.size(); ++k) {

@@ -236,12 +236,6 @@ private:
         };
         std::vector<LinkCount> links;
         std::vector<std::uint8_t> held;  // by attached link (for_each_link's order): a member's bottleneck (held_by)
-        /// With `links`: the members crossing each of them (CSR by place), and the places in ascending link id. The
-        /// exactness check reads each distinct link once, lowest id first, and gives it to the members crossing it
-        /// that have no bottleneck yet: the lowest id of a member's bottlenecks, as the fill picks among equal shares.
-        std::vector<std::uint32_t> crossing_offsets;
-        std::vector<std::uint32_t> crossing;
-        std::vector<std::uint32_t> places_by_id;
         std::vector<std::uint32_t> member_limit;  // each member's bottleneck link while the class is held below cap
         std::vector<std::uint32_t> next_limit;    // the same, found by the update in progress
         std::vector<std::uint32_t> limit_links;   // member_limit's links, once each (in the members' order)
@@ -292,9 +286,6 @@ private:
     void form_classes();
     /// Makes a class of flows alike, none of them attached (the first leads); the caller attaches the leader.
     void make_class(std::span<const std::uint32_t> members);
-    /// Lists, for a class whose members share links, the members crossing each of its links, and its links by id
-    /// (make_class's hop_place_ holds each hop's place).
-    void index_crossings(FlowClass& c);
     [[nodiscard]] bool class_exact(std::uint32_t leader);
     /// Splits a class in two (in_two: the members held at its level by the update in progress, and the others) or
     /// into its members, each going on from the class's state.
@@ -521,13 +512,10 @@ private:
         std::uint32_t stamp = 0;  // the pass (exact_stamp_) it was summed in
         bool saturated = false;
     };
-    std::vector<LinkLoad> link_load_;           // by link
-    std::vector<std::uint32_t> limit_mark_;     // by link: the adopt_limits pass (limit_stamp_) that listed it
-    std::vector<std::uint32_t> link_slot_;      // by link: its index in the class being built (else UINT32_MAX)
-    std::vector<std::uint32_t> hop_place_;      // make_class's scratch: the place of each hop of the class's route
-    std::vector<std::uint32_t> crossing_next_;  // index_crossings' scratch: by place, its next slot in `crossing`
-    std::vector<std::uint64_t> by_id_scratch_;  // index_crossings' scratch: (link << 32 | place)
-    std::vector<std::uint32_t> link_seen_;      // by link: the make_class pass (seen_stamp_) that met it
+    std::vector<LinkLoad> link_load_;        // by link
+    std::vector<std::uint32_t> limit_mark_;  // by link: the adopt_limits pass (limit_stamp_) that listed it
+    std::vector<std::uint32_t> link_slot_;   // by link: its index in the class being built (else UINT32_MAX)
+    std::vector<std::uint32_t> link_seen_;   // by link: the make_class pass (seen_stamp_) that met it
     std::uint32_t seen_stamp_ = 0;
     std::uint32_t limit_stamp_ = 0;
     std::uint32_t exact_stamp_ = 0;
