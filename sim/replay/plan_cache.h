@@ -35,6 +35,13 @@ struct CachedPlan {
     std::vector<std::uint32_t> member_offsets;  // by member (CSR)
     std::vector<std::uint32_t> member_transfers;
     std::vector<std::uint32_t> member_left;  // by member
+    /// By transfer: the kept route its first channel took on the last call (start_flows), found without a lookup
+    /// when the entry still is that route (its ends and key checked); shared by the calls of this plan.
+    struct RouteHint {
+        std::uint32_t kept = UINT32_MAX;
+        std::uint32_t epoch = 0;  // of the kept routes (cleared when a link changes state)
+    };
+    std::vector<RouteHint> route_hints;
 };
 
 class PlanCache {
@@ -42,15 +49,21 @@ public:
     /// At most this many transfers are kept over all plans (about 60 bytes each with their arrays).
     static constexpr std::uint64_t max_transfers = std::uint64_t{1} << 20;
 
-    [[nodiscard]] const CachedPlan* find(const PlanKey& key) const {
+    /// (Entries stay where they are for the whole run: callers keep pointers to them.)
+    [[nodiscard]] CachedPlan* find(const PlanKey& key) {
         const auto it = plans_.find(key);
         return it == plans_.end() ? nullptr : &it->second;
     }
-    /// Keeps `plan` for `key` if there is room (a plan already kept for it stays).
-    void keep(const PlanKey& key, const CachedPlan& plan) {
+    /// Keeps `plan` for `key` if there is room (a plan already kept for it stays); the entry kept, or null.
+    CachedPlan* keep(const PlanKey& key, const CachedPlan& plan) {
         const std::uint64_t transfers = plan.plan.transfers().size();
-        if (transfers_ + transfers > max_transfers) return;
-        if (plans_.try_emplace(key, plan).second) transfers_ += transfers;
+        if (transfers_ + transfers > max_transfers) return nullptr;
+        const auto [it, fresh] = plans_.try_emplace(key, plan);
+        if (fresh) {
+            transfers_ += transfers;
+            it->second.route_hints.assign(transfers, {});
+        }
+        return &it->second;
     }
 
 private:

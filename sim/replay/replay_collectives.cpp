@@ -136,7 +136,8 @@ void ReplayEngine::plan_instance(std::uint32_t index, const traces::Op& op) {
     // A listed plan this call repeats (members of one size only: the key holds one) comes with its arrays.
     const PlanKey key{inst.comm.value, op.collective, op.bytes, request.chunks, inst.algorithm};
     const bool cacheable = request.member_bytes.empty();
-    const CachedPlan* cached = cacheable ? plan_cache_.find(key) : nullptr;
+    CachedPlan* cached = cacheable ? plan_cache_.find(key) : nullptr;
+    inst.route_hints = cached ? cached->route_hints.data() : nullptr;
     if (cached) {
         inst.plan = cached->plan;
         inst.algorithm = cached->algorithm;
@@ -219,8 +220,17 @@ void ReplayEngine::plan_instance(std::uint32_t index, const traces::Op& op) {
         }
     }
     if (cacheable && listed) {
-        plan_cache_.keep(key, {inst.plan, inst.algorithm, inst.pending, inst.fifo_next, inst.dependent_offsets,
-                               inst.dependents, inst.member_offsets, inst.member_transfers, inst.member_left});
+        CachedPlan* kept = plan_cache_.keep(key, {inst.plan,
+                                                  inst.algorithm,
+                                                  inst.pending,
+                                                  inst.fifo_next,
+                                                  inst.dependent_offsets,
+                                                  inst.dependents,
+                                                  inst.member_offsets,
+                                                  inst.member_transfers,
+                                                  inst.member_left,
+                                                  {}});
+        inst.route_hints = kept ? kept->route_hints.data() : nullptr;
     }
     try_closed_form(index);
 }

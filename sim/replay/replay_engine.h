@@ -113,14 +113,15 @@ private:
         std::vector<std::uint32_t> dependents;
         std::vector<std::uint32_t> member_offsets;  // by member (CSR): transfers it sends or receives
         std::vector<std::uint32_t> member_transfers;
-        std::vector<std::uint32_t> member_left;       // by member: its transfers not yet done
-        std::vector<std::uint32_t> member_active;     // by member: its transfers in flight
-        std::vector<engine::Time> member_busy_since;  // by member
-        std::vector<engine::Time> member_busy;        // by member: time with a transfer of its own in flight
-        std::vector<engine::Time> member_arrival;     // by member: when it entered the call
-        std::vector<engine::Time> member_ideal;       // by member: its last transfer's end on an empty network
-        std::vector<std::uint32_t> fifo_next;         // by transfer: the transfer waiting for it to be sent
-        std::vector<engine::Time> ideal_done;         // by transfer: finish on an empty network
+        std::vector<std::uint32_t> member_left;        // by member: its transfers not yet done
+        std::vector<std::uint32_t> member_active;      // by member: its transfers in flight
+        std::vector<engine::Time> member_busy_since;   // by member
+        std::vector<engine::Time> member_busy;         // by member: time with a transfer of its own in flight
+        std::vector<engine::Time> member_arrival;      // by member: when it entered the call
+        std::vector<engine::Time> member_ideal;        // by member: its last transfer's end on an empty network
+        std::vector<std::uint32_t> fifo_next;          // by transfer: the transfer waiting for it to be sent
+        std::vector<engine::Time> ideal_done;          // by transfer: finish on an empty network
+        CachedPlan::RouteHint* route_hints = nullptr;  // by transfer, its kept plan's (null: a plan not kept)
         engine::Time first_start{-1};
         engine::Time ideal{};  // longest chain of empty-network transfer times
         std::uint64_t transfers_left = 0;
@@ -293,6 +294,11 @@ private:
     }
     /// Whether kept route `index` is the one routed for (pair, key) with a choice of paths (keyed_routes_ holds
     /// hashes, so a hit is checked; so is a guess, such as a connection's next channel).
+    /// Whether kept_routes_[index] is the route route_once would give for (pair, key).
+    [[nodiscard]] bool hint_serves(std::uint32_t index, std::uint64_t pair, std::uint64_t key) const {
+        if (index >= kept_routes_.size() || kept_routes_[index].pair != pair) return false;
+        return !kept_routes_[index].multipath || kept_routes_[index].key == key;
+    }
     [[nodiscard]] bool kept_for(std::uint32_t index, std::uint64_t pair, std::uint64_t key) const {
         return index < kept_routes_.size() && kept_routes_[index].multipath && kept_routes_[index].pair == pair &&
                kept_routes_[index].key == key;

@@ -52,7 +52,16 @@ void ReplayEngine::start_flows(std::uint32_t index, std::uint64_t t, const Plann
     const auto kept_index = [&](const RouteView& v) {
         return v.kept ? static_cast<std::uint32_t>(v.kept - kept_routes_.data()) : UINT32_MAX;
     };
-    const RouteView first = route_once(src, dst, key, channel_routes_[0], slot_route);
+    // A kept plan's transfer: the route its first channel took on an earlier call, if that entry still is it.
+    CachedPlan::RouteHint* hint = inst.route_hints && !slot_route ? &inst.route_hints[t] : nullptr;
+    RouteView first;
+    if (hint && hint->epoch == routes_epoch_ && hint_serves(hint->kept, pair, key)) {
+        const CachedRoute& c = kept_routes_[hint->kept];
+        first = {{route_pool_.data() + c.offset, c.length}, c.multipath, &c};
+    } else {
+        first = route_once(src, dst, key, channel_routes_[0], slot_route);
+        if (hint && first.kept) *hint = {static_cast<std::uint32_t>(first.kept - kept_routes_.data()), routes_epoch_};
+    }
     const bool multipath = first.multipath;
     // Without a choice of paths every channel takes the first one's: one flow of all the channels' shares.
     const std::uint32_t routed = multipath ? channels : 1;
