@@ -5,9 +5,10 @@
 // hundred thousand.
 #pragma once
 
+#include <compare>
 #include <cstdint>
 #include <map>
-#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "sim/collectives/collective_plan.h"
@@ -55,10 +56,10 @@ public:
         return it == plans_.end() ? nullptr : &it->second;
     }
     /// Keeps `plan` for `key` if there is room (a plan already kept for it stays); the entry kept, or null.
-    CachedPlan* keep(const PlanKey& key, const CachedPlan& plan) {
+    CachedPlan* keep(const PlanKey& key, CachedPlan&& plan) {
         const std::uint64_t transfers = plan.plan.transfers().size();
         if (transfers_ + transfers > max_transfers) return nullptr;
-        const auto [it, fresh] = plans_.try_emplace(key, plan);
+        const auto [it, fresh] = plans_.try_emplace(key, std::move(plan));
         if (fresh) {
             transfers_ += transfers;
             it->second.route_hints.assign(transfers, {});

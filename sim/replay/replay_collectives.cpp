@@ -3,6 +3,8 @@
 // wait, busy time and contention.
 #include <algorithm>
 #include <cmath>
+#include <tuple>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -178,14 +180,13 @@ void ReplayEngine::plan_instance(std::uint32_t index, const traces::Op& op) {
     }
     const auto transfers = static_cast<std::size_t>(inst.plan.size());
     inst.ideal_done.assign(transfers, Time{0});
+    // The executor's arrays built from a listed plan, as a kept plan holds them too (the same names).
+    const auto plan_arrays = [](auto& s) {
+        return std::tie(s.pending, s.fifo_next, s.dependent_offsets, s.dependents, s.member_offsets, s.member_transfers,
+                        s.member_left);
+    };
     if (cached) {
-        inst.pending = cached->pending;
-        inst.fifo_next = cached->fifo_next;
-        inst.dependent_offsets = cached->dependent_offsets;
-        inst.dependents = cached->dependents;
-        inst.member_offsets = cached->member_offsets;
-        inst.member_transfers = cached->member_transfers;
-        inst.member_left = cached->member_left;
+        plan_arrays(inst) = plan_arrays(*cached);
         try_closed_form(index);
         return;
     }
@@ -220,16 +221,9 @@ void ReplayEngine::plan_instance(std::uint32_t index, const traces::Op& op) {
         }
     }
     if (cacheable && listed) {
-        CachedPlan* kept = plan_cache_.keep(key, {inst.plan,
-                                                  inst.algorithm,
-                                                  inst.pending,
-                                                  inst.fifo_next,
-                                                  inst.dependent_offsets,
-                                                  inst.dependents,
-                                                  inst.member_offsets,
-                                                  inst.member_transfers,
-                                                  inst.member_left,
-                                                  {}});
+        CachedPlan plan{inst.plan, inst.algorithm};
+        plan_arrays(plan) = plan_arrays(inst);
+        CachedPlan* kept = plan_cache_.keep(key, std::move(plan));
         inst.route_hints = kept ? kept->route_hints.data() : nullptr;
     }
     try_closed_form(index);
