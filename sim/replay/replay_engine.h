@@ -410,8 +410,15 @@ private:
         bool multipath = false;       // one of several equal-cost paths, picked by `key`
         std::uint64_t pair = 0;       // (src << 32 | dst)
         std::uint64_t key = 0;        // the flow key that picked it (multipath only)
+        std::uint64_t hash = 0;       // route_hash of its links (start_flows compares channels' routes by it first)
         CostMemo memo;                // the last flow's cost on it
     };
+    /// A hash of a route's links, in order (equal routes, equal hashes).
+    [[nodiscard]] static std::uint64_t route_hash(std::span<const topo::LinkId> route) {
+        std::uint64_t hash = 0;
+        for (const topo::LinkId l : route) hash = hash * 0x9e3779b97f4a7c15ULL + l.value;
+        return hash;
+    }
     std::vector<CachedRoute> kept_routes_;
     /// By link: the link that stands for it in a call folded by symmetry (fold_by_symmetry; empty: none), applied to
     /// every route route_once computes.

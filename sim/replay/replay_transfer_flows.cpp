@@ -85,8 +85,8 @@ void ReplayEngine::start_flows(std::uint32_t index, std::uint64_t t, const Plann
         p.route = kept == UINT32_MAX ? std::span<const topo::LinkId>(channel_routes_[c])
                                      : std::span<const topo::LinkId>(route_pool_.data() + kept_routes_[kept].offset,
                                                                      kept_routes_[kept].length);
-        p.hash = 0;
-        for (const topo::LinkId l : p.route) p.hash = p.hash * 0x9e3779b97f4a7c15ULL + l.value;
+        // (A kept route's hash is kept with it: its links are not read here.)
+        p.hash = kept == UINT32_MAX ? route_hash(p.route) : kept_routes_[kept].hash;
         p.first = c;
         for (std::uint32_t e = 0; e < c && p.first == c; ++e) {
             const ChannelPath& q = channel_paths_[e];
@@ -229,7 +229,7 @@ std::uint32_t ReplayEngine::keep_route_as(topo::DeviceId src, topo::DeviceId dst
     kept_routes_.push_back({route_efficiency(links), static_cast<std::uint32_t>(route_pool_.size()),
                             static_cast<std::uint32_t>(links.size()), net_.route_cost(links), between_nodes,
                             !links.empty() && cluster_.link(links.front()).kind == topo::LinkKind::nvlink, multipath,
-                            pair, multipath ? key : 0});
+                            pair, multipath ? key : 0, route_hash(links)});
     route_pool_.insert(route_pool_.end(), links.begin(), links.end());
     return kept;
 }
