@@ -45,6 +45,8 @@ void FlowNetwork::make_class(std::span<const std::uint32_t> members) {
     }
     FlowClass& c = classes_[group];
     c.members.assign(members.begin(), members.end());
+    c.owners.clear();
+    for (const std::uint32_t m : members) c.owners.push_back(flows_[m].owner);
     c.member_limit.clear();
     c.next_limit.clear();
     c.limit_links.clear();

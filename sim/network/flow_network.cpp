@@ -299,6 +299,7 @@ void FlowNetwork::finish_arrival(std::uint32_t flow) {
     --active_;
     release_.push_back(flow);
     event_flows_.push_back(FlowId{flow});
+    event_owners_.push_back(f.owner);
 }
 
 FlowNetwork::FlowEvent FlowNetwork::handle(const engine::Event& event) {
@@ -306,6 +307,7 @@ FlowNetwork::FlowEvent FlowNetwork::handle(const engine::Event& event) {
     free_slots_.insert(free_slots_.end(), release_.begin(), release_.end());
     release_.clear();
     event_flows_.clear();
+    event_owners_.clear();
     switch (static_cast<EventKind>(event.kind)) {
         case EventKind::flow_drained: {
             const std::uint32_t slot = timer_flow_[event.target];
@@ -313,10 +315,12 @@ FlowNetwork::FlowEvent FlowNetwork::handle(const engine::Event& event) {
             const std::uint32_t group = share_[slot].group;
             if (group == no_class) {
                 event_flows_.push_back(FlowId{slot});
+                event_owners_.push_back(flows_[slot].owner);
             } else {
                 for (const std::uint32_t m : classes_[group].members) event_flows_.push_back(FlowId{m});
+                event_owners_.assign(classes_[group].owners.begin(), classes_[group].owners.end());
             }
-            return {event_flows_, false};
+            return {event_flows_, event_owners_, false};
         }
         case EventKind::network_rate_update:
             recompute_rates();
@@ -328,9 +332,24 @@ FlowNetwork::FlowEvent FlowNetwork::handle(const engine::Event& event) {
                 finish_arrival(slot);
             } else {
                 FlowClass& c = classes_[group];
-                for (const std::uint32_t m : c.members) {
-                    finish_arrival(m);
-                    share_[m].group = no_class;
+                if (options_.record_flows) {
+                    for (const std::uint32_t m : c.members) {
+                        finish_arrival(m);
+                        share_[m].group = no_class;
+                    }
+                } else {
+                    // As finish_arrival for each, without reading the members' states: none has a record, and all
+                    // have the class's bytes (the class key) and the owners it keeps.
+                    const auto n = static_cast<std::uint32_t>(c.members.size());
+                    delivered_bytes_ += flows_[slot].bytes * n;
+                    completed_ += n;
+                    active_ -= n;
+                    release_.insert(release_.end(), c.members.begin(), c.members.end());
+                    for (const std::uint32_t m : c.members) {
+                        event_flows_.push_back(FlowId{m});
+                        share_[m].group = no_class;
+                    }
+                    event_owners_.assign(c.owners.begin(), c.owners.end());
                 }
                 c.members.clear();
                 free_classes_.push_back(group);
@@ -342,7 +361,7 @@ FlowNetwork::FlowEvent FlowNetwork::handle(const engine::Event& event) {
                     head.link_pos.release();
                 }
             }
-            return {event_flows_, true};
+            return {event_flows_, event_owners_, true};
         }
         default:
             CLUSTERSIM_CHECK(false, "network given an event of kind {}", event.kind);

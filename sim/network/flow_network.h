@@ -98,6 +98,7 @@ public:
     /// What an event did to flows: their last byte left the source (drained) or reached the destination.
     struct FlowEvent {
         std::span<const FlowId> flows;  // empty when the event concerned no flow (a rate update); several: a class
+        std::span<const std::uint32_t> owners;  // each flow's owner (owner(flow)), side by side with `flows`
         bool arrived = false;
     };
     /// Handles an event of one of the network's kinds. The flows' ids and owners stay readable until the next
@@ -239,6 +240,9 @@ private:
         std::vector<std::uint32_t> member_limit;  // each member's bottleneck link while the class is held below cap
         std::vector<std::uint32_t> next_limit;    // the same, found by the update in progress
         std::vector<std::uint32_t> limit_links;   // member_limit's links, once each (in the members' order)
+        /// Each member's owner, in the members' order: read when the class's events are handed on, without the
+        /// members' states (written when they started and evicted since).
+        std::vector<std::uint32_t> owners;
     };
     struct FlowState {
         // Held in place up to 8 hops (a route across a rail-optimized fabric): read on every event of the flow.
@@ -519,8 +523,9 @@ private:
     std::uint32_t seen_stamp_ = 0;
     std::uint32_t limit_stamp_ = 0;
     std::uint32_t exact_stamp_ = 0;
-    std::vector<FlowId> event_flows_;     // the flows of the event handled last
-    std::vector<std::uint32_t> release_;  // slots of flows reported arrived, freed at the next event
+    std::vector<FlowId> event_flows_;          // the flows of the event handled last
+    std::vector<std::uint32_t> event_owners_;  // their owners
+    std::vector<std::uint32_t> release_;       // slots of flows reported arrived, freed at the next event
 
     std::vector<FlowRecord> records_;
     LinkUtilization utilization_;

@@ -69,8 +69,7 @@ void ReplayEngine::start_copy(OpId id) {
                     (owner_copy << owner_shift) | id.value);
 }
 
-void ReplayEngine::on_drained(FlowId flow) {
-    const std::uint32_t owner = net_.owner(flow);
+void ReplayEngine::on_drained(std::uint32_t owner) {
     if ((owner >> owner_shift) != owner_collective) return;
     LiveTransfer& live = live_transfers_[owner & ((1U << owner_shift) - 1)];
     if (--live.flows_unsent > 0) return;
@@ -85,8 +84,7 @@ void ReplayEngine::on_drained(FlowId flow) {
     if (next != no_transfer && --inst.pending[next] == 0) start_transfer(index, next);
 }
 
-void ReplayEngine::on_flow(FlowId flow) {
-    const std::uint32_t owner = net_.owner(flow);
+void ReplayEngine::on_flow(FlowId flow, std::uint32_t owner) {
     const std::uint32_t id = owner & ((1U << owner_shift) - 1);
     switch (owner >> owner_shift) {
         case owner_collective: {

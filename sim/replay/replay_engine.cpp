@@ -330,7 +330,8 @@ ReplayResult ReplayEngine::run() {
         if (progress.report && (sim_.events_processed() & ((1U << 16) - 1)) == 0) report();
         if (FlowNetwork::owns(e.kind)) {
             const auto event = net_.handle(e);
-            for (const FlowId flow : event.flows) event.arrived ? on_flow(flow) : on_drained(flow);
+            for (std::size_t k = 0; k < event.flows.size(); ++k)
+                event.arrived ? on_flow(event.flows[k], event.owners[k]) : on_drained(event.owners[k]);
         } else if (e.kind == to_u16(EventKind::modelled_done)) {
             finish_modelled(e.target);
         } else if (e.kind == to_u16(EventKind::rank_start)) {

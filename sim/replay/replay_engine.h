@@ -307,8 +307,9 @@ private:
                          SlotRoute* slot_route = nullptr);
     void finish_transfer(std::uint32_t instance, std::uint64_t transfer);
     void finish_member(std::uint32_t instance, std::uint32_t member);
-    void on_flow(FlowId flow);
-    void on_drained(FlowId flow);
+    /// A flow (of owner `owner`, as the network's event gives it) arrived, or drained (only its owner is read).
+    void on_flow(FlowId flow, std::uint32_t owner);
+    void on_drained(std::uint32_t owner);
     void complete(traces::OpId op);
     void drain_ready();
     void set_comm_active(traces::RankId rank, int delta);
