@@ -331,26 +331,21 @@ FlowNetwork::FlowEvent FlowNetwork::handle(const engine::Event& event) {
             if (group == no_class) {
                 finish_arrival(slot);
             } else {
+                // As finish_arrival for each member, without reading the members' states unless flows are recorded:
+                // every member has the class's bytes (the class key), and the class keeps their owners.
                 FlowClass& c = classes_[group];
-                if (options_.record_flows) {
-                    for (const std::uint32_t m : c.members) {
-                        finish_arrival(m);
-                        share_[m].group = no_class;
-                    }
-                } else {
-                    // As finish_arrival for each, without reading the members' states: none has a record, and all
-                    // have the class's bytes (the class key) and the owners it keeps.
-                    const auto n = static_cast<std::uint32_t>(c.members.size());
-                    delivered_bytes_ += flows_[slot].bytes * n;
-                    completed_ += n;
-                    active_ -= n;
-                    release_.insert(release_.end(), c.members.begin(), c.members.end());
-                    for (const std::uint32_t m : c.members) {
-                        event_flows_.push_back(FlowId{m});
-                        share_[m].group = no_class;
-                    }
-                    event_owners_.assign(c.owners.begin(), c.owners.end());
+                const auto n = static_cast<std::uint32_t>(c.members.size());
+                delivered_bytes_ += flows_[slot].bytes * n;
+                completed_ += n;
+                active_ -= n;
+                release_.insert(release_.end(), c.members.begin(), c.members.end());
+                for (const std::uint32_t m : c.members) {
+                    if (options_.record_flows && flows_[m].record != UINT32_MAX)
+                        records_[flows_[m].record].end = sim_.now();
+                    event_flows_.push_back(FlowId{m});
+                    share_[m].group = no_class;
                 }
+                event_owners_.assign(c.owners.begin(), c.owners.end());
                 c.members.clear();
                 free_classes_.push_back(group);
                 // The leader's route held every member's: give the memory back rather than keep it in a slot a

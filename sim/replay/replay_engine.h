@@ -292,16 +292,15 @@ private:
     static std::uint64_t connection_key(std::uint64_t comm, std::uint32_t from, std::uint32_t to) {
         return engine::hash_combine(engine::hash_combine(comm, from), to);
     }
-    /// Whether kept route `index` is the one routed for (pair, key) with a choice of paths (keyed_routes_ holds
-    /// hashes, so a hit is checked; so is a guess, such as a connection's next channel).
     /// Whether kept_routes_[index] is the route route_once would give for (pair, key).
     [[nodiscard]] bool hint_serves(std::uint32_t index, std::uint64_t pair, std::uint64_t key) const {
         if (index >= kept_routes_.size() || kept_routes_[index].pair != pair) return false;
         return !kept_routes_[index].multipath || kept_routes_[index].key == key;
     }
+    /// Whether kept route `index` is the one routed for (pair, key) with a choice of paths (keyed_routes_ holds
+    /// hashes, so a hit is checked; so is a guess, such as a connection's next channel).
     [[nodiscard]] bool kept_for(std::uint32_t index, std::uint64_t pair, std::uint64_t key) const {
-        return index < kept_routes_.size() && kept_routes_[index].multipath && kept_routes_[index].pair == pair &&
-               kept_routes_[index].key == key;
+        return hint_serves(index, pair, key) && kept_routes_[index].multipath;
     }
     RouteView route_once(topo::DeviceId src, topo::DeviceId dst, std::uint64_t key, std::vector<topo::LinkId>& out,
                          SlotRoute* slot_route = nullptr);

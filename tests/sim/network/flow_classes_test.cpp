@@ -17,6 +17,7 @@ namespace {
 
 struct BatchRun {
     std::vector<engine::Time> arrivals;
+    std::vector<engine::Time> recorded_ends;  // by owner: the end its flow record holds
     std::vector<double> link_delay_s;
     std::uint64_t classes = 0, split = 0;
 };
@@ -30,6 +31,7 @@ BatchRun random_batches(const topo::Cluster& cluster, bool classes, bool increme
     options.flow_classes = classes;
     options.incremental = incremental;
     options.record_link_utilization = false;
+    options.record_flows = true;  // (a class's arrival ends its members' records too)
     sim::FlowNetwork net(cluster, sim, options);
     std::mt19937_64 rng(seed);
     const auto& gpus = cluster.gpus();
@@ -75,6 +77,8 @@ BatchRun random_batches(const topo::Cluster& cluster, bool classes, bool increme
         for (const sim::FlowId f : event.flows) run.arrivals[net.owner(f)] = sim.now();
     };
     sim.run(handler);
+    run.recorded_ends.assign(owner, engine::Time{-1});
+    for (const sim::FlowRecord& r : net.records()) run.recorded_ends[r.owner] = r.end;
     for (std::size_t l = 0; l < cluster.links().size(); ++l)
         run.link_delay_s.push_back(net.contention_delay_s(topo::LinkId::from_index(l)));
     run.classes = net.classes_formed();
@@ -156,6 +160,8 @@ TEST_CASE("flow classes give the arrival times of flows solved one by one", "[si
                 INFO("flow " << i);
                 REQUIRE(reference.arrivals[i].count() > 0);
                 require_same(reference.arrivals[i], fast.arrivals[i]);
+                REQUIRE(fast.recorded_ends[i] == fast.arrivals[i]);  // a class member's record ends with it
+                REQUIRE(reference.recorded_ends[i] == reference.arrivals[i]);
             }
             // Every flow's lost time is charged to one of its bottleneck links: the total is the same (a flow with
             // several bottlenecks may charge another of them, as the incremental update keeps a flow's old one).
