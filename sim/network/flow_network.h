@@ -464,6 +464,8 @@ private:
         double demand = 0;         // caps x weights
         std::uint32_t weight = 0;  // weights
         std::uint32_t held = 0;    // flows the link held below their caps before the update (held_by)
+        std::uint32_t sole = 0;    // the only selected flow on it, as its place in component_flows_ + 1, or many
+        static constexpr std::uint32_t many = UINT32_MAX;
     };
     std::vector<LinkSums> link_sums_;           // by place in component_links_, at the last fill
     std::vector<std::uint32_t> component_pos_;  // by link: its place in component_links_ at the last fill
@@ -499,6 +501,7 @@ private:
     std::vector<std::uint32_t> new_limit_;             // by flow slot: link that fixed it, or none (its own cap)
     __extension__ typedef unsigned __int128 ShareKey;  // (fair share bits << 32) | link: fill's heap order
     std::vector<ShareKey> share_heap_;                 // fill's heap of (fair share, link)
+    std::vector<ShareKey> sole_least_;                 // fill: by place in component_flows_, its least key alone
     std::vector<std::uint32_t> check_links_;           // links the consistency check visits
     std::uint32_t check_stamp_ = 0;
     std::vector<ShareKey> by_cap_;  // component flows as keys (cap, slot), by cap then slot

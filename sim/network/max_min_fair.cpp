@@ -220,7 +220,8 @@ void FlowNetwork::fill() {
     link_sums_.assign(component_links_.size(), LinkSums{});
     for (std::size_t i = 0; i < component_links_.size(); ++i)
         component_pos_[component_links_[i]] = static_cast<std::uint32_t>(i);
-    for (const std::uint32_t f : component_flows_) {
+    for (std::uint32_t place = 0; place < component_flows_.size(); ++place) {
+        const std::uint32_t f = component_flows_[place];
         const FlowShare& s = share_[f];
         const RateUnits rate = rate_units(s.rate);
         const double demand = s.cap * s.weight;
@@ -230,10 +231,18 @@ void FlowNetwork::fill() {
             sums.weight += s.weight * count;
             sums.demand += demand * count;
             sums.selected += rate * count;
+            sums.sole = sums.sole == 0 || sums.sole == place + 1 ? place + 1 : LinkSums::many;
         });
         for (const std::uint32_t l : held_links(f))
             if (link_fill_[l].mark == epoch_) ++link_sums_[component_pos_[l]].held;
     }
+    // A link with one selected flow keeps its fair share until that flow is fixed (the others on it hold their
+    // rates), and only that flow's fixing changes it: of such links, only each flow's least key can ever be the
+    // heap's minimum while the flow is unfixed; the others would be popped after it, all their flows fixed. So
+    // only the least goes in the heap (the others left out, as if they could not bind): the same flows fixed at
+    // the same levels, in the same order, over far fewer keys (a class's members' own links are most of its route).
+    constexpr ShareKey no_key = ~ShareKey{0};
+    sole_least_.assign(component_flows_.size(), no_key);
     for (std::size_t i = 0; i < component_links_.size(); ++i) {
         const std::uint32_t l = component_links_[i];
         const LinkSums& sums = link_sums_[i];
@@ -247,7 +256,20 @@ void FlowNetwork::fill() {
         lf.unfixed = residual >= sums.demand ? 0 : sums.weight;
         if (lf.unfixed == 0) continue;
         lf.residual = units;
-        shares.push_back(key(residual / lf.unfixed, l));
+        const ShareKey k = key(residual / lf.unfixed, l);
+        if (sums.sole != LinkSums::many && sums.sole != 0) {  // (0: no selected flow, so left out above)
+            ShareKey& least = sole_least_[sums.sole - 1];
+            least = std::min(least, k);
+            lf.unfixed = 0;  // (restored below for the least)
+            continue;
+        }
+        shares.push_back(k);
+    }
+    for (const ShareKey least : sole_least_) {
+        if (least == no_key) continue;
+        const std::uint32_t l = id_of(least);
+        link_fill_[l].unfixed = link_sums_[component_pos_[l]].weight;
+        shares.push_back(least);
     }
     for (const std::uint32_t f : component_flows_) fixed_[f] = 0;
     // Fixes flow f at water level `level` per share: its rate is level x weight, taken from its links' residuals
