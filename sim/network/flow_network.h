@@ -455,7 +455,14 @@ private:
         RateUnits residual = 0;
         std::uint32_t unfixed = 0;  // weight of its flows not yet fixed (0: left out of the fill)
         std::uint32_t mark = 0;     // epoch stamp: in the component of the update in progress
+        // The only selected flow on it, as its place in component_flows_ + 1, or many; valid in the fill whose
+        // stamp (fill_stamp_) it holds, else none. (Here, not in LinkSums: the fill reads this line anyway.)
+        std::uint32_t sole = 0;
+        std::uint32_t sole_stamp = 0;
+        static constexpr std::uint32_t many = UINT32_MAX;
     };
+    static_assert(sizeof(LinkFill) == 32);
+    std::uint32_t fill_stamp_ = 0;
     /// Sums over the selected flows' entries on a link of the component, by its place there (component_pos_). They
     /// are taken by walking the selected flows' routes (a handful of flows), not by scanning the link's flows
     /// (often many more): what the others hold is the link's rate sum less the selected flows' part.
@@ -464,8 +471,6 @@ private:
         double demand = 0;         // caps x weights
         std::uint32_t weight = 0;  // weights
         std::uint32_t held = 0;    // flows the link held below their caps before the update (held_by)
-        std::uint32_t sole = 0;    // the only selected flow on it, as its place in component_flows_ + 1, or many
-        static constexpr std::uint32_t many = UINT32_MAX;
     };
     std::vector<LinkSums> link_sums_;           // by place in component_links_, at the last fill
     std::vector<std::uint32_t> component_pos_;  // by link: its place in component_links_ at the last fill

@@ -218,6 +218,10 @@ void FlowNetwork::fill() {
     // The selected flows' sums on each link, from their routes (kept by the link's place in the component, side
     // by side); the other flows hold the rest of the link's rate sum (LinkState::rate_sum) and keep it.
     link_sums_.assign(component_links_.size(), LinkSums{});
+    // Links with one selected flow are told apart (below) only in large components: a class's route, whose
+    // members' own links are most of it. With a few lone flows the heap is small and the tally would cost more.
+    const bool by_sole = component_links_.size() >= 256;
+    ++fill_stamp_;
     for (std::size_t i = 0; i < component_links_.size(); ++i)
         component_pos_[component_links_[i]] = static_cast<std::uint32_t>(i);
     for (std::uint32_t place = 0; place < component_flows_.size(); ++place) {
@@ -226,12 +230,19 @@ void FlowNetwork::fill() {
         const RateUnits rate = rate_units(s.rate);
         const double demand = s.cap * s.weight;
         for_each_link(f, [&](std::uint32_t l, std::uint32_t count) {
-            if (link_fill_[l].mark != epoch_) return;  // (the reference's component: links that may bind)
+            LinkFill& lf = link_fill_[l];
+            if (lf.mark != epoch_) return;  // (the reference's component: links that may bind)
             LinkSums& sums = link_sums_[component_pos_[l]];
             sums.weight += s.weight * count;
             sums.demand += demand * count;
             sums.selected += rate * count;
-            sums.sole = sums.sole == 0 || sums.sole == place + 1 ? place + 1 : LinkSums::many;
+            if (!by_sole) return;
+            if (lf.sole_stamp != fill_stamp_) {
+                lf.sole_stamp = fill_stamp_;
+                lf.sole = place + 1;
+            } else if (lf.sole != place + 1) {
+                lf.sole = LinkFill::many;
+            }
         });
         for (const std::uint32_t l : held_links(f))
             if (link_fill_[l].mark == epoch_) ++link_sums_[component_pos_[l]].held;
@@ -242,7 +253,7 @@ void FlowNetwork::fill() {
     // only the least goes in the heap (the others left out, as if they could not bind): the same flows fixed at
     // the same levels, in the same order, over far fewer keys (a class's members' own links are most of its route).
     constexpr ShareKey no_key = ~ShareKey{0};
-    sole_least_.assign(component_flows_.size(), no_key);
+    sole_least_.assign(by_sole ? component_flows_.size() : 0, no_key);
     for (std::size_t i = 0; i < component_links_.size(); ++i) {
         const std::uint32_t l = component_links_[i];
         const LinkSums& sums = link_sums_[i];
@@ -257,8 +268,8 @@ void FlowNetwork::fill() {
         if (lf.unfixed == 0) continue;
         lf.residual = units;
         const ShareKey k = key(residual / lf.unfixed, l);
-        if (sums.sole != LinkSums::many && sums.sole != 0) {  // (0: no selected flow, so left out above)
-            ShareKey& least = sole_least_[sums.sole - 1];
+        if (by_sole && lf.sole_stamp == fill_stamp_ && lf.sole != LinkFill::many) {
+            ShareKey& least = sole_least_[lf.sole - 1];
             least = std::min(least, k);
             lf.unfixed = 0;  // (restored below for the least)
             continue;
