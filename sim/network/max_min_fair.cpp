@@ -67,11 +67,29 @@ void FlowNetwork::select_affected_flows() {
         link_fill_[l].mark = epoch_;
         component_links_.push_back(l);
     };
+    // A link f has to itself (no other flow on it) fixes nothing f's least such link does not: its share stays until
+    // f is fixed, and one with a higher key would be popped after f was fixed (the fill's rule for links with one
+    // selected flow, max_min_fair.cpp). Only the least joins the component, unless the update touched the others;
+    // those the fill would leave out (residual >= demand, the same doubles) are not candidates.
     auto add_flow = [&](std::uint32_t f) {
         if (share_[f].mark == epoch_) return;
         share_[f].mark = epoch_;
         component_flows_.push_back(f);
-        for_each_link(f, [&](std::uint32_t l, std::uint32_t) { add_link(l); });
+        const std::uint32_t weight = share_[f].weight;
+        const double demand = share_[f].cap * weight;
+        ShareKey least = ~ShareKey{0};
+        for_each_link(f, [&](std::uint32_t l, std::uint32_t count) {
+            if (link_fill_[l].mark == epoch_) return;
+            if (links_[l].flows.size() != 1) {
+                add_link(l);
+                return;
+            }
+            const double residual = rate_of_units(capacity_units_[l]);  // (f's part is all of the rate sum)
+            if (residual >= demand * count) return;
+            const double share = residual / static_cast<double>(weight * count);
+            least = std::min(least, (ShareKey{std::bit_cast<std::uint64_t>(share)} << 32) | l);
+        });
+        if (least != ~ShareKey{0}) add_link(static_cast<std::uint32_t>(least));
     };
     for (const std::uint32_t l : dirty_links_) add_link(l);
     dirty_links_.clear();
@@ -110,7 +128,9 @@ void FlowNetwork::select_affected_flows() {
                 least = std::min(least, new_rate_[f] / share_[f].weight);
             }
             if (new_rate_[f] == share_[f].rate && new_limit_[f] == share_[f].limiting_link) continue;
-            for_each_link(f, [&](std::uint32_t l, std::uint32_t) { check_link(l); });
+            for_each_link(f, [&](std::uint32_t l, std::uint32_t) {
+                if (link_fill_[l].mark == epoch_) check_link(l);  // (a link f has to itself: nothing to check)
+            });
         }
         for (std::size_t i = 0; i < check_links_.size(); ++i) {
             const std::uint32_t l = check_links_[i];
