@@ -24,6 +24,13 @@ namespace {
 /// plus 2^-32 bytes/s per flow fixed before (residuals are kept in rate units), and 1e-12 of a rate is under a
 /// picosecond per second of transfer.
 constexpr double same_level = 1e-12;
+
+/// The fill's heap key: a share (or a cap) above a link's (or a flow's) id. A non-negative double's bits order as the
+/// double does, and shares are never negative or NaN, so keys compare as (value, id) in one integer comparison.
+template <typename Key>
+Key share_key(double value, std::uint32_t id) {
+    return (Key{std::bit_cast<std::uint64_t>(value)} << 32) | id;
+}
 }  // namespace
 
 void FlowNetwork::select_dirty_links() {
@@ -87,7 +94,7 @@ void FlowNetwork::select_affected_flows() {
             const double residual = rate_of_units(capacity_units_[l]);  // (f's part is all of the rate sum)
             if (residual >= demand * count) return;
             const double share = residual / static_cast<double>(weight * count);
-            least = std::min(least, (ShareKey{std::bit_cast<std::uint64_t>(share)} << 32) | l);
+            least = std::min(least, share_key<ShareKey>(share, l));
         });
         if (least != ~ShareKey{0}) add_link(static_cast<std::uint32_t>(least));
     };
@@ -212,7 +219,7 @@ void FlowNetwork::fill() {
     std::vector<ShareKey>& shares = share_heap_;
     shares.clear();
     const auto key = [](double value, std::uint32_t id) {  // (a share and its link, or a cap and its flow)
-        return (ShareKey{std::bit_cast<std::uint64_t>(value)} << 32) | id;
+        return share_key<ShareKey>(value, id);
     };
     const auto share_of = [](ShareKey k) { return std::bit_cast<double>(static_cast<std::uint64_t>(k >> 32)); };
     const auto id_of = [](ShareKey k) { return static_cast<std::uint32_t>(k); };
@@ -251,7 +258,9 @@ void FlowNetwork::fill() {
         const double demand = s.cap * s.weight;
         for_each_link(f, [&](std::uint32_t l, std::uint32_t count) {
             LinkFill& lf = link_fill_[l];
-            if (lf.mark != epoch_) return;  // (the reference's component: links that may bind)
+            // Outside the component: in the reference, a link that cannot bind; in the selection, a link the flow
+            // has to itself but its least.
+            if (lf.mark != epoch_) return;
             LinkSums& sums = link_sums_[component_pos_[l]];
             sums.weight += s.weight * count;
             sums.demand += demand * count;
