@@ -6,7 +6,7 @@
 
 namespace clustersim::engine {
 
-EventQueue::EventQueue() { heap_.resize(root, Key{Time{0}, 0}); }
+EventQueue::EventQueue() { heap_.resize(root, Key{0, 0}); }
 
 void EventQueue::reserve(std::size_t n) {
     heap_.reserve(n + root);
@@ -32,7 +32,7 @@ EventQueue::Inserted EventQueue::insert(Time at, std::uint16_t kind, std::uint32
     }
     const std::uint64_t seq = next_sequence();
     heap_.emplace_back();
-    sift_up(heap_.size() - 1, Key{at, (seq << slot_bits) | slot});
+    sift_up(heap_.size() - 1, Key{time_bits(at), (seq << slot_bits) | slot});
     return {seq, slot};
 }
 
@@ -50,15 +50,25 @@ void EventQueue::sift_up(std::size_t hole, Key key) {
 
 void EventQueue::sift_down(std::size_t hole, Key key) {
     const std::size_t end = heap_.size();
+    const Key* const h = heap_.data();
     while (true) {
         const std::size_t first = (hole - root) * 4 + 1 + root;
         if (first >= end) break;
-        std::size_t best = first;
-        const std::size_t stop = first + 4 < end ? first + 4 : end;
-        for (std::size_t c = first + 1; c < stop; ++c) {
-            if (earlier(heap_[c], heap_[best])) best = c;
+        std::size_t best;
+        if (first + 4 <= end) {
+            // The least of four siblings by two pairs, then their winners (keys are distinct: the same child as
+            // a scan would pick), with conditional moves.
+            const std::size_t low = first + static_cast<std::size_t>(earlier(h[first + 1], h[first]));
+            const std::size_t high = first + 2 + static_cast<std::size_t>(earlier(h[first + 3], h[first + 2]));
+            const std::size_t take_high = std::size_t{0} - static_cast<std::size_t>(earlier(h[high], h[low]));
+            best = low ^ ((low ^ high) & take_high);
+        } else {
+            best = first;
+            for (std::size_t c = first + 1; c < end; ++c) {
+                if (earlier(h[c], h[best])) best = c;
+            }
         }
-        if (!earlier(heap_[best], key)) break;
+        if (!earlier(h[best], key)) break;
         heap_[hole] = heap_[best];
         position_[slot_of(heap_[hole])] = static_cast<std::uint32_t>(hole);
         hole = best;
@@ -77,7 +87,7 @@ Event EventQueue::pop() {
     if (heap_.size() > root) sift_down(root, last);
     const Payload& p = payloads_[slot];
     free_slots_.push_back(slot);
-    return Event{top.at, top.seq_slot >> slot_bits, p.target, p.generation, p.kind};
+    return Event{time_of(top), top.seq_slot >> slot_bits, p.target, p.generation, p.kind};
 }
 
 void EventQueue::reschedule(std::uint32_t slot, Time at, std::uint16_t kind, std::uint32_t target,
@@ -86,7 +96,7 @@ void EventQueue::reschedule(std::uint32_t slot, Time at, std::uint16_t kind, std
     CLUSTERSIM_CHECK(at_index >= root && at_index < heap_.size() && slot_of(heap_[at_index]) == slot,
                      "rescheduling slot {}, which is not pending", slot);
     payloads_[slot] = Payload{target, generation, kind};
-    const Key key{at, (next_sequence() << slot_bits) | slot};
+    const Key key{time_bits(at), (next_sequence() << slot_bits) | slot};
     if (earlier(key, heap_[at_index]))
         sift_up(at_index, key);
     else

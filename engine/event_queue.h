@@ -61,7 +61,7 @@ public:
     void remove(std::uint32_t slot);
     /// Removes and returns the earliest event. The queue must not be empty.
     Event pop();
-    [[nodiscard]] Time top_time() const { return heap_[root].at; }
+    [[nodiscard]] Time top_time() const { return time_of(heap_[root]); }
     [[nodiscard]] bool empty() const { return heap_.size() == root; }
     [[nodiscard]] std::size_t size() const { return heap_.size() - root; }
     void reserve(std::size_t n);
@@ -71,10 +71,16 @@ public:
     static constexpr std::uint64_t max_sequence = (1ULL << (64 - slot_bits));
 
 private:
+    // The time's bits with the sign bit flipped (signed order as unsigned order) above the sequence and slot: the
+    // key orders as one 128-bit unsigned integer, compared in two integer compares without a branch. Events at
+    // equal times are common (ranks in step end their kernels together), and a branch on the times' equality
+    // mispredicted on most of them.
     struct Key {
-        Time at;
+        std::uint64_t time_bits;
         std::uint64_t seq_slot;
     };
+    static std::uint64_t time_bits(Time at) { return static_cast<std::uint64_t>(at.count()) ^ sign_bit; }
+    static Time time_of(const Key& k) { return Time{static_cast<std::int64_t>(k.time_bits ^ sign_bit)}; }
     struct Payload {
         std::uint32_t target;
         std::uint32_t generation;
@@ -83,7 +89,11 @@ private:
     // Physical index of the root: with it at 3, the children of logical node i (4i+1..4i+4) sit at physical
     // 4(i+1)..4(i+1)+3, one aligned cache line.
     static constexpr std::size_t root = 3;
-    static bool earlier(const Key& a, const Key& b) { return a.at != b.at ? a.at < b.at : a.seq_slot < b.seq_slot; }
+    static constexpr std::uint64_t sign_bit = std::uint64_t{1} << 63;
+    static bool earlier(const Key& a, const Key& b) {
+        __extension__ typedef unsigned __int128 Order;
+        return ((Order{a.time_bits} << 64) | a.seq_slot) < ((Order{b.time_bits} << 64) | b.seq_slot);
+    }
     static std::uint32_t slot_of(const Key& k) { return static_cast<std::uint32_t>(k.seq_slot & (max_pending - 1)); }
     struct Inserted {
         std::uint64_t seq;

@@ -1,5 +1,6 @@
-// Engine benchmark: the hold model at N = 1e3, 1e5, 1e6 pending events, Simulator vs a bare
-// std::priority_queue in the same run. Prints ns per event for both and their ratio (target <= 1.5).
+// Engine benchmark: the hold model at N = 1e3, 1e5, 1e6 pending events, with continuous increments and with
+// four durations (events at equal times), Simulator vs a bare std::priority_queue in the same run. Prints ns per
+// event for both and their ratio (target <= 1.5).
 #include <cstdio>
 #include <map>
 #include <string>
@@ -15,22 +16,35 @@ using clustersim::bench::BareHold;
 using clustersim::bench::SimulatorHold;
 constexpr std::uint64_t batch = 10'000;
 
+/// The hold model on the Simulator; state.range(1) > 0 draws increments from that many durations (events at
+/// equal times, ordered by their sequence numbers: ranks in step).
 void simulator_hold(benchmark::State& state) {
-    SimulatorHold hold(static_cast<std::size_t>(state.range(0)), 42);
+    SimulatorHold hold(static_cast<std::size_t>(state.range(0)), 42, static_cast<std::uint32_t>(state.range(1)));
     hold.run(static_cast<std::uint64_t>(state.range(0)));  // warm up: reach the steady-state time distribution
     for (auto _ : state) benchmark::DoNotOptimize(hold.run(batch));
     state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * batch));
 }
 
 void bare_priority_queue_hold(benchmark::State& state) {
-    BareHold hold(static_cast<std::size_t>(state.range(0)), 42);
+    BareHold hold(static_cast<std::size_t>(state.range(0)), 42, static_cast<std::uint32_t>(state.range(1)));
     hold.run(static_cast<std::uint64_t>(state.range(0)));
     for (auto _ : state) benchmark::DoNotOptimize(hold.run(batch));
     state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * batch));
 }
 
-BENCHMARK(simulator_hold)->Arg(1'000)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMicrosecond);
-BENCHMARK(bare_priority_queue_hold)->Arg(1'000)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMicrosecond);
+// Continuous increments (ties all but never), then four durations (ties common).
+#define CLUSTERSIM_HOLD_ARGS           \
+    ArgNames({"pending", "durations"}) \
+        ->Args({1'000, 0})             \
+        ->Args({100'000, 0})           \
+        ->Args({1'000'000, 0})         \
+        ->Args({1'000, 4})             \
+        ->Args({100'000, 4})           \
+        ->Args({1'000'000, 4})         \
+        ->Unit(benchmark::kMicrosecond)
+BENCHMARK(simulator_hold)->CLUSTERSIM_HOLD_ARGS;
+BENCHMARK(bare_priority_queue_hold)->CLUSTERSIM_HOLD_ARGS;
+#undef CLUSTERSIM_HOLD_ARGS
 
 /// Collects per-event times of both benchmarks and prints the ratio table after the run.
 class RatioReporter : public benchmark::ConsoleReporter {
@@ -39,27 +53,45 @@ public:
         ConsoleReporter::ReportRuns(runs);
         for (const Run& r : runs) {
             const double ns_per_event = r.GetAdjustedRealTime() * 1e3 / static_cast<double>(batch);  // unit is us
+            // Names read "simulator_hold/pending:1000/durations:4".
             const std::string name = r.benchmark_name();
-            const auto slash = name.find('/');
-            const std::string n = name.substr(slash + 1);
+            const auto value = [&](const std::string& arg) {
+                const auto at = name.find(arg + ":") + arg.size() + 1;
+                return name.substr(at, name.find('/', at) - at);
+            };
+            const std::pair<std::string, std::string> args{value("pending"), value("durations")};
             if (name.rfind("simulator_hold", 0) == 0)
-                engine_[n] = ns_per_event;
+                engine_[args] = ns_per_event;
             else
-                bare_[n] = ns_per_event;
+                bare_[args] = ns_per_event;
         }
     }
     void Finalize() override {
         ConsoleReporter::Finalize();
-        std::printf("\n| pending N | Simulator ns/event | bare priority_queue ns/event | ratio |\n|---|---|---|---|\n");
-        for (const auto& [n, ns] : engine_) {
-            const auto it = bare_.find(n);
+        std::printf(
+            "\n| pending N | increments | Simulator ns/event | bare priority_queue ns/event | ratio |\n"
+            "|---|---|---|---|---|\n");
+        for (const auto& [args, ns] : engine_) {
+            const auto it = bare_.find(args);
             if (it == bare_.end()) continue;
-            std::printf("| %s | %.1f | %.1f | %.2f |\n", n.c_str(), ns, it->second, ns / it->second);
+            const auto& [pending, durations] = args;
+            const std::string increments =
+                durations == "0" ? "continuous" : "one of " + durations + " durations (ties)";
+            std::printf("| %s | %s | %.1f | %.1f | %.2f |\n", pending.c_str(), increments.c_str(), ns, it->second,
+                        ns / it->second);
         }
     }
 
 private:
-    std::map<std::string, double> engine_, bare_;
+    // By (pending, durations), as printed; numeric order of pending within each kind of increments.
+    struct ByArgs {
+        bool operator()(const std::pair<std::string, std::string>& a,
+                        const std::pair<std::string, std::string>& b) const {
+            return std::pair(std::stoul(a.second), std::stoul(a.first)) <
+                   std::pair(std::stoul(b.second), std::stoul(b.first));
+        }
+    };
+    std::map<std::pair<std::string, std::string>, double, ByArgs> engine_, bare_;
 };
 
 }  // namespace

@@ -8,7 +8,8 @@ constexpr std::int64_t mean_increment_ps = 1'000'000;  // 1 us between an event 
 constexpr std::uint16_t hold_event = 1;
 }  // namespace
 
-SimulatorHold::SimulatorHold(std::size_t pending, std::uint64_t seed) : increments_(seed, mean_increment_ps) {
+SimulatorHold::SimulatorHold(std::size_t pending, std::uint64_t seed, std::uint32_t distinct)
+    : increments_(seed, mean_increment_ps, distinct) {
     sim_.reserve(pending + 1);
     for (std::size_t i = 0; i < pending; ++i)
         sim_.schedule_at(increments_.next(), hold_event, static_cast<std::uint32_t>(i));
@@ -21,7 +22,8 @@ std::uint64_t SimulatorHold::run(std::uint64_t events) {
     return sim_.events_processed() - before;
 }
 
-BareHold::BareHold(std::size_t pending, std::uint64_t seed) : increments_(seed, mean_increment_ps) {
+BareHold::BareHold(std::size_t pending, std::uint64_t seed, std::uint32_t distinct)
+    : increments_(seed, mean_increment_ps, distinct) {
     std::vector<Entry> initial;
     initial.reserve(pending + 1);
     for (std::size_t i = 0; i < pending; ++i) initial.emplace_back(increments_.next().count(), seq_++);

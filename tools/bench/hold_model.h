@@ -12,23 +12,29 @@
 
 namespace clustersim::bench {
 
-/// Deterministic increments: uniform integer picoseconds in [1, 2 * mean].
+/// Deterministic increments: uniform integer picoseconds in [1, 2 * mean], or, with `distinct` > 0, one of that
+/// many durations (multiples of 2 * mean / distinct), so that events often fall at equal times, as when ranks in
+/// step run kernels of a few lengths.
 class HoldIncrements {
 public:
-    HoldIncrements(std::uint64_t seed, std::int64_t mean_ps) : rng_(seed), span_(2 * mean_ps) {}
+    HoldIncrements(std::uint64_t seed, std::int64_t mean_ps, std::uint32_t distinct = 0)
+        : rng_(seed), span_(2 * mean_ps), distinct_(distinct) {}
     engine::Time next() {
+        if (distinct_ > 0) return engine::Time{static_cast<std::int64_t>(1 + rng_() % distinct_) * (span_ / distinct_)};
         return engine::Time{1 + static_cast<std::int64_t>(rng_() % static_cast<std::uint64_t>(span_))};
     }
 
 private:
     std::mt19937_64 rng_;
     std::int64_t span_;
+    std::uint32_t distinct_;
 };
 
 /// The hold model on the engine's Simulator.
 class SimulatorHold {
 public:
-    SimulatorHold(std::size_t pending, std::uint64_t seed);
+    /// `distinct`: see HoldIncrements (0: continuous increments).
+    SimulatorHold(std::size_t pending, std::uint64_t seed, std::uint32_t distinct = 0);
     /// Runs `events` more events; returns the number run.
     std::uint64_t run(std::uint64_t events);
     [[nodiscard]] const engine::Simulator& simulator() const { return sim_; }
@@ -41,7 +47,7 @@ private:
 /// The same on a bare std::priority_queue<(time, seq)>: the lower bound the engine is measured against.
 class BareHold {
 public:
-    BareHold(std::size_t pending, std::uint64_t seed);
+    BareHold(std::size_t pending, std::uint64_t seed, std::uint32_t distinct = 0);
     std::uint64_t run(std::uint64_t events);
     [[nodiscard]] std::int64_t now_ps() const { return now_; }
 

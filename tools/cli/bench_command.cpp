@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <string>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
@@ -22,6 +23,7 @@ struct BenchOptions {
     std::size_t pending = 100'000;
     std::uint64_t events = 2'000'000;
     std::uint64_t seed = 1;
+    std::uint32_t durations = 0;  // 0: continuous increments; else one of that many (events at equal times)
 };
 
 template <class Hold>
@@ -32,15 +34,17 @@ double seconds_to_run(Hold& hold, std::uint64_t events) {
 }
 
 void run_engine_bench(const BenchOptions& o) {
-    bench::SimulatorHold engine_hold(o.pending, o.seed);
-    bench::BareHold bare_hold(o.pending, o.seed);
+    bench::SimulatorHold engine_hold(o.pending, o.seed, o.durations);
+    bench::BareHold bare_hold(o.pending, o.seed, o.durations);
     engine_hold.run(o.pending);  // warm-up to the steady state
     bare_hold.run(o.pending);
     const double engine_s = seconds_to_run(engine_hold, o.events);
     const double bare_s = seconds_to_run(bare_hold, o.events);
     const auto& sim = engine_hold.simulator();
-    std::printf("hold model: %zu pending events, %llu events timed (seed %llu)\n", o.pending,
-                static_cast<unsigned long long>(o.events), static_cast<unsigned long long>(o.seed));
+    const std::string increments =
+        o.durations == 0 ? "uniform in [1 ps, 2 us]" : fmt::format("one of {} durations up to 2 us", o.durations);
+    std::printf("hold model: %zu pending events, %llu events timed (seed %llu), increments %s\n", o.pending,
+                static_cast<unsigned long long>(o.events), static_cast<unsigned long long>(o.seed), increments.c_str());
     std::printf("  simulated time       %s\n", engine::format_time(sim.now()).c_str());
     std::printf("  events processed     %llu\n", static_cast<unsigned long long>(sim.events_processed()));
     std::printf("  Simulator            %.1f ns/event (%.2f M events/s)\n",
@@ -136,6 +140,13 @@ void add_bench_command(CLI::App& app) {
         ->capture_default_str()
         ->check(CLI::Range(1ULL, 1'000'000'000ULL));
     engine_cmd->add_option("--seed", options->seed, "Seed of the random increments")->capture_default_str();
+    engine_cmd
+        ->add_option("--durations", options->durations,
+                     "Draw each increment from this many durations (multiples of 2 us / N), so that events often "
+                     "fall at equal times, as when ranks in step run kernels of a few lengths; 0: uniform in "
+                     "[1 ps, 2 us]")
+        ->capture_default_str()
+        ->check(CLI::Range(0, 1'000'000));
     engine_cmd->callback([options] { run_engine_bench(*options); });
 
     auto net_options = std::make_shared<NetworkBenchOptions>();
