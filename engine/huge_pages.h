@@ -21,13 +21,19 @@ void reserve_huge(std::vector<T, A>& v, std::size_t n) {
     advise_huge_pages(v.data(), v.capacity() * sizeof(T));
 }
 
-/// `v` as `n` copies of `value`, on huge pages where the system gives them.
+/// Room for `n` elements in `v`, on huge pages if it has to be allocated (what `v` held is dropped then).
 template <class T, class A>
-void assign_huge(std::vector<T, A>& v, std::size_t n, const T& value) {
+void reserve_huge_fresh(std::vector<T, A>& v, std::size_t n) {
     if (v.capacity() < n) {
         std::vector<T, A>().swap(v);
         reserve_huge(v, n);
     }
+}
+
+/// `v` as `n` copies of `value`, on huge pages where the system gives them.
+template <class T, class A>
+void assign_huge(std::vector<T, A>& v, std::size_t n, const T& value) {
+    reserve_huge_fresh(v, n);
     v.assign(n, value);
 }
 

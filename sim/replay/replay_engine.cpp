@@ -13,6 +13,7 @@
 #include "engine/huge_pages.h"
 #include "engine/log.h"
 #include "engine/memory_budget.h"
+#include "engine/page_warmer.h"
 
 namespace clustersim::sim {
 
@@ -78,11 +79,16 @@ void ReplayEngine::setup() {
                                      : topo::DeviceId{});
     }
     const std::size_t n = g_.ops.size();
-    // Per-op state: on huge pages where the system gives them (engine/huge_pages.h).
-    engine::assign_huge(timeline_.ops, n, traces::OpTiming{});
-    engine::assign_huge(timeline_.critical_preds, n, OpId::invalid());
+    // Per-op state: on huge pages where the system gives them (engine/huge_pages.h). The arrays written last (at
+    // the end of the setup) are faulted in on another thread meanwhile (engine/page_warmer.h).
+    engine::PageWarmer warmer;
+    engine::reserve_huge_fresh(timeline_.ops, n);
+    engine::reserve_huge_fresh(timeline_.critical_preds, n);
+    engine::reserve_huge_fresh(p2p_arrived_, n);
+    warmer.warm(timeline_.ops.data(), n * sizeof(traces::OpTiming));
+    warmer.warm(timeline_.critical_preds.data(), n * sizeof(OpId));
+    warmer.warm(p2p_arrived_.data(), n);
     engine::assign_huge(op_state_, n + 1, OpState{});
-    engine::assign_huge(p2p_arrived_, n, std::uint8_t{0});
     std::vector<OpId> last_on_stream(g_.streams.size(), OpId::invalid());
     // Dependents (CSR) built in place: each op's count at the next one's offset, summed into offsets, filled with
     // the offsets as cursors (each ends at the next list's start), shifted back; no per-op scratch arrays.
@@ -188,6 +194,9 @@ void ReplayEngine::setup() {
         timer_stream_[stream_timer_.back()] = static_cast<std::uint32_t>(s);
     }
     comm_active_.assign(g_.rank_count, 0);
+    engine::assign_huge(timeline_.ops, n, traces::OpTiming{});
+    engine::assign_huge(timeline_.critical_preds, n, OpId::invalid());
+    engine::assign_huge(p2p_arrived_, n, std::uint8_t{0});
     setup_stragglers();
     for (std::uint32_t k = 0; k < options_.cluster_events.size(); ++k)
         sim_.schedule_at(options_.cluster_events[k].at, to_u16(EventKind::cluster_event), k);

@@ -10,6 +10,7 @@
 #include "engine/error.h"
 #include "engine/huge_pages.h"
 #include "engine/memory_budget.h"
+#include "engine/page_warmer.h"
 #include "workloads/transformer/transformer_builder.h"
 #include "workloads/workload_registry.h"
 
@@ -354,7 +355,21 @@ traces::OpGraph TransformerBuilder::build() {
     g_.training.dtype = plan_.dtype;
     make_communicators();
     describe_derived();
-    for (const std::uint32_t r : simulated_) build_rank(r);
+    {
+        // The ops' arrays are reserved (whole, above): their next pages are faulted in on another thread while
+        // this one writes (engine/page_warmer.h).
+        engine::PageWarmer warmer;
+        const auto follow = [&] {
+            warmer.follow(0, g_.ops);
+            warmer.follow(1, g_.dep_offsets);
+            warmer.follow(2, g_.dep_ids);
+        };
+        follow();
+        for (const std::uint32_t r : simulated_) {
+            build_rank(r);
+            follow();
+        }
+    }
     if (plan_.pp > 1)
         for (const std::uint32_t r : simulated_) g_.rank_stage.push_back(grid_.coord(r)[GridDim::pp]);
     return std::move(g_);
