@@ -50,9 +50,19 @@ PageWarmer::~PageWarmer() {
         stop_ = true;
     }
     wake_.notify_all();
-    if (!thread_.joinable()) return;
+    if (thread_.joinable()) thread_.join();
+}
+
+void PageWarmer::finish() {
+    {
+        const std::lock_guard guard(lock_);
+        stop_ = true;
+    }
+    wake_.notify_all();
+    if (!thread_.joinable()) return;  // (no thread: nothing was faulted in ahead)
     thread_.join();
 #if defined(__linux__)
+    // (After the join: nothing faults these pages in again.)
     for (const Lane& l : lanes_) {
         const std::uintptr_t from = (l.used_end + page - 1) / page * page;
         if (l.base != 0 && l.until > from) (void)madvise(reinterpret_cast<void*>(from), l.until - from, MADV_DONTNEED);

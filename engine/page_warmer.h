@@ -28,8 +28,7 @@ public:
     PageWarmer() = default;
     PageWarmer(const PageWarmer&) = delete;
     PageWarmer& operator=(const PageWarmer&) = delete;
-    /// Stops the thread (within one chunk of a range), waits for it, and gives back the pages faulted in past each
-    /// followed array's end as last reported (they were never written).
+    /// Stops the thread (within one chunk of a range) and waits for it.
     ~PageWarmer();
 
     /// Whether this system can fault pages in ahead (Linux with MADV_POPULATE_WRITE, two cores or more).
@@ -49,6 +48,11 @@ public:
     void follow(std::size_t lane, const std::vector<T, A>& v) {
         follow(lane, v.data(), v.size() * sizeof(T), v.capacity() * sizeof(T));
     }
+
+    /// Call once the followed arrays are complete, their last follow() having reported their final sizes (nothing
+    /// may be written past those ends after it): stops the thread and gives back the pages faulted in past each end,
+    /// which were never written (up to `window_bytes` per array, otherwise committed for nothing).
+    void finish();
 
 private:
     struct Range {

@@ -369,6 +369,7 @@ traces::OpGraph TransformerBuilder::build() {
             build_rank(r);
             follow();
         }
+        warmer.finish();  // (the graph is complete: what was faulted in past its ends goes back)
     }
     if (plan_.pp > 1)
         for (const std::uint32_t r : simulated_) g_.rank_stage.push_back(grid_.coord(r)[GridDim::pp]);
