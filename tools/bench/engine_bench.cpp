@@ -32,19 +32,15 @@ void bare_priority_queue_hold(benchmark::State& state) {
     state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * batch));
 }
 
-// Continuous increments (ties all but never), then four durations (ties common).
-#define CLUSTERSIM_HOLD_ARGS           \
-    ArgNames({"pending", "durations"}) \
-        ->Args({1'000, 0})             \
-        ->Args({100'000, 0})           \
-        ->Args({1'000'000, 0})         \
-        ->Args({1'000, 4})             \
-        ->Args({100'000, 4})           \
-        ->Args({1'000'000, 4})         \
-        ->Unit(benchmark::kMicrosecond)
-BENCHMARK(simulator_hold)->CLUSTERSIM_HOLD_ARGS;
-BENCHMARK(bare_priority_queue_hold)->CLUSTERSIM_HOLD_ARGS;
-#undef CLUSTERSIM_HOLD_ARGS
+/// Continuous increments (ties all but never), then four durations (ties common), at each queue size.
+void hold_args(benchmark::internal::Benchmark* b) {
+    b->ArgNames({"pending", "durations"});
+    for (const std::int64_t durations : {0, 4})
+        for (const std::int64_t pending : {1'000, 100'000, 1'000'000}) b->Args({pending, durations});
+    b->Unit(benchmark::kMicrosecond);
+}
+BENCHMARK(simulator_hold)->Apply(hold_args);
+BENCHMARK(bare_priority_queue_hold)->Apply(hold_args);
 
 /// Collects per-event times of both benchmarks and prints the ratio table after the run.
 class RatioReporter : public benchmark::ConsoleReporter {
