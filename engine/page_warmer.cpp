@@ -44,23 +44,21 @@ bool PageWarmer::available() {
     return yes;
 }
 
-PageWarmer::~PageWarmer() {
+PageWarmer::~PageWarmer() { stop(); }
+
+bool PageWarmer::stop() {
     {
         const std::lock_guard guard(lock_);
         stop_ = true;
     }
     wake_.notify_all();
-    if (thread_.joinable()) thread_.join();
+    if (!thread_.joinable()) return false;
+    thread_.join();
+    return true;
 }
 
 void PageWarmer::finish() {
-    {
-        const std::lock_guard guard(lock_);
-        stop_ = true;
-    }
-    wake_.notify_all();
-    if (!thread_.joinable()) return;  // (no thread: nothing was faulted in ahead)
-    thread_.join();
+    if (!stop()) return;  // (no thread: nothing was faulted in ahead)
 #if defined(__linux__)
     // (After the join: nothing faults these pages in again.)
     for (const Lane& l : lanes_) {
@@ -84,13 +82,15 @@ void PageWarmer::follow(std::size_t lane, const void* data, std::size_t used, st
         Lane& l = lanes_[lane];
         if (l.base != base) {  // new, or moved: what was asked for the old place is dropped
             l.base = base;
-            l.until = (base + used + page - 1) / page * page;
+            l.until = 0;
             ++l.generation;
         }
         l.used_end = base + used;
         l.until = std::max(l.until, (base + used + page - 1) / page * page);  // (the writer may have overtaken it)
-        const std::uintptr_t target = (base + std::min(capacity, used + window_bytes)) / page * page;
-        if (target < l.until + follow_step && !(target > l.until && target == (base + capacity) / page * page)) return;
+        const std::uintptr_t last = (base + capacity) / page * page;
+        const std::uintptr_t target = std::min(last, (base + used + window_bytes) / page * page);
+        // Asked for in steps, but for the last stretch up to the reservation's end.
+        if (target < l.until + follow_step && !(target == last && target > l.until)) return;
         r = {l.until, target, lane, l.generation};
         l.until = target;
     }

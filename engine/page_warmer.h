@@ -36,10 +36,6 @@ public:
 
     /// Faults in [data, data + bytes), a range that will be written whole soon, after the ranges asked for before.
     void warm(const void* data, std::size_t bytes);
-    template <class T, class A>
-    void warm(const std::vector<T, A>& v) {  // its reserved capacity (reserve it first: nothing written yet)
-        warm(v.data(), v.capacity() * sizeof(T));
-    }
 
     /// A growing array (lane < lanes), reserved at [data, data + capacity) with `used` bytes written: its pages up
     /// to `window_bytes` past the end are faulted in. Call as it grows; a new `data` (the array moved) starts over.
@@ -67,6 +63,8 @@ private:
     };
     void enqueue(const Range& r);
     void run();
+    /// Stops the thread (within one chunk) and waits for it; true if there was one.
+    bool stop();
 
     std::mutex lock_;
     std::condition_variable wake_;

@@ -1,12 +1,14 @@
 // Engine benchmark: the hold model at N = 1e3, 1e5, 1e6 pending events, with continuous increments and with
 // four durations (events at equal times), Simulator vs a bare std::priority_queue in the same run. Prints ns per
 // event for both and their ratio (target <= 1.5).
+#include <cstdint>
 #include <cstdio>
 #include <map>
 #include <string>
 #include <vector>
 
 #include <benchmark/benchmark.h>
+#include <fmt/format.h>
 
 #include "tools/bench/hold_model.h"
 
@@ -49,13 +51,12 @@ public:
         ConsoleReporter::ReportRuns(runs);
         for (const Run& r : runs) {
             const double ns_per_event = r.GetAdjustedRealTime() * 1e3 / static_cast<double>(batch);  // unit is us
-            // Names read "simulator_hold/pending:1000/durations:4".
+            // Names read "simulator_hold/pending:1000/durations:4"; kept as (durations, pending), the table's order.
             const std::string name = r.benchmark_name();
             const auto value = [&](const std::string& arg) {
-                const auto at = name.find(arg + ":") + arg.size() + 1;
-                return name.substr(at, name.find('/', at) - at);
+                return std::stoull(name.substr(name.find(arg + ":") + arg.size() + 1));  // (up to the next '/')
             };
-            const std::pair<std::string, std::string> args{value("pending"), value("durations")};
+            const std::pair<std::uint64_t, std::uint64_t> args{value("durations"), value("pending")};
             if (name.rfind("simulator_hold", 0) == 0)
                 engine_[args] = ns_per_event;
             else
@@ -70,24 +71,16 @@ public:
         for (const auto& [args, ns] : engine_) {
             const auto it = bare_.find(args);
             if (it == bare_.end()) continue;
-            const auto& [pending, durations] = args;
+            const auto [durations, pending] = args;
             const std::string increments =
-                durations == "0" ? "continuous" : "one of " + durations + " durations (ties)";
-            std::printf("| %s | %s | %.1f | %.1f | %.2f |\n", pending.c_str(), increments.c_str(), ns, it->second,
-                        ns / it->second);
+                durations == 0 ? "continuous" : fmt::format("one of {} durations (ties)", durations);
+            std::printf("| %llu | %s | %.1f | %.1f | %.2f |\n", static_cast<unsigned long long>(pending),
+                        increments.c_str(), ns, it->second, ns / it->second);
         }
     }
 
 private:
-    // By (pending, durations), as printed; numeric order of pending within each kind of increments.
-    struct ByArgs {
-        bool operator()(const std::pair<std::string, std::string>& a,
-                        const std::pair<std::string, std::string>& b) const {
-            return std::pair(std::stoul(a.second), std::stoul(a.first)) <
-                   std::pair(std::stoul(b.second), std::stoul(b.first));
-        }
-    };
-    std::map<std::pair<std::string, std::string>, double, ByArgs> engine_, bare_;
+    std::map<std::pair<std::uint64_t, std::uint64_t>, double> engine_, bare_;  // by (durations, pending)
 };
 
 }  // namespace
