@@ -400,19 +400,22 @@ private:
     // Single-path routes by (source << 32 | destination): offset and length in route_pool_, with what starting a
     // flow on one reads of its links (so that a transfer's start touches this entry only); looked up, never
     // iterated. Cleared when a link's state changes (the router then routes around it).
-    struct CachedRoute {
-        double efficiency = 1;  // route_efficiency
+    // Two cache lines, aligned: the first holds what a transfer's start checks and reads (ends, key, links, cost),
+    // the second its cost memo (an entry straddling three lines cost a miss more per channel started).
+    struct alignas(64) CachedRoute {
+        std::uint64_t pair = 0;  // (src << 32 | dst)
+        std::uint64_t key = 0;   // the flow key that picked it (multipath only)
         std::uint32_t offset = 0;
         std::uint32_t length = 0;
+        std::uint64_t hash = 0;       // route_hash of its links (start_flows compares channels' routes by it first)
         FlowNetwork::RouteCost cost;  // latency and bottleneck
+        bool multipath = false;       // one of several equal-cost paths, picked by `key`
         bool between_nodes = false;   // source and destination in different nodes
         bool nvlink_first = false;    // its first link is NVLink
-        bool multipath = false;       // one of several equal-cost paths, picked by `key`
-        std::uint64_t pair = 0;       // (src << 32 | dst)
-        std::uint64_t key = 0;        // the flow key that picked it (multipath only)
-        std::uint64_t hash = 0;       // route_hash of its links (start_flows compares channels' routes by it first)
+        double efficiency = 1;        // route_efficiency
         CostMemo memo;                // the last flow's cost on it
     };
+    static_assert(sizeof(CachedRoute) == 128);
     /// A hash of a route's links, in order (equal routes, equal hashes).
     [[nodiscard]] static std::uint64_t route_hash(std::span<const topo::LinkId> route) {
         std::uint64_t hash = 0;

@@ -226,10 +226,17 @@ std::uint32_t ReplayEngine::keep_route_as(topo::DeviceId src, topo::DeviceId dst
     const auto kept = static_cast<std::uint32_t>(kept_routes_.size());
     (multipath ? keyed_routes_.find_or_insert(keyed_route(pair, key), inserted)
                : single_routes_.find_or_insert(pair, inserted)) = kept;
-    kept_routes_.push_back({route_efficiency(links), static_cast<std::uint32_t>(route_pool_.size()),
-                            static_cast<std::uint32_t>(links.size()), net_.route_cost(links), between_nodes,
-                            !links.empty() && cluster_.link(links.front()).kind == topo::LinkKind::nvlink, multipath,
-                            pair, multipath ? key : 0, route_hash(links)});
+    kept_routes_.push_back(
+        {.pair = pair,
+         .key = multipath ? key : 0,
+         .offset = static_cast<std::uint32_t>(route_pool_.size()),
+         .length = static_cast<std::uint32_t>(links.size()),
+         .hash = route_hash(links),
+         .cost = net_.route_cost(links),
+         .multipath = multipath,
+         .between_nodes = between_nodes,
+         .nvlink_first = !links.empty() && cluster_.link(links.front()).kind == topo::LinkKind::nvlink,
+         .efficiency = route_efficiency(links)});
     route_pool_.insert(route_pool_.end(), links.begin(), links.end());
     return kept;
 }
