@@ -15,15 +15,17 @@ void FlowNetwork::form_classes() {
     // that start now by those (then by start order, so that the result does not depend on slot reuse) and make
     // a class of each run of equal ones.
     // (Often already in order: a ring step's transfers are all alike.)
-    const auto by_key = [this](std::uint32_t a, std::uint32_t b) { return class_key(a) < class_key(b); };
+    const auto by_key = [](const Starting& a, const Starting& b) { return a.class_key() < b.class_key(); };
     if (!std::is_sorted(starting_.begin(), starting_.end(), by_key))
         std::stable_sort(starting_.begin(), starting_.end(), by_key);
     for (std::size_t i = 0; i < starting_.size();) {
         std::size_t j = i + 1;
-        while (j < starting_.size() && class_key(starting_[i]) == class_key(starting_[j])) ++j;
-        const std::uint32_t leader = starting_[i];
+        while (j < starting_.size() && starting_[i].class_key() == starting_[j].class_key()) ++j;
+        const std::uint32_t leader = starting_[i].flow;
         if (j - i > 1) {
-            make_class({starting_.data() + i, j - i});
+            class_members_.clear();
+            for (std::size_t k = i; k < j; ++k) class_members_.push_back(starting_[k].flow);
+            make_class(class_members_);
             ++classes_formed_;
             flows_in_classes_ += j - i;
         }
@@ -108,7 +110,7 @@ bool FlowNetwork::class_exact(std::uint32_t leader) {
         LinkLoad& load = link_load_[l];
         if (load.stamp != stamp) {
             double total = 0, max_level = 0;
-            for (const LinkEntry& e : links_[l].flows) {
+            for (const LinkEntry& e : links_[l].flows()) {
                 const double rate = share_[e.flow].mark == epoch_ ? new_rate_[e.flow] : share_[e.flow].rate;
                 total += rate * e.count;
                 max_level = std::max(max_level, rate / share_[e.flow].weight);

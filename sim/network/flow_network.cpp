@@ -127,7 +127,7 @@ FlowId FlowNetwork::start_flow_on_route(topo::DeviceId src, topo::DeviceId dst, 
                  to_u16(EventKind::flow_drained));
     } else if (options_.flow_classes) {
         // Attached by this instant's update, in a class with the flows that start now and are like it.
-        starting_.push_back(slot);
+        starting_.push_back(starting(slot));
         schedule_update();
     } else {
         attach(slot);
@@ -149,11 +149,10 @@ void FlowNetwork::attach(std::uint32_t flow) {
             TimedLink& timed = timed_[link];
             if (timed.holds != 0) throw LinkHeld{topo::LinkId{link}};
             timed.attached_once = true;
-            auto& on_link = links_[link].flows;
-            f.link_pos[i] = static_cast<std::uint32_t>(on_link.size());
-            on_link.push_back({flow, i, count});
+            f.link_pos[i] = links_[link].flow_count();
+            links_[link].add_entry({flow, i, count});
             links_[link].demand_units += units * count;
-            links_[link].rate_sum += rate * count;
+            links_[link].headroom -= rate * count;
             if (may_bind(link)) solve_needed_ = true;
             mark_dirty(link);
             ++i;
@@ -200,12 +199,9 @@ void FlowNetwork::detach(std::uint32_t flow) {
         flow, [&](std::uint32_t link, std::uint32_t count) __attribute__((always_inline)) {
             if (may_bind(link)) solve_needed_ = true;  // a flow held here may rise
             links_[link].demand_units -= units * count;
-            links_[link].rate_sum -= rate * count;
-            auto& on_link = links_[link].flows;
+            links_[link].headroom += rate * count;
             const std::uint32_t pos = f.link_pos[i++];
-            const LinkEntry moved = on_link.back();
-            on_link[pos] = moved;
-            on_link.pop_back();
+            const LinkEntry moved = links_[link].remove_entry(pos);
             // The entry moved into `pos` records its new position (it may be another hop of this same flow).
             flows_[moved.flow].link_pos[moved.place] = pos;
             mark_dirty(link);
@@ -215,7 +211,7 @@ void FlowNetwork::detach(std::uint32_t flow) {
 void FlowNetwork::set_share_rate(std::uint32_t flow, double rate) {
     const RateUnits change = rate_units(rate) - rate_units(share_[flow].rate);
     share_[flow].rate = rate;
-    for_each_link(flow, [&](std::uint32_t link, std::uint32_t count) { links_[link].rate_sum += change * count; });
+    for_each_link(flow, [&](std::uint32_t link, std::uint32_t count) { links_[link].headroom -= change * count; });
 }
 
 void FlowNetwork::count_held(std::uint32_t flow, std::int32_t delta) {
@@ -230,9 +226,10 @@ void FlowNetwork::audit() const {
     }
     for (std::uint32_t l = 0; l < links_.size(); ++l) {
         RateUnits sum = 0;
-        for (const LinkEntry& e : links_[l].flows) sum += rate_units(share_[e.flow].rate) * e.count;
-        CLUSTERSIM_CHECK(sum == links_[l].rate_sum, "link {}: kept rate sum {} bytes/s, its flows' {}", l,
-                         rate_of_units(links_[l].rate_sum), rate_of_units(sum));
+        for (const LinkEntry& e : links_[l].flows()) sum += rate_units(share_[e.flow].rate) * e.count;
+        const RateUnits kept = capacity_units_[l] - links_[l].headroom;
+        CLUSTERSIM_CHECK(sum == kept, "link {}: kept rate sum {} bytes/s, its flows' {}", l, rate_of_units(kept),
+                         rate_of_units(sum));
         CLUSTERSIM_CHECK(held[l] == links_[l].held_count, "link {}: kept {} flows held, its flows say {}", l,
                          links_[l].held_count, held[l]);
     }

@@ -36,6 +36,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <tuple>
@@ -297,8 +298,19 @@ private:
     /// Splits the classes of the component whose computed rates are not the max-min ones; true if any was.
     bool split_inexact_classes();
     /// What flows of one class share: bytes, latency, weight and cap.
-    [[nodiscard]] auto class_key(std::uint32_t flow) const {
-        return std::tie(flows_[flow].bytes, flows_[flow].latency, share_[flow].weight, share_[flow].cap);
+    /// A flow started in this instant, with what a class is formed by (its bytes, latency, weight and cap), side by
+    /// side: form_classes sorts and groups these without reading the flows' states (written as they started and
+    /// evicted since by the starts of a class's hundreds of members).
+    struct Starting {
+        std::uint64_t bytes = 0;
+        engine::Time latency{};
+        double cap = 0;
+        std::uint32_t weight = 1;
+        std::uint32_t flow = 0;
+        [[nodiscard]] auto class_key() const { return std::tie(bytes, latency, weight, cap); }
+    };
+    [[nodiscard]] Starting starting(std::uint32_t flow) const {
+        return {flows_[flow].bytes, flows_[flow].latency, share_[flow].cap, share_[flow].weight, flow};
     }
     /// Whether the link of entry `e` holds its flow below its cap (a class: holds a member that crosses it; a
     /// member's bottleneck is on its route, so a scan of the link's entries finds the class).
@@ -345,7 +357,7 @@ private:
     topo::Router router_;
     std::vector<engine::Time> link_latency_;  // by link (flat: read for every hop of every flow started)
     std::uint64_t link_state_version_ = 0;
-    // Rates summed in fixed point: units of 2^-32 bytes/s, each rate rounded down once (LinkState::rate_sum).
+    // Rates summed in fixed point: units of 2^-32 bytes/s, each rate rounded down once (LinkState::headroom).
     __extension__ typedef __int128 RateUnits;
     [[nodiscard]] static RateUnits rate_units(double rate) {
         rate = std::min(rate, 0x1p63);  // (no link carries 2^63 bytes/s: counted as that)
@@ -361,11 +373,11 @@ private:
     /// What a link keeps of its draining flows as they attach, detach and change, in one cache line (attaching
     /// and detaching a flow touch it on every hop; the solver reads it for every link it visits).
     struct alignas(64) LinkState {
-        // The sum of its flows' rates, one per entry (a class: per member), so that the solver reads what a link's
-        // other flows hold without scanning them. Integer sums are exact (a flow added and removed leaves nothing
-        // behind) and do not depend on the flows' order.
-        RateUnits rate_sum = 0;
-        std::vector<LinkEntry> flows;  // the draining flows on it
+        // Its capacity less the sum of its flows' rates, one per entry (a class: per member), in rate units, so that
+        // the solver reads what a link's other flows leave without scanning them (and without a line more for the
+        // capacity: the fill's starting residual is this plus the selected flows' part). Integer sums are exact (a
+        // flow added and removed leaves nothing behind) and do not depend on the flows' order.
+        RateUnits headroom = 0;
         // The sum of its flows' caps (cap x weight) in whole bytes/s, each flow's part rounded up (demand_units <=
         // capacity proves the link limits none of its flows: it cannot bind); integers, so adding and removing flows
         // is exact. A flow's part and the capacity are clamped at max_units (a flow clamped there is alone under a
@@ -373,19 +385,61 @@ private:
         // a link the sum is the true one.
         std::uint64_t demand_units = 0;
         double capacity = 0;  // its bandwidth, unless degraded; 0 while down
+
+        /// The draining flows on it (their entries, in the order attach and detach leave them).
+        [[nodiscard]] std::span<const LinkEntry> flows() const { return {count <= 1 ? &one : many.get(), count}; }
+        [[nodiscard]] std::uint32_t flow_count() const { return count; }
+        void add_entry(const LinkEntry& e) {
+            if (count == 0) {
+                one = e;
+                count = 1;
+                return;
+            }
+            if (count + 1 > many_capacity) {
+                const std::uint32_t grown = std::max({count + 1, many_capacity * 2, 4U});
+                auto fresh = std::make_unique_for_overwrite<LinkEntry[]>(grown);
+                if (count > 1) std::copy(many.get(), many.get() + count, fresh.get());
+                many = std::move(fresh);
+                many_capacity = grown;
+            }
+            if (count == 1) many[0] = one;
+            many[count++] = e;
+        }
+        /// Removes the entry at `pos`, the last one taking its place; returns that entry (the one removed, if last).
+        LinkEntry remove_entry(std::uint32_t pos) {
+            LinkEntry& last = count <= 1 ? one : many[count - 1];
+            const LinkEntry moved = last;
+            (count <= 1 ? one : many[pos]) = moved;
+            if (--count == 1) one = many[0];
+            return moved;
+        }
+
+    private:
+        // The entries: the only one in place, in this line (a link a class or a flow has to itself is read without
+        // a second line), and from two on all of them on the heap (the block kept as the link empties).
+        std::unique_ptr<LinkEntry[]> many;
+        std::uint32_t count = 0;
+
+    public:
         // The flows it holds below their caps (held_by): a link holding none cannot free any when flows leave it.
         std::uint32_t held_count = 0;
+
+    private:
+        LinkEntry one{};
+        std::uint32_t many_capacity = 0;
     };
     static_assert(sizeof(LinkState) == 64);
     std::vector<LinkState> links_;           // by link
-    std::vector<RateUnits> capacity_units_;  // by link: its capacity in rate units (the fill's starting residual)
+    std::vector<RateUnits> capacity_units_;  // by link: its capacity in rate units
     /// After a fill that fixed flows at `link` at `level`: gives the flows at that level the link has selected its
     /// canonical share (tied: their rates in rate units and weights summed); true if one it left out has another.
     bool align_tied_flows(std::uint32_t link, double level, RateUnits tied_units, std::uint32_t tied_weight);
-    /// Sets a link's capacity, in bytes/s and in rate units.
+    /// Sets a link's capacity, in bytes/s and in rate units (its headroom follows).
     void set_capacity(std::uint32_t link, double bytes_per_s) {
         links_[link].capacity = bytes_per_s;
-        capacity_units_[link] = rate_units(bytes_per_s);
+        const RateUnits units = rate_units(bytes_per_s);
+        links_[link].headroom += units - capacity_units_[link];
+        capacity_units_[link] = units;
     }
     static constexpr std::uint64_t max_units = std::uint64_t{1} << 40;  // 1.1 TB/s
     /// A draining flow's new rate, in its links' sums too.
@@ -417,7 +471,7 @@ private:
         // clamped as the flows' parts are (sums of clamped parts may not bind only under a clamped capacity).
         constexpr double clamp = static_cast<double>(max_units);
         return static_cast<double>(links_[link].demand_units) > std::min(links_[link].capacity, clamp) ||
-               links_[link].flows.size() >= (std::size_t{1} << 24);
+               links_[link].flow_count() >= (std::uint32_t{1} << 24);
     }
     /// A flow was attached to, or detached from, a link that may bind (or a link changed state) since the last
     /// update: rates other than the new flows' may change, and the solver runs.
@@ -516,7 +570,8 @@ private:
     std::vector<FlowClass> classes_;
     std::vector<std::uint32_t> free_classes_;
     std::array<std::vector<std::uint32_t>, 2> split_parts_;  // a split class's members: held at its level, or not
-    std::vector<std::uint32_t> starting_;  // flows started this instant, attached (alone or in classes) by the update
+    std::vector<Starting> starting_;  // flows started this instant, attached (alone or in classes) by the update
+    std::vector<std::uint32_t> class_members_;  // form_classes: the slots of the class being made
     std::vector<std::uint32_t> to_split_;
     std::vector<std::uint32_t> round_dirty_;  // the update's dirty links, kept for a second round after a split
     struct LinkLoad {  // what class_exact reads of a link: the highest share on it, and whether it is full

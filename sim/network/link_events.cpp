@@ -67,7 +67,7 @@ void FlowNetwork::set_link_state(topo::LinkId link, double factor, const std::st
     const Time now = sim_.now();
     // Classes with a member on the link: their members no longer share one fate.
     std::vector<std::uint32_t> leaders;
-    for (const LinkEntry& e : links_[link.index()].flows)
+    for (const LinkEntry& e : links_[link.index()].flows())
         if (share_[e.flow].group != no_class) leaders.push_back(classes_[share_[e.flow].group].members.front());
     std::sort(leaders.begin(), leaders.end());
     leaders.erase(std::unique(leaders.begin(), leaders.end()), leaders.end());
@@ -83,7 +83,7 @@ void FlowNetwork::set_link_state(topo::LinkId link, double factor, const std::st
     };
     // Flows sending on it, in slot order (a deterministic order, whatever the link's list order).
     std::vector<std::uint32_t> on_link;
-    for (const LinkEntry& e : links_[link.index()].flows) on_link.push_back(e.flow);
+    for (const LinkEntry& e : links_[link.index()].flows()) on_link.push_back(e.flow);
     std::sort(on_link.begin(), on_link.end());
     on_link.erase(std::unique(on_link.begin(), on_link.end()), on_link.end());
     for (const std::uint32_t flow : on_link) {
@@ -95,12 +95,14 @@ void FlowNetwork::set_link_state(topo::LinkId link, double factor, const std::st
         attach(flow);
     }
     // Flows that start in this instant are attached by the update: their routes and caps are fixed here.
-    for (const std::uint32_t flow : starting_) {
+    for (Starting& start : starting_) {
+        const std::uint32_t flow = start.flow;
         FlowState& f = flows_[flow];
         if (std::find(f.route.begin(), f.route.end(), link) == f.route.end()) continue;
         const Time extra = f.latency - route_latency(f);
         if (factor == 0) reroute(flow, what);
         set_cap_from_route(flow, extra);
+        start = starting(flow);  // (its cap and latency as the classes will read them)
     }
     mark_dirty(link.value);
 }

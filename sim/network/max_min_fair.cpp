@@ -50,7 +50,7 @@ void FlowNetwork::collect_component() {
     // bind (see flow_network.h).
     select_dirty_links();
     for (std::size_t i = 0; i < component_links_.size(); ++i) {
-        for (const auto [f, place, count] : links_[component_links_[i]].flows) {
+        for (const auto [f, place, count] : links_[component_links_[i]].flows()) {
             if (share_[f].mark == epoch_) continue;
             share_[f].mark = epoch_;
             component_flows_.push_back(f);
@@ -87,11 +87,12 @@ void FlowNetwork::select_affected_flows() {
         ShareKey least = ~ShareKey{0};
         for_each_link(f, [&](std::uint32_t l, std::uint32_t count) {
             if (link_fill_[l].mark == epoch_) return;
-            if (links_[l].flows.size() != 1) {
+            if (links_[l].flow_count() != 1) {
                 add_link(l);
                 return;
             }
-            const double residual = rate_of_units(capacity_units_[l]);  // (f's part is all of the rate sum)
+            // (f's part is all of the rate sum: the residual is the capacity)
+            const double residual = rate_of_units(links_[l].headroom + rate_units(share_[f].rate) * count);
             if (residual >= demand * count) return;
             const double share = residual / static_cast<double>(weight * count);
             least = std::min(least, share_key<ShareKey>(share, l));
@@ -110,7 +111,7 @@ void FlowNetwork::select_affected_flows() {
         // A touched link whose flows' caps fit in its capacity limits none of them: a flow held below its cap is
         // held elsewhere, and one that was held here (before a flow left) is found freed by the check below.
         if (!may_bind(l) || links_[l].held_count == 0) continue;
-        for (const LinkEntry& e : links_[l].flows) {
+        for (const LinkEntry& e : links_[l].flows()) {
             // Only the flows this link held below their caps: they may rise if flows left it. Every other flow on it
             // is held elsewhere (or at its cap) and keeps its rate unless the new rates break its conditions, which
             // the check below finds: a newcomer's share below its level on a saturated link (squeezed), or its own
@@ -150,7 +151,7 @@ void FlowNetwork::select_affected_flows() {
             const bool fixed_here = min_bottleneck_level != INFINITY;
             RateUnits tied_units = 0;
             std::uint32_t tied_weight = 0, tied_out = 0;
-            for (const auto [f, place, count] : links_[l].flows) {
+            for (const auto [f, place, count] : links_[l].flows()) {
                 const bool selected = share_[f].mark == epoch_;
                 const double rate = selected ? new_rate_[f] : share_[f].rate;
                 total += rate * count;
@@ -162,7 +163,7 @@ void FlowNetwork::select_affected_flows() {
             }
             const bool tie_broken = tied_out > 0 && align_tied_flows(l, min_bottleneck_level, tied_units, tied_weight);
             const bool saturated = total >= links_[l].capacity * (1 - 1e-9);
-            for (const LinkEntry& e : links_[l].flows) {
+            for (const LinkEntry& e : links_[l].flows()) {
                 const std::uint32_t g = e.flow;
                 if (share_[g].mark == epoch_) continue;
                 const FlowShare& flow = share_[g];
@@ -194,7 +195,7 @@ bool FlowNetwork::align_tied_flows(std::uint32_t link, double level, RateUnits t
     // that those left out are recomputed with the others.
     const double canonical = rate_of_units(link_fill_[link].residual + tied_units) / tied_weight;
     bool left_out_differs = false;
-    for (const auto [f, place, count] : links_[link].flows) {
+    for (const auto [f, place, count] : links_[link].flows()) {
         const bool selected = share_[f].mark == epoch_;
         const double rate = selected ? new_rate_[f] : share_[f].rate;
         const double share = canonical * share_[f].weight;
@@ -243,7 +244,7 @@ void FlowNetwork::fill() {
         if (!shares.empty()) sift_down(0);
     };
     // The selected flows' sums on each link, from their routes (kept by the link's place in the component, side
-    // by side); the other flows hold the rest of the link's rate sum (LinkState::rate_sum) and keep it.
+    // by side); the other flows hold the rest of the link's rate sum (less LinkState::headroom) and keep it.
     link_sums_.assign(component_links_.size(), LinkSums{});
     // Links with one selected flow are told apart (below) only in large components: a class's route, whose
     // members' own links are most of it. With a few lone flows the heap is small and the tally would cost more.
@@ -288,7 +289,7 @@ void FlowNetwork::fill() {
         const LinkSums& sums = link_sums_[i];
         LinkFill& lf = link_fill_[l];
         // (A residual may go below 0 by rounding, at most one unit per flow; rate_of_units reads it as 0.)
-        const RateUnits units = capacity_units_[l] - (links_[l].rate_sum - sums.selected);
+        const RateUnits units = links_[l].headroom + sums.selected;
         const double residual = rate_of_units(units);
         // A link whose residual covers the caps of all its selected flows never fixes one: fixing a flow takes at
         // most its cap from the residual, so its fair share stays at or above the least cap of its unfixed flows,
@@ -376,7 +377,7 @@ void FlowNetwork::fill() {
         level = share;
         const std::uint32_t link = id_of(shares.front());
         pop();
-        for (const auto [f, place, count] : links_[link].flows) {
+        for (const auto [f, place, count] : links_[link].flows()) {
             // Only selected flows: a flow held at its rate (counted in the link's residual above) keeps it, and
             // its fixed_ mark may be stale (flows rated at their caps never pass through a fill).
             if (share_[f].mark == epoch_ && !fixed_[f]) fix(f, share, link);
@@ -480,7 +481,8 @@ void FlowNetwork::record_utilization_of_component() {
         utilization_mark_[l] = epoch_;
         touched_links_.push_back(l);
     }
-    for (const std::uint32_t l : touched_links_) utilization_.set_rate(l, now, rate_of_units(links_[l].rate_sum));
+    for (const std::uint32_t l : touched_links_)
+        utilization_.set_rate(l, now, rate_of_units(capacity_units_[l] - links_[l].headroom));
 }
 
 }  // namespace clustersim::sim
