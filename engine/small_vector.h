@@ -111,7 +111,7 @@ private:
             return;
         }
         // (Fixed-size copies of two values at a time: plain moves, where a loop of unknown length becomes memmove.)
-        const T* from = &*first;
+        const T* from = std::to_address(first);  // (not &*first: an empty range's iterator may be null)
         std::size_t i = 0;
         for (; i + 2 <= n; i += 2) std::memcpy(out + i, from + i, 2 * sizeof(T));
         if (i < n) out[i] = from[i];

@@ -51,6 +51,7 @@ std::uint32_t FlowNetwork::allocate_slot() {
     }
     const auto slot = static_cast<std::uint32_t>(flows_.size());
     flows_.emplace_back();
+    link_pos_.emplace_back();
     share_.emplace_back();
     flows_.back().timer = sim_.make_timer();
     if (timer_flow_.size() <= flows_.back().timer) timer_flow_.resize(flows_.back().timer + 1, UINT32_MAX);
@@ -140,7 +141,8 @@ void FlowNetwork::attach(std::uint32_t flow) {
     const FlowShare& share = share_[flow];
     f.draining = true;
     if (options_.incremental) attached_.push_back(flow);
-    f.link_pos.resize(attached_links(flow));
+    auto& link_pos = link_pos_[flow];
+    link_pos.resize(attached_links(flow));
     const std::uint64_t units = demand_units(share);  // the same on every hop (a class: every member's)
     const RateUnits rate = rate_units(share.rate);    // (a flow re-attached keeps its rate until the update)
     std::uint32_t i = 0;
@@ -149,7 +151,7 @@ void FlowNetwork::attach(std::uint32_t flow) {
             TimedLink& timed = timed_[link];
             if (timed.holds != 0) throw LinkHeld{topo::LinkId{link}};
             timed.attached_once = true;
-            f.link_pos[i] = links_[link].flow_count();
+            link_pos[i] = links_[link].flow_count();
             links_[link].add_entry({flow, i, count});
             links_[link].demand_units += units * count;
             links_[link].headroom -= rate * count;
@@ -192,6 +194,7 @@ void FlowNetwork::detach(std::uint32_t flow) {
     FlowState& f = flows_[flow];
     f.draining = false;
     count_held(flow, -1);
+    const auto& link_pos = link_pos_[flow];  // (an entry moved below may be another hop of this flow: read as written)
     const std::uint64_t units = demand_units(share_[flow]);
     const RateUnits rate = rate_units(share_[flow].rate);
     std::uint32_t i = 0;
@@ -200,10 +203,10 @@ void FlowNetwork::detach(std::uint32_t flow) {
             if (may_bind(link)) solve_needed_ = true;  // a flow held here may rise
             links_[link].demand_units -= units * count;
             links_[link].headroom += rate * count;
-            const std::uint32_t pos = f.link_pos[i++];
+            const std::uint32_t pos = link_pos[i++];
             const LinkEntry moved = links_[link].remove_entry(pos);
             // The entry moved into `pos` records its new position (it may be another hop of this same flow).
-            flows_[moved.flow].link_pos[moved.place] = pos;
+            link_pos_[moved.flow][moved.place] = pos;
             mark_dirty(link);
         });
 }
@@ -350,7 +353,7 @@ FlowNetwork::FlowEvent FlowNetwork::handle(const engine::Event& event) {
                 FlowState& head = flows_[slot];
                 if (head.route.capacity() > 64) {
                     head.route.release();
-                    head.link_pos.release();
+                    link_pos_[slot].release();
                 }
             }
             return {event_flows_, event_owners_, true};

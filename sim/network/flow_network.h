@@ -245,10 +245,11 @@ private:
         /// members' states (written when they started and evicted since).
         std::vector<std::uint32_t> owners;
     };
-    struct FlowState {
+    // Two aligned lines (what a flow's start writes, and a class's members only start: their places on links are
+    // kept apart, in link_pos_, for the flows that attach).
+    struct alignas(64) FlowState {
         // Held in place up to 8 hops (a route across a rail-optimized fabric): read on every event of the flow.
-        engine::SmallVector<topo::LinkId, 8> route;      // reused when the slot is; a class's leader: every member's
-        engine::SmallVector<std::uint32_t, 8> link_pos;  // its entry's place on each link it attaches to
+        engine::SmallVector<topo::LinkId, 8> route;  // reused when the slot is; a class's leader: every member's
         // Bytes not yet sent as of rate_since, when its rate last changed: progress is taken once per rate, so a
         // flow's drain does not depend on how often it was looked at (a class's member and the same flow alone
         // round alike).
@@ -264,6 +265,7 @@ private:
         std::uint64_t bytes = 0;
         bool draining = false;  // on its links, sending
     };
+    static_assert(sizeof(FlowState) == 128);
 
     std::uint32_t allocate_slot();
     void attach(std::uint32_t flow);
@@ -492,6 +494,8 @@ private:
     /// Takes the progress at the old rate up to `now`, before the rate changes.
     void settle(std::uint32_t flow, engine::Time now);
     std::vector<FlowState> flows_;
+    std::vector<engine::SmallVector<std::uint32_t, 8>>
+        link_pos_;                  // by slot: its entry's place on each link it attaches to
     std::vector<FlowShare> share_;  // by flow slot
     std::vector<std::uint32_t> free_slots_;
     std::vector<topo::LinkId> route_scratch_;
