@@ -223,10 +223,23 @@ void FlowNetwork::count_held(std::uint32_t flow, std::int32_t delta) {
 
 void FlowNetwork::audit() const {
     std::vector<std::uint32_t> held(links_.size(), 0);
+    std::size_t attached = 0;
     for (std::uint32_t f = 0; f < flows_.size(); ++f) {
         if (!flows_[f].draining) continue;
         for (const std::uint32_t l : held_links(f)) ++held[l];
+        // Each link it attaches to lists it where its places say, with its count there.
+        std::uint32_t i = 0;
+        for_each_link(f, [&](std::uint32_t l, std::uint32_t count) {
+            const std::span<const LinkEntry> on_link = links_[l].flows();
+            const std::uint32_t pos = link_pos_[f][i];
+            CLUSTERSIM_CHECK(pos < on_link.size() && on_link[pos].flow == f && on_link[pos].place == i &&
+                                 on_link[pos].count == count,
+                             "link {}: flow slot {} not listed at its place {}", l, f, pos);
+            ++i;
+            ++attached;
+        });
     }
+    std::size_t listed = 0;
     for (std::uint32_t l = 0; l < links_.size(); ++l) {
         RateUnits sum = 0;
         for (const LinkEntry& e : links_[l].flows()) sum += rate_units(share_[e.flow].rate) * e.count;
@@ -235,7 +248,11 @@ void FlowNetwork::audit() const {
                          rate_of_units(sum));
         CLUSTERSIM_CHECK(held[l] == links_[l].held_count, "link {}: kept {} flows held, its flows say {}", l,
                          links_[l].held_count, held[l]);
+        listed += links_[l].flow_count();
     }
+    // (Each attachment was found above, at a place of its own: as many entries as attachments are exactly those.)
+    CLUSTERSIM_CHECK(listed == attached, "links list {} entries for {} attachments of draining flows", listed,
+                     attached);
 }
 
 void FlowNetwork::mark_dirty(std::uint32_t link) {

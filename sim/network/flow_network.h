@@ -192,8 +192,9 @@ public:
     void add_timed_flow(std::span<const topo::LinkId> route, std::uint64_t bytes, double rate, engine::Time start,
                         engine::Time drained);
 
-    /// Recomputes what the network keeps per link as flows come and go (its flows' rate sum, the flows it holds
-    /// below their caps) from its flows, and fails with an internal error on a difference (tests).
+    /// Recomputes what the network keeps per link as flows come and go (its flows' entries where their places say,
+    /// its flows' rate sum, the flows it holds below their caps) from its flows, and fails with an internal error on a
+    /// difference (tests).
     void audit() const;
 
     [[nodiscard]] const std::vector<FlowRecord>& records() const { return records_; }
@@ -299,7 +300,6 @@ private:
     void split_class(std::uint32_t leader, bool in_two);
     /// Splits the classes of the component whose computed rates are not the max-min ones; true if any was.
     bool split_inexact_classes();
-    /// What flows of one class share: bytes, latency, weight and cap.
     /// A flow started in this instant, with what a class is formed by (its bytes, latency, weight and cap), side by
     /// side: form_classes sorts and groups these without reading the flows' states (written as they started and
     /// evicted since by the starts of a class's hundreds of members).
