@@ -46,6 +46,7 @@
 #include "engine/small_vector.h"
 #include "sim/event_kind.h"
 #include "sim/network/flow.h"
+#include "sim/network/link_state.h"
 #include "sim/network/link_utilization.h"
 #include "topologies/cluster.h"
 #include "topologies/router.h"
@@ -215,14 +216,7 @@ private:
         std::uint32_t mark = 0;                    // epoch stamp: selected by the update in progress
         std::uint32_t group = no_class;            // its class, if any (FlowClass index); read in link scans
     };
-    /// A flow's place on a link: its slot, the index of the link in what it attaches (a lone flow: its route's hop;
-    /// a class: its distinct links, FlowClass::links), and how many routes of its cross the link (a class: the
-    /// members that do; 1 otherwise). Sums over a link's flows count each entry `count` times.
-    struct LinkEntry {
-        std::uint32_t flow;
-        std::uint32_t place;  // its index among the links the flow attaches to (for_each_link's order)
-        std::uint32_t count;
-    };
+    using LinkEntry = network::LinkEntry;
     /// Flows solved as one (see above): the class's solver state is its leader's slot, whose route holds every
     /// member's route in turn.
     struct FlowClass {
@@ -360,7 +354,7 @@ private:
     std::vector<engine::Time> link_latency_;  // by link (flat: read for every hop of every flow started)
     std::uint64_t link_state_version_ = 0;
     // Rates summed in fixed point: units of 2^-32 bytes/s, each rate rounded down once (LinkState::headroom).
-    __extension__ typedef __int128 RateUnits;
+    using RateUnits = network::RateUnits;
     [[nodiscard]] static RateUnits rate_units(double rate) {
         rate = std::min(rate, 0x1p63);  // (no link carries 2^63 bytes/s: counted as that)
         const auto whole = static_cast<std::uint64_t>(rate);
@@ -372,65 +366,7 @@ private:
         return static_cast<double>(static_cast<std::uint64_t>(units >> 32)) +
                static_cast<double>(static_cast<std::uint32_t>(units)) * 0x1p-32;
     }
-    /// What a link keeps of its draining flows as they attach, detach and change, in one cache line (attaching
-    /// and detaching a flow touch it on every hop; the solver reads it for every link it visits).
-    struct alignas(64) LinkState {
-        // Its capacity less the sum of its flows' rates, one per entry (a class: per member), in rate units, so that
-        // the solver reads what a link's other flows leave without scanning them (and without a line more for the
-        // capacity: the fill's starting residual is this plus the selected flows' part). Integer sums are exact (a
-        // flow added and removed leaves nothing behind) and do not depend on the flows' order.
-        RateUnits headroom = 0;
-        // The sum of its flows' caps (cap x weight) in whole bytes/s, each flow's part rounded up (demand_units <=
-        // capacity proves the link limits none of its flows: it cannot bind); integers, so adding and removing flows
-        // is exact. A flow's part and the capacity are clamped at max_units (a flow clamped there is alone under a
-        // capacity clamped too, or the link may bind), and unsigned sums are exact modulo 2^64, so below 2^24 flows on
-        // a link the sum is the true one.
-        std::uint64_t demand_units = 0;
-        double capacity = 0;  // its bandwidth, unless degraded; 0 while down
-
-        /// The draining flows on it (their entries, in the order attach and detach leave them).
-        [[nodiscard]] std::span<const LinkEntry> flows() const { return {count <= 1 ? &one : many.get(), count}; }
-        [[nodiscard]] std::uint32_t flow_count() const { return count; }
-        void add_entry(const LinkEntry& e) {
-            if (count == 0) {
-                one = e;
-                count = 1;
-                return;
-            }
-            if (count + 1 > many_capacity) {
-                const std::uint32_t grown = std::max({count + 1, many_capacity * 2, 4U});
-                auto fresh = std::make_unique_for_overwrite<LinkEntry[]>(grown);
-                if (count > 1) std::copy(many.get(), many.get() + count, fresh.get());
-                many = std::move(fresh);
-                many_capacity = grown;
-            }
-            if (count == 1) many[0] = one;
-            many[count++] = e;
-        }
-        /// Removes the entry at `pos`, the last one taking its place; returns that entry (the one removed, if last).
-        LinkEntry remove_entry(std::uint32_t pos) {
-            LinkEntry& last = count <= 1 ? one : many[count - 1];
-            const LinkEntry moved = last;
-            (count <= 1 ? one : many[pos]) = moved;
-            if (--count == 1) one = many[0];
-            return moved;
-        }
-
-    private:
-        // The entries: the only one in place, in this line (a link a class or a flow has to itself is read without
-        // a second line), and from two on all of them on the heap (the block kept as the link empties).
-        std::unique_ptr<LinkEntry[]> many;
-        std::uint32_t count = 0;
-
-    public:
-        // The flows it holds below their caps (held_by): a link holding none cannot free any when flows leave it.
-        std::uint32_t held_count = 0;
-
-    private:
-        LinkEntry one{};
-        std::uint32_t many_capacity = 0;
-    };
-    static_assert(sizeof(LinkState) == 64);
+    using LinkState = network::LinkState;
     std::vector<LinkState> links_;           // by link
     std::vector<RateUnits> capacity_units_;  // by link: its capacity in rate units
     /// After a fill that fixed flows at `link` at `level`: gives the flows at that level the link has selected its
