@@ -22,10 +22,11 @@ void FlowNetwork::form_classes() {
         std::size_t j = i + 1;
         while (j < starting_.size() && starting_[i].class_key() == starting_[j].class_key()) ++j;
         const std::uint32_t leader = starting_[i].flow;
+        materialize(starting_[i]);
         if (j - i > 1) {
             class_members_.clear();
             for (std::size_t k = i; k < j; ++k) class_members_.push_back(starting_[k].flow);
-            make_class(class_members_);
+            make_class(class_members_, &starting_[i]);
             ++classes_formed_;
             flows_in_classes_ += j - i;
         }
@@ -33,9 +34,10 @@ void FlowNetwork::form_classes() {
         i = j;
     }
     starting_.clear();
+    starting_routes_.clear();
 }
 
-void FlowNetwork::make_class(std::span<const std::uint32_t> members) {
+void FlowNetwork::make_class(std::span<const std::uint32_t> members, const Starting* starts) {
     // The first member leads: its route becomes every member's, one after the other; the others ride on it.
     std::uint32_t group;
     if (!free_classes_.empty()) {
@@ -47,22 +49,29 @@ void FlowNetwork::make_class(std::span<const std::uint32_t> members) {
     }
     FlowClass& c = classes_[group];
     c.members.assign(members.begin(), members.end());
-    c.owners.clear();
-    for (const std::uint32_t m : members) c.owners.push_back(flows_[m].owner);
+    c.owners.resize(members.size());
+    c.offsets.resize(members.size() + 1);
+    std::size_t hops = 0;
+    for (std::size_t k = 0; k < members.size(); ++k) {
+        c.offsets[k] = static_cast<std::uint32_t>(hops);
+        c.owners[k] = starts ? starts[k].owner : flow_owner_[members[k]];
+        hops += starts ? starts[k].hops : flows_[members[k]].route.size();
+    }
+    c.offsets.back() = static_cast<std::uint32_t>(hops);
     c.member_limit.clear();
     c.next_limit.clear();
     c.limit_links.clear();
-    c.offsets.assign(1, 0);
     FlowState& head = flows_[members.front()];
-    std::size_t hops = 0;
-    for (const std::uint32_t m : members) hops += flows_[m].route.size();
     head.route.reserve(hops);  // (one allocation for every member's route)
-    c.offsets.push_back(static_cast<std::uint32_t>(head.route.size()));
     for (std::size_t k = 1; k < members.size(); ++k) {
-        FlowState& member = flows_[members[k]];
-        head.route.append(member.route.begin(), member.route.end());
-        c.offsets.push_back(static_cast<std::uint32_t>(head.route.size()));
-        member.route.clear();
+        if (starts) {
+            const topo::LinkId* const route = starting_routes_.data() + starts[k].route_at;
+            head.route.append(route, route + starts[k].hops);
+        } else {
+            FlowState& member = flows_[members[k]];
+            head.route.append(member.route.begin(), member.route.end());
+            member.route.clear();
+        }
         share_[members[k]].group = group;
     }
     share_[members.front()].group = group;
@@ -204,7 +213,10 @@ void FlowNetwork::split_class(std::uint32_t leader, bool in_two) {
         member.remaining = head.remaining;
         member.rate_since = head.rate_since;
         member.last_update = now;
-        const std::uint32_t mark = share_[m].mark;  // its own selection stamp, not the leader's
+        member.bytes = head.bytes;  // (the class's key: the same for every member; their states were not written)
+        member.latency = head.latency;
+        if (!options_.record_flows) member.record = UINT32_MAX;  // (recorded: written as it started)
+        const std::uint32_t mark = share_[m].mark;               // its own selection stamp, not the leader's
         share_[m] = alone;
         share_[m].mark = mark;
         share_[m].group = no_class;

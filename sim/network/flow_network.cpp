@@ -40,13 +40,9 @@ std::uint32_t FlowNetwork::allocate_slot() {
     if (!free_slots_.empty()) {
         const std::uint32_t slot = free_slots_.back();
         free_slots_.pop_back();
-        // Flows start in bursts (a class's members): the next slot's state, written long ago and evicted since, is
-        // fetched while this one is filled.
-        if (!free_slots_.empty()) {
-            const auto* next = reinterpret_cast<const char*>(&flows_[free_slots_.back()]);
-            for (std::size_t b = 0; b < sizeof(FlowState); b += 64) __builtin_prefetch(next + b, 1);
-            __builtin_prefetch(&share_[free_slots_.back()], 1);
-        }
+        // Flows start in bursts (a class's members): the next slot's share, written long ago and evicted since, is
+        // fetched while this one is filled. (Its state is written only if it leads or goes alone: not fetched.)
+        if (!free_slots_.empty()) __builtin_prefetch(&share_[free_slots_.back()], 1);
         return slot;
     }
     const auto slot = static_cast<std::uint32_t>(flows_.size());
@@ -59,6 +55,9 @@ std::uint32_t FlowNetwork::allocate_slot() {
     new_rate_.push_back(0);
     fixed_.push_back(0);
     new_limit_.push_back(UINT32_MAX);
+    flow_start_.emplace_back();
+    flow_ideal_.emplace_back();
+    flow_owner_.push_back(0);
     return slot;
 }
 
@@ -93,33 +92,46 @@ FlowId FlowNetwork::start_flow_on_route(topo::DeviceId src, topo::DeviceId dst, 
         return start_flow_on_route(src, dst, detour, bytes, owner, weight, extra_latency);
     }
     const std::uint32_t slot = allocate_slot();
-    FlowState& f = flows_[slot];
     FlowShare& share = share_[slot];
-    f.route.assign(route.begin(), route.end());
-    f.bytes = bytes;
-    f.remaining = static_cast<double>(bytes);
     share.rate = 0;
-    f.owner = owner;
     share.weight = weight;
-    f.last_update = f.rate_since = sim_.now();
-    f.draining = false;
     share.group = no_class;
-    const double bottleneck =
-        cost ? set_cap_from_route(slot, extra_latency, *cost) : set_cap_from_route(slot, extra_latency);
-    const Time latency = f.latency;
-    f.start = sim_.now();
+    const RouteCost route_cost_now = cost ? *cost : route_cost(route);
+    const double bottleneck = set_cap(slot, route_cost_now);
+    const Time latency = extra_latency + route_cost_now.latency;
     ++active_;
     started_bytes_ += bytes;
     const Time ideal =
         latency +
-        (bytes == 0 || f.route.empty() ? Time{0} : engine::transfer_time(static_cast<double>(bytes), bottleneck));
-    f.ideal = ideal;
+        (bytes == 0 || route.empty() ? Time{0} : engine::transfer_time(static_cast<double>(bytes), bottleneck));
+    flow_start_[slot] = sim_.now();
+    flow_ideal_[slot] = ideal;
+    flow_owner_[slot] = owner;
+    const bool moves = bytes > 0 && !route.empty();
+    if (moves && options_.sharing == SharingModel::max_min && options_.flow_classes && !options_.record_flows) {
+        // Attached by this instant's update, in a class with the flows that start now and are like it. Its state is
+        // written then, and only if it leads (starting_ holds what the update reads): a class's members' states are
+        // not touched, here or when the class forms (their slots' lines stay out of the cache).
+        const auto at = static_cast<std::uint32_t>(starting_routes_.size());
+        starting_routes_.insert(starting_routes_.end(), route.begin(), route.end());
+        starting_.push_back(
+            {bytes, latency, share.cap, weight, slot, owner, at, static_cast<std::uint32_t>(route.size())});
+        schedule_update();
+        return FlowId{slot};
+    }
+    FlowState& f = flows_[slot];
+    f.route.assign(route.begin(), route.end());
+    f.bytes = bytes;
+    f.remaining = static_cast<double>(bytes);
+    f.last_update = f.rate_since = sim_.now();
+    f.latency = latency;
+    f.draining = false;
     f.record = UINT32_MAX;
     if (options_.record_flows) {
         f.record = static_cast<std::uint32_t>(records_.size());
         records_.push_back(FlowRecord{src, dst, bytes, owner, sim_.now(), Time{0}, ideal});
     }
-    if (bytes == 0 || f.route.empty()) {
+    if (!moves) {
         // Nothing to share: a local copy or an empty message drains at once and costs only the latency.
         sim_.arm(f.timer, sim_.now(), to_u16(EventKind::flow_drained));
     } else if (options_.sharing == SharingModel::contention_free) {
@@ -127,7 +139,7 @@ FlowId FlowNetwork::start_flow_on_route(topo::DeviceId src, topo::DeviceId dst, 
         sim_.arm(f.timer, sim_.now() + engine::transfer_time(static_cast<double>(bytes), bottleneck),
                  to_u16(EventKind::flow_drained));
     } else if (options_.flow_classes) {
-        // Attached by this instant's update, in a class with the flows that start now and are like it.
+        // (Flows recorded: their states are written now, each member's with its record.)
         starting_.push_back(starting(slot));
         schedule_update();
     } else {
@@ -308,6 +320,17 @@ void FlowNetwork::on_drained(std::uint32_t flow) {
     sim_.schedule_at(sim_.now() + f.latency, to_u16(EventKind::flow_arrived), flow);
 }
 
+void FlowNetwork::materialize(const Starting& s) {
+    FlowState& f = flows_[s.flow];
+    f.route.assign(starting_routes_.begin() + s.route_at, starting_routes_.begin() + s.route_at + s.hops);
+    f.bytes = s.bytes;
+    f.remaining = static_cast<double>(s.bytes);
+    f.last_update = f.rate_since = sim_.now();
+    f.latency = s.latency;
+    f.draining = false;
+    if (!options_.record_flows) f.record = UINT32_MAX;  // (recorded flows' states were written as they started)
+}
+
 void FlowNetwork::finish_arrival(std::uint32_t flow) {
     const FlowState& f = flows_[flow];
     if (f.record != UINT32_MAX) records_[f.record].end = sim_.now();
@@ -316,7 +339,7 @@ void FlowNetwork::finish_arrival(std::uint32_t flow) {
     --active_;
     release_.push_back(flow);
     event_flows_.push_back(FlowId{flow});
-    event_owners_.push_back(f.owner);
+    event_owners_.push_back(flow_owner_[flow]);
 }
 
 FlowNetwork::FlowEvent FlowNetwork::handle(const engine::Event& event) {
@@ -332,7 +355,7 @@ FlowNetwork::FlowEvent FlowNetwork::handle(const engine::Event& event) {
             const std::uint32_t group = share_[slot].group;
             if (group == no_class) {
                 event_flows_.push_back(FlowId{slot});
-                event_owners_.push_back(flows_[slot].owner);
+                event_owners_.push_back(flow_owner_[slot]);
             } else {
                 for (const std::uint32_t m : classes_[group].members) event_flows_.push_back(FlowId{m});
                 event_owners_.assign(classes_[group].owners.begin(), classes_[group].owners.end());

@@ -126,16 +126,16 @@ public:
     /// A link's capacity now (its bandwidth, unless degraded; 0 while down).
     [[nodiscard]] double capacity(topo::LinkId link) const { return links_[link.index()].capacity; }
 
-    [[nodiscard]] std::uint32_t owner(FlowId flow) const { return flows_[flow.index()].owner; }
+    [[nodiscard]] std::uint32_t owner(FlowId flow) const { return flow_owner_[flow.index()]; }
     /// The flow's rate now (its class's: each member has the same).
     [[nodiscard]] double rate(FlowId flow) const {
         const std::uint32_t group = share_[flow.index()].group;
         return share_[group == no_class ? flow.index() : classes_[group].members.front()].rate;
     }
     /// The flow's duration alone on an empty network: route latency + bytes / bottleneck bandwidth.
-    [[nodiscard]] engine::Time ideal_duration(FlowId flow) const { return flows_[flow.index()].ideal; }
+    [[nodiscard]] engine::Time ideal_duration(FlowId flow) const { return flow_ideal_[flow.index()]; }
     /// When the flow started.
-    [[nodiscard]] engine::Time start_time(FlowId flow) const { return flows_[flow.index()].start; }
+    [[nodiscard]] engine::Time start_time(FlowId flow) const { return flow_start_[flow.index()]; }
     /// Contention delay attributed to a link, in seconds: for every flow held below its own bottleneck rate by
     /// this link, the time lost, (cap - rate) / cap per second held.
     [[nodiscard]] double contention_delay_s(topo::LinkId link) const { return link_delay_s_[link.index()]; }
@@ -250,17 +250,18 @@ private:
         // round alike).
         double remaining = 0;
         engine::Time rate_since{};
-        engine::Time start{};
-        engine::Time ideal{};
         engine::Time last_update{};  // contention delay charged up to here
         engine::Time latency{};
         engine::TimerId timer = 0;
         std::uint32_t record = UINT32_MAX;
-        std::uint32_t owner = 0;
         std::uint64_t bytes = 0;
         bool draining = false;  // on its links, sending
     };
     static_assert(sizeof(FlowState) == 128);
+    struct Starting;
+    /// Writes the state of a flow that started in this instant from its Starting record (a lone flow or a class's
+    /// leader, as the update attaches it; every starting flow before a link changes state).
+    void materialize(const Starting& s);
 
     std::uint32_t allocate_slot();
     void attach(std::uint32_t flow);
@@ -286,27 +287,45 @@ private:
     void schedule_update();
     // Classes (flow_classes.cpp).
     void form_classes();
-    /// Makes a class of flows alike, none of them attached (the first leads); the caller attaches the leader.
-    void make_class(std::span<const std::uint32_t> members);
+    /// Makes a class of flows alike, none of them attached (the first leads); the caller attaches the leader. With
+    /// `starts` (the members' Starting records, side by side with `members`), their routes and owners are read there;
+    /// the members' own routes are left as they are (a member's route is read again only when its class splits, which
+    /// writes it).
+    void make_class(std::span<const std::uint32_t> members, const Starting* starts = nullptr);
     [[nodiscard]] bool class_exact(std::uint32_t leader);
     /// Splits a class in two (in_two: the members held at its level by the update in progress, and the others) or
     /// into its members, each going on from the class's state.
     void split_class(std::uint32_t leader, bool in_two);
     /// Splits the classes of the component whose computed rates are not the max-min ones; true if any was.
     bool split_inexact_classes();
-    /// A flow started in this instant, with what a class is formed by (its bytes, latency, weight and cap), side by
-    /// side: form_classes sorts and groups these without reading the flows' states (written as they started and
-    /// evicted since by the starts of a class's hundreds of members).
+    /// A flow started in this instant, with what a class is formed by (its bytes, latency, weight and cap), its
+    /// owner and a copy of its route (in starting_routes_), side by side: form_classes sorts and groups these and
+    /// make_class joins the members' routes without reading the flows' states (written as they started and evicted
+    /// since by the starts of a class's hundreds of members).
     struct Starting {
         std::uint64_t bytes = 0;
         engine::Time latency{};
         double cap = 0;
         std::uint32_t weight = 1;
         std::uint32_t flow = 0;
+        std::uint32_t owner = 0;
+        std::uint32_t route_at = 0;  // its route: [route_at, route_at + hops) of starting_routes_
+        std::uint32_t hops = 0;
         [[nodiscard]] auto class_key() const { return std::tie(bytes, latency, weight, cap); }
     };
-    [[nodiscard]] Starting starting(std::uint32_t flow) const {
-        return {flows_[flow].bytes, flows_[flow].latency, share_[flow].cap, share_[flow].weight, flow};
+    /// The flow's Starting record, its route copied to the end of starting_routes_.
+    [[nodiscard]] Starting starting(std::uint32_t flow) {
+        const FlowState& f = flows_[flow];
+        const auto at = static_cast<std::uint32_t>(starting_routes_.size());
+        starting_routes_.insert(starting_routes_.end(), f.route.begin(), f.route.end());
+        return {f.bytes,
+                f.latency,
+                share_[flow].cap,
+                share_[flow].weight,
+                flow,
+                flow_owner_[flow],
+                at,
+                static_cast<std::uint32_t>(f.route.size())};
     }
     /// Whether the link of entry `e` holds its flow below its cap (a class: holds a member that crosses it; a
     /// member's bottleneck is on its route, so a scan of the link's entries finds the class).
@@ -340,6 +359,8 @@ private:
     void reroute(std::uint32_t flow, const std::string& what);
     /// The ECMP key of a detour around links that are down, from the path it replaces.
     [[nodiscard]] static std::uint64_t detour_key(std::span<const topo::LinkId> route);
+    /// Cap of `flow` (its weight set) from its route's cost; returns the route's bottleneck bandwidth.
+    double set_cap(std::uint32_t flow, const RouteCost& cost);
     /// Cap and latency of `flow` (its weight set) from its route's cost; returns the route's bottleneck bandwidth.
     double set_cap_from_route(std::uint32_t flow, engine::Time extra_latency, const RouteCost& cost);
     double set_cap_from_route(std::uint32_t flow, engine::Time extra_latency) {
@@ -430,6 +451,11 @@ private:
     /// Takes the progress at the old rate up to `now`, before the rate changes.
     void settle(std::uint32_t flow, engine::Time now);
     std::vector<FlowState> flows_;
+    // By slot, written as a flow starts, apart from its state (a class's members' states are never written unless
+    // the class splits): when it started, its duration alone on an empty network, its owner.
+    std::vector<engine::Time> flow_start_;
+    std::vector<engine::Time> flow_ideal_;
+    std::vector<std::uint32_t> flow_owner_;
     std::vector<engine::SmallVector<std::uint32_t, 8>>
         link_pos_;                  // by slot: its entry's place on each link it attaches to
     std::vector<FlowShare> share_;  // by flow slot
@@ -511,7 +537,8 @@ private:
     std::vector<std::uint32_t> free_classes_;
     std::array<std::vector<std::uint32_t>, 2> split_parts_;  // a split class's members: held at its level, or not
     std::vector<Starting> starting_;  // flows started this instant, attached (alone or in classes) by the update
-    std::vector<std::uint32_t> class_members_;  // form_classes: the slots of the class being made
+    std::vector<topo::LinkId> starting_routes_;  // their routes (Starting::route_at)
+    std::vector<std::uint32_t> class_members_;   // form_classes: the slots of the class being made
     std::vector<std::uint32_t> to_split_;
     std::vector<std::uint32_t> round_dirty_;  // the update's dirty links, kept for a second round after a split
     struct LinkLoad {  // what class_exact reads of a link: the highest share on it, and whether it is full

@@ -28,15 +28,18 @@ FlowNetwork::RouteCost FlowNetwork::route_cost(std::span<const topo::LinkId> rou
     return cost;
 }
 
-double FlowNetwork::set_cap_from_route(std::uint32_t flow, Time extra_latency, const RouteCost& cost) {
+double FlowNetwork::set_cap(std::uint32_t flow, const RouteCost& cost) {
     CLUSTERSIM_CHECK(cost.version == link_state_version_, "a route's cost from before a link changed state");
-    FlowState& f = flows_[flow];
     FlowShare& share = share_[flow];
-    f.latency = extra_latency + cost.latency;
     // One share's cap: the bottleneck split over the weight, so that the flow alone gets the bottleneck.
     share.cap = cost.bottleneck / share.weight;
     share.limiting_link = UINT32_MAX;
     return cost.bottleneck;
+}
+
+double FlowNetwork::set_cap_from_route(std::uint32_t flow, Time extra_latency, const RouteCost& cost) {
+    flows_[flow].latency = extra_latency + cost.latency;
+    return set_cap(flow, cost);
 }
 
 std::uint64_t FlowNetwork::detour_key(std::span<const topo::LinkId> route) {
@@ -57,7 +60,7 @@ void FlowNetwork::reroute(std::uint32_t flow, const std::string& what) {
         throw engine::InputError(fmt::format(
             "at {}: {}: no path left from '{}' to '{}' for {} ({} of {} bytes not sent); the run cannot go on",
             engine::format_time(sim_.now()), what, cluster_.device(src).name, cluster_.device(dst).name,
-            describe_owner(f.owner), static_cast<std::uint64_t>(remaining_at(flow, sim_.now())), f.bytes));
+            describe_owner(flow_owner_[flow]), static_cast<std::uint64_t>(remaining_at(flow, sim_.now())), f.bytes));
     }
     f.route.assign(route_scratch_.begin(), route_scratch_.end());
 }
@@ -94,7 +97,9 @@ void FlowNetwork::set_link_state(topo::LinkId link, double factor, const std::st
         set_cap_from_route(flow, extra);
         attach(flow);
     }
-    // Flows that start in this instant are attached by the update: their routes and caps are fixed here.
+    // Flows that start in this instant are attached by the update: their routes and caps are fixed here (their
+    // states written first, from what they started with).
+    for (const Starting& start : starting_) materialize(start);
     for (Starting& start : starting_) {
         const std::uint32_t flow = start.flow;
         FlowState& f = flows_[flow];
@@ -102,7 +107,7 @@ void FlowNetwork::set_link_state(topo::LinkId link, double factor, const std::st
         const Time extra = f.latency - route_latency(f);
         if (factor == 0) reroute(flow, what);
         set_cap_from_route(flow, extra);
-        start = starting(flow);  // (its cap and latency as the classes will read them)
+        start = starting(flow);  // (its cap, latency and route as the classes will read them)
     }
     mark_dirty(link.value);
 }
