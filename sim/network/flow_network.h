@@ -490,7 +490,9 @@ private:
         RateUnits selected = 0;    // rates before the update
         double demand = 0;         // caps x weights
         std::uint32_t weight = 0;  // weights
-        std::uint32_t held = 0;    // flows the link held below their caps before the update (held_by)
+        // The selected flows the link held below their caps before the update (held_by); once the fill has read
+        // the link, 1 if it also holds flows the update did not select, else 0 (what the check reads).
+        std::uint32_t held = 0;
     };
     std::vector<LinkSums> link_sums_;           // by place in component_links_, at the last fill
     std::vector<std::uint32_t> component_pos_;  // by link: its place in component_links_ at the last fill

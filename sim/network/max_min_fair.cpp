@@ -143,7 +143,7 @@ void FlowNetwork::select_affected_flows() {
         for (std::size_t i = 0; i < check_links_.size(); ++i) {
             const std::uint32_t l = check_links_[i];
             const double min_bottleneck_level = link_check_[l].min_level;
-            const bool held_out = links_[l].held_count != link_sums_[component_pos_[l]].held;  // held, not selected
+            const bool held_out = link_sums_[component_pos_[l]].held != 0;  // held, not selected
             if (min_bottleneck_level == INFINITY && !held_out) continue;
             double total = 0, max_level = 0;
             // The flows at the level the fill fixed here, selected or not: the sum of their rates in rate units,
@@ -286,8 +286,10 @@ void FlowNetwork::fill() {
     sole_least_.assign(by_sole ? component_flows_.size() : 0, no_key);
     for (std::size_t i = 0; i < component_links_.size(); ++i) {
         const std::uint32_t l = component_links_[i];
-        const LinkSums& sums = link_sums_[i];
+        LinkSums& sums = link_sums_[i];
         LinkFill& lf = link_fill_[l];
+        // (Read here, with the headroom in the same line: the check after the fill reads only the sums.)
+        sums.held = links_[l].held_count != sums.held ? 1 : 0;
         // (A residual may go below 0 by rounding, at most one unit per flow; rate_of_units reads it as 0.)
         const RateUnits units = links_[l].headroom + sums.selected;
         const double residual = rate_of_units(units);
