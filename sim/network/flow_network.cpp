@@ -25,7 +25,6 @@ FlowNetwork::FlowNetwork(const topo::Cluster& cluster, engine::Simulator& sim, N
         set_capacity(static_cast<std::uint32_t>(l), cluster.links()[l].bandwidth_bytes_per_s);
     link_delay_s_.assign(links, 0);
     link_fill_.assign(links, LinkFill{});
-    component_pos_.assign(links, 0);
     link_check_.assign(links, LinkCheck{});
     utilization_mark_.assign(links, 0);
     link_load_.assign(links, LinkLoad{});

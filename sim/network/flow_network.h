@@ -466,37 +466,64 @@ private:
     // Dirty links since the last recompute, and scratch space of the solver (kept to avoid reallocation).
     std::vector<std::uint32_t> dirty_links_;
     std::vector<std::uint32_t> attached_;  // flows attached since the last update (incremental mode)
-    /// The solver's state of a link, side by side (one cache line holds two links: a fill visits every link of
-    /// its flows, and the links of a ring step's members are often neighbours).
-    struct LinkFill {
+    /// The solver's state of a link, in one line: the update's selection, the fill and the check read it together.
+    struct alignas(64) LinkFill {
         // Capacity not yet given out in the fill in progress, in rate units: each flow fixed takes its rate rounded
         // as in the link's rate sum, so the residual is exact and does not depend on the order flows are fixed in
         // (a class and its members one by one leave the same residual, and so the same shares, to the bit).
         RateUnits residual = 0;
-        std::uint32_t unfixed = 0;  // weight of its flows not yet fixed (0: left out of the fill)
-        std::uint32_t mark = 0;     // epoch stamp: in the component of the update in progress
-        // The only selected flow on it, as its place in component_flows_ + 1, or many; valid in the fill whose
-        // stamp (fill_stamp_) it holds, else none. (Here, not in LinkSums: the fill reads this line anyway.)
+        // Sums over the selected flows' entries on it, each added as its flow is selected (in the order of
+        // component_flows_, as a walk of their routes would add them; a handful of flows, not the link's many): what
+        // the others hold is the link's rate sum less the selected flows' part. Valid in the epoch `summed` holds
+        // (sums_of), read for the links of the component.
+        RateUnits selected = 0;          // rates before the update
+        double demand = 0;               // caps x weights
+        std::uint32_t weight = 0;        // weights
+        std::uint32_t held : 31 = 0;     // selected flows it held below their caps before the update (held_by)
+        std::uint32_t held_out : 1 = 0;  // set by the fill: it also holds flows the update did not select
+        std::uint32_t unfixed = 0;       // weight of its flows not yet fixed (0: left out of the fill)
+        std::uint32_t mark = 0;          // epoch stamp: in the component of the update in progress
+        // The only selected flow on it, as its place in component_flows_ + 1, or many (0: none).
         std::uint32_t sole = 0;
-        std::uint32_t sole_stamp = 0;
+        std::uint32_t summed = 0;  // the epoch its sums are of
         static constexpr std::uint32_t many = UINT32_MAX;
     };
-    static_assert(sizeof(LinkFill) == 32);
-    std::uint32_t fill_stamp_ = 0;
-    /// Sums over the selected flows' entries on a link of the component, by its place there (component_pos_). They
-    /// are taken by walking the selected flows' routes (a handful of flows), not by scanning the link's flows
-    /// (often many more): what the others hold is the link's rate sum less the selected flows' part.
-    struct LinkSums {
-        RateUnits selected = 0;    // rates before the update
-        double demand = 0;         // caps x weights
-        std::uint32_t weight = 0;  // weights
-        // The selected flows the link held below their caps before the update (held_by); once the fill has read
-        // the link, 1 if it also holds flows the update did not select, else 0 (what the check reads).
-        std::uint32_t held = 0;
-    };
-    std::vector<LinkSums> link_sums_;           // by place in component_links_, at the last fill
-    std::vector<std::uint32_t> component_pos_;  // by link: its place in component_links_ at the last fill
-    std::vector<LinkFill> link_fill_;           // by link
+    static_assert(sizeof(LinkFill) == 64);
+    std::vector<LinkFill> link_fill_;  // by link
+    /// The link's fill state, its sums those of this epoch (zero if no selected flow crossed it yet).
+    LinkFill& sums_of(std::uint32_t link) {
+        LinkFill& lf = link_fill_[link];
+        if (lf.summed != epoch_) {
+            lf.selected = 0;
+            lf.demand = 0;
+            lf.weight = 0;
+            lf.held = 0;
+            lf.sole = 0;
+            lf.summed = epoch_;
+        }
+        return lf;
+    }
+    /// Adds selected flow `f`'s part to the sums of each link it attaches to, and its place (component_flows_) to
+    /// their sole flows; calls visit(link fill, link, count) for each, after.
+    template <class Visit>
+    void select_flow(std::uint32_t f, Visit&& visit) {
+        const std::uint32_t place = static_cast<std::uint32_t>(component_flows_.size());
+        share_[f].mark = epoch_;
+        component_flows_.push_back(f);
+        const FlowShare& s = share_[f];
+        const RateUnits rate = rate_units(s.rate);
+        const double demand = s.cap * s.weight;
+        const std::uint32_t weight = s.weight;
+        for_each_link(f, [&](std::uint32_t l, std::uint32_t count) {
+            LinkFill& lf = sums_of(l);
+            lf.weight += weight * count;
+            lf.demand += demand * count;
+            lf.selected += rate * count;
+            lf.sole = lf.sole == 0 || lf.sole == place + 1 ? place + 1 : LinkFill::many;
+            visit(lf, l, count);
+        });
+        for (const std::uint32_t l : held_links(f)) ++sums_of(l).held;
+    }
     /// What the consistency check reads of a link, from the selected flows after a fill; valid in the pass whose
     /// stamp it holds (check_stamp_).
     struct LinkCheck {

@@ -52,11 +52,9 @@ void FlowNetwork::collect_component() {
     for (std::size_t i = 0; i < component_links_.size(); ++i) {
         for (const auto [f, place, count] : links_[component_links_[i]].flows()) {
             if (share_[f].mark == epoch_) continue;
-            share_[f].mark = epoch_;
-            component_flows_.push_back(f);
-            for_each_link(f, [&](std::uint32_t l, std::uint32_t) {
-                if (link_fill_[l].mark == epoch_ || !may_bind(l)) return;
-                link_fill_[l].mark = epoch_;
+            select_flow(f, [&](LinkFill& lf, std::uint32_t l, std::uint32_t) {
+                if (lf.mark == epoch_ || !may_bind(l)) return;
+                lf.mark = epoch_;
                 component_links_.push_back(l);
             });
         }
@@ -80,13 +78,11 @@ void FlowNetwork::select_affected_flows() {
     // those the fill would leave out (residual >= demand, the same doubles) are not candidates.
     auto add_flow = [&](std::uint32_t f) {
         if (share_[f].mark == epoch_) return;
-        share_[f].mark = epoch_;
-        component_flows_.push_back(f);
         const std::uint32_t weight = share_[f].weight;
         const double demand = share_[f].cap * weight;
         ShareKey least = ~ShareKey{0};
-        for_each_link(f, [&](std::uint32_t l, std::uint32_t count) {
-            if (link_fill_[l].mark == epoch_) return;
+        select_flow(f, [&](const LinkFill& lf, std::uint32_t l, std::uint32_t count) {
+            if (lf.mark == epoch_) return;
             if (links_[l].flow_count() != 1) {
                 add_link(l);
                 return;
@@ -143,7 +139,7 @@ void FlowNetwork::select_affected_flows() {
         for (std::size_t i = 0; i < check_links_.size(); ++i) {
             const std::uint32_t l = check_links_[i];
             const double min_bottleneck_level = link_check_[l].min_level;
-            const bool held_out = link_sums_[component_pos_[l]].held != 0;  // held, not selected
+            const bool held_out = link_fill_[l].held_out;  // held, not selected
             if (min_bottleneck_level == INFINITY && !held_out) continue;
             double total = 0, max_level = 0;
             // The flows at the level the fill fixed here, selected or not: the sum of their rates in rate units,
@@ -243,40 +239,11 @@ void FlowNetwork::fill() {
         shares.pop_back();
         if (!shares.empty()) sift_down(0);
     };
-    // The selected flows' sums on each link, from their routes (kept by the link's place in the component, side
-    // by side); the other flows hold the rest of the link's rate sum (less LinkState::headroom) and keep it.
-    link_sums_.assign(component_links_.size(), LinkSums{});
+    // The selected flows' sums on each link were taken as they were selected (select_flow); the other flows hold the
+    // rest of the link's rate sum (less LinkState::headroom) and keep it.
     // Links with one selected flow are told apart (below) only in large components: a class's route, whose
     // members' own links are most of it. With a few lone flows the heap is small and the tally would cost more.
     const bool by_sole = component_links_.size() >= 256;
-    ++fill_stamp_;
-    for (std::size_t i = 0; i < component_links_.size(); ++i)
-        component_pos_[component_links_[i]] = static_cast<std::uint32_t>(i);
-    for (std::uint32_t place = 0; place < component_flows_.size(); ++place) {
-        const std::uint32_t f = component_flows_[place];
-        const FlowShare& s = share_[f];
-        const RateUnits rate = rate_units(s.rate);
-        const double demand = s.cap * s.weight;
-        for_each_link(f, [&](std::uint32_t l, std::uint32_t count) {
-            LinkFill& lf = link_fill_[l];
-            // Outside the component: in the reference, a link that cannot bind; in the selection, a link the flow
-            // has to itself but its least.
-            if (lf.mark != epoch_) return;
-            LinkSums& sums = link_sums_[component_pos_[l]];
-            sums.weight += s.weight * count;
-            sums.demand += demand * count;
-            sums.selected += rate * count;
-            if (!by_sole) return;
-            if (lf.sole_stamp != fill_stamp_) {
-                lf.sole_stamp = fill_stamp_;
-                lf.sole = place + 1;
-            } else if (lf.sole != place + 1) {
-                lf.sole = LinkFill::many;
-            }
-        });
-        for (const std::uint32_t l : held_links(f))
-            if (link_fill_[l].mark == epoch_) ++link_sums_[component_pos_[l]].held;
-    }
     // A link with one selected flow keeps its fair share until that flow is fixed (the others on it hold their
     // rates), and only that flow's fixing changes it: of such links, only each flow's least key can ever be the
     // heap's minimum while the flow is unfixed; the others would be popped after it, all their flows fixed. So
@@ -286,10 +253,10 @@ void FlowNetwork::fill() {
     sole_least_.assign(by_sole ? component_flows_.size() : 0, no_key);
     for (std::size_t i = 0; i < component_links_.size(); ++i) {
         const std::uint32_t l = component_links_[i];
-        LinkSums& sums = link_sums_[i];
-        LinkFill& lf = link_fill_[l];
-        // (Read here, with the headroom in the same line: the check after the fill reads only the sums.)
-        sums.held = links_[l].held_count != sums.held ? 1 : 0;
+        LinkFill& lf = sums_of(l);
+        const LinkFill& sums = lf;
+        // (Read here, with the headroom in the same line: the check after the fill reads only this line.)
+        lf.held_out = links_[l].held_count != sums.held ? 1 : 0;
         // (A residual may go below 0 by rounding, at most one unit per flow; rate_of_units reads it as 0.)
         const RateUnits units = links_[l].headroom + sums.selected;
         const double residual = rate_of_units(units);
@@ -300,7 +267,7 @@ void FlowNetwork::fill() {
         if (lf.unfixed == 0) continue;
         lf.residual = units;
         const ShareKey k = key(residual / lf.unfixed, l);
-        if (by_sole && lf.sole_stamp == fill_stamp_ && lf.sole != LinkFill::many) {
+        if (by_sole && lf.sole != 0 && lf.sole != LinkFill::many) {
             ShareKey& least = sole_least_[lf.sole - 1];
             least = std::min(least, k);
             lf.unfixed = 0;  // (restored below for the least)
@@ -311,7 +278,7 @@ void FlowNetwork::fill() {
     for (const ShareKey least : sole_least_) {
         if (least == no_key) continue;
         const std::uint32_t l = id_of(least);
-        link_fill_[l].unfixed = link_sums_[component_pos_[l]].weight;
+        link_fill_[l].unfixed = link_fill_[l].weight;
         shares.push_back(least);
     }
     for (const std::uint32_t f : component_flows_) fixed_[f] = 0;
