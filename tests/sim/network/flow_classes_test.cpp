@@ -24,14 +24,17 @@ struct BatchRun {
 
 /// Batches of flows alike in size and weight (random ends, so some share links and some do not) start together at
 /// random instants, beside single flows of random size. The schedule is drawn up front, so that it does not depend
-/// on the order in which simultaneous arrivals are reported.
-BatchRun random_batches(const topo::Cluster& cluster, bool classes, bool incremental, std::uint64_t seed) {
+/// on the order in which simultaneous arrivals are reported. With `link_events`, a third of the batches degrade (or
+/// restore) a link of one of their routes in the instant they start, before the update attaches them. Without
+/// `records`, the flows that start in classes have no state of their own until their class splits (flow_network.h).
+BatchRun random_batches(const topo::Cluster& cluster, bool classes, bool incremental, std::uint64_t seed,
+                        bool records = true, bool link_events = false) {
     engine::Simulator sim;
     sim::NetworkOptions options;
     options.flow_classes = classes;
     options.incremental = incremental;
     options.record_link_utilization = false;
-    options.record_flows = true;  // (a class's arrival ends its members' records too)
+    options.record_flows = records;  // (a class's arrival ends its members' records too)
     sim::FlowNetwork net(cluster, sim, options);
     std::mt19937_64 rng(seed);
     const auto& gpus = cluster.gpus();
@@ -42,7 +45,15 @@ BatchRun random_batches(const topo::Cluster& cluster, bool classes, bool increme
         std::uint32_t weight;
     };
     std::vector<std::vector<Planned>> batches;
+    struct LinkEvent {
+        std::uint64_t flow = 0, hop = 0;  // of the batch, drawn as numbers (taken modulo its size and route)
+        bool planned = false;
+    };
+    std::vector<LinkEvent> link_event;
+    std::mt19937_64 event_rng(seed + 1000);  // (apart: the batches are those of the runs without link events)
+    std::vector<double> link_factor(cluster.links().size(), 1.0);
     for (int b = 0; b < 160; ++b) {
+        link_event.push_back({event_rng(), event_rng(), link_events && event_rng() % 3 == 0});
         const std::uint64_t bytes = 1 + rng() % 20'000'000;
         const std::uint32_t weight = 1 + static_cast<std::uint32_t>(rng() % 2);
         const std::uint64_t n = rng() % 3 == 0 ? 1 : 2 + rng() % 30;
@@ -68,8 +79,15 @@ BatchRun random_batches(const topo::Cluster& cluster, bool classes, bool increme
     auto handler = [&](const engine::Event& e) {
         if (e.kind == 1000) {
             std::uint32_t o = first_owner[e.target];
-            for (const Planned& p : batches[e.target])
-                net.start_flow_on_route(p.src, p.dst, p.route, p.bytes, o++, p.weight);
+            const auto& batch = batches[e.target];
+            for (const Planned& p : batch) net.start_flow_on_route(p.src, p.dst, p.route, p.bytes, o++, p.weight);
+            const LinkEvent& le = link_event[e.target];
+            if (le.planned) {
+                const auto& route = batch[le.flow % batch.size()].route;
+                const topo::LinkId l = route[le.hop % route.size()];
+                link_factor[l.index()] = link_factor[l.index()] == 1.0 ? 0.25 : 1.0;
+                net.set_link_state(l, link_factor[l.index()], "test");
+            }
             return;
         }
         const auto event = net.handle(e);
@@ -171,6 +189,34 @@ TEST_CASE("flow classes give the arrival times of flows solved one by one", "[si
                 fast_total += fast.link_delay_s[l];
             }
             REQUIRE(reference_total > 0);
+            REQUIRE(fast_total == Approx(reference_total).epsilon(1e-9));
+        }
+    }
+}
+
+TEST_CASE("flow classes without flow records, and links changing as classes form, give the times of flows one by one",
+          "[sim][network][classes]") {
+    // Without records a class's members never have states of their own unless it splits, and a link that changes
+    // state in the instant flows start makes their states written before the update (FlowNetwork::materialize).
+    const auto cluster =
+        topo::load_topology("dgx-h100", {"nodes=8", "fabric=leaf-spine", "nodes_per_leaf=2", "spines=2"});
+    for (const bool link_events : {false, true}) {
+        for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+            INFO("seed " << seed << (link_events ? " with link events" : ""));
+            const BatchRun reference = random_batches(cluster, false, true, seed, false, link_events);
+            const BatchRun fast = random_batches(cluster, true, true, seed, false, link_events);
+            REQUIRE(fast.classes > 100);
+            REQUIRE(fast.split > 0);
+            for (std::size_t i = 0; i < reference.arrivals.size(); ++i) {
+                INFO("flow " << i);
+                REQUIRE(reference.arrivals[i].count() > 0);
+                require_same(reference.arrivals[i], fast.arrivals[i]);
+            }
+            double reference_total = 0, fast_total = 0;
+            for (std::size_t l = 0; l < reference.link_delay_s.size(); ++l) {
+                reference_total += reference.link_delay_s[l];
+                fast_total += fast.link_delay_s[l];
+            }
             REQUIRE(fast_total == Approx(reference_total).epsilon(1e-9));
         }
     }
