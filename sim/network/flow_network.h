@@ -466,29 +466,7 @@ private:
     // Dirty links since the last recompute, and scratch space of the solver (kept to avoid reallocation).
     std::vector<std::uint32_t> dirty_links_;
     std::vector<std::uint32_t> attached_;  // flows attached since the last update (incremental mode)
-    /// The solver's state of a link, in one line: the update's selection, the fill and the check read it together.
-    struct alignas(64) LinkFill {
-        // Capacity not yet given out in the fill in progress, in rate units: each flow fixed takes its rate rounded
-        // as in the link's rate sum, so the residual is exact and does not depend on the order flows are fixed in
-        // (a class and its members one by one leave the same residual, and so the same shares, to the bit).
-        RateUnits residual = 0;
-        // Sums over the selected flows' entries on it, each added as its flow is selected (in the order of
-        // component_flows_, as a walk of their routes would add them; a handful of flows, not the link's many): what
-        // the others hold is the link's rate sum less the selected flows' part. Valid in the epoch `summed` holds
-        // (sums_of), read for the links of the component.
-        RateUnits selected = 0;          // rates before the update
-        double demand = 0;               // caps x weights
-        std::uint32_t weight = 0;        // weights
-        std::uint32_t held : 31 = 0;     // selected flows it held below their caps before the update (held_by)
-        std::uint32_t held_out : 1 = 0;  // set by the fill: it also holds flows the update did not select
-        std::uint32_t unfixed = 0;       // weight of its flows not yet fixed (0: left out of the fill)
-        std::uint32_t mark = 0;          // epoch stamp: in the component of the update in progress
-        // The only selected flow on it, as its place in component_flows_ + 1, or many (0: none).
-        std::uint32_t sole = 0;
-        std::uint32_t summed = 0;  // the epoch its sums are of
-        static constexpr std::uint32_t many = UINT32_MAX;
-    };
-    static_assert(sizeof(LinkFill) == 64);
+    using LinkFill = network::LinkFill;
     std::vector<LinkFill> link_fill_;  // by link
     /// The link's fill state, its sums those of this epoch (zero if no selected flow crossed it yet).
     LinkFill& sums_of(std::uint32_t link) {

@@ -1,5 +1,5 @@
 // What the flow network keeps per link as flows attach and detach (flow_network.h): the link's entries (one per
-// attached flow or class) and its sums, in one cache line.
+// attached flow or class) and its sums, in one cache line; and the solver's state of a link during an update.
 #pragma once
 
 #include <algorithm>
@@ -80,5 +80,30 @@ private:
     std::uint32_t many_capacity = 0;
 };
 static_assert(sizeof(LinkState) == 64);
+
+/// The max-min solver's state of a link (max_min_fair.cpp), in one line: an update's selection, its fill and the check
+/// after the fill read it together.
+struct alignas(64) LinkFill {
+    // Capacity not yet given out in the fill in progress, in rate units: each flow fixed takes its rate rounded
+    // as in the link's rate sum, so the residual is exact and does not depend on the order flows are fixed in
+    // (a class and its members one by one leave the same residual, and so the same shares, to the bit).
+    RateUnits residual = 0;
+    // Sums over the selected flows' entries on it, each added as its flow is selected (in the order of
+    // the update's selected flows, as a walk of their routes would add them; a handful of flows, not the link's many):
+    // what the others hold is the link's rate sum less the selected flows' part. Valid in the epoch `summed` holds
+    // (FlowNetwork::sums_of), read for the links of the component.
+    RateUnits selected = 0;          // rates before the update
+    double demand = 0;               // caps x weights
+    std::uint32_t weight = 0;        // weights
+    std::uint32_t held : 31 = 0;     // selected flows it held below their caps before the update (held_by)
+    std::uint32_t held_out : 1 = 0;  // set by the fill: it also holds flows the update did not select
+    std::uint32_t unfixed = 0;       // weight of its flows not yet fixed (0: left out of the fill)
+    std::uint32_t mark = 0;          // epoch stamp: in the component of the update in progress
+    // The only selected flow on it, as its place in the update's selected flows + 1, or many (0: none).
+    std::uint32_t sole = 0;
+    std::uint32_t summed = 0;  // the epoch its sums are of
+    static constexpr std::uint32_t many = UINT32_MAX;
+};
+static_assert(sizeof(LinkFill) == 64);
 
 }  // namespace clustersim::sim::network
