@@ -215,8 +215,7 @@ void FlowNetwork::split_class(std::uint32_t leader, bool in_two) {
         member.last_update = now;
         member.bytes = head.bytes;  // (the class's key: the same for every member; their states were not written)
         member.latency = head.latency;
-        if (!options_.record_flows) member.record = UINT32_MAX;  // (recorded: written as it started)
-        const std::uint32_t mark = share_[m].mark;               // its own selection stamp, not the leader's
+        const std::uint32_t mark = share_[m].mark;  // its own selection stamp, not the leader's
         share_[m] = alone;
         share_[m].mark = mark;
         share_[m].group = no_class;

@@ -57,6 +57,7 @@ std::uint32_t FlowNetwork::allocate_slot() {
     flow_start_.emplace_back();
     flow_ideal_.emplace_back();
     flow_owner_.push_back(0);
+    flow_record_.push_back(UINT32_MAX);
     return slot;
 }
 
@@ -106,8 +107,12 @@ FlowId FlowNetwork::start_flow_on_route(topo::DeviceId src, topo::DeviceId dst, 
     flow_start_[slot] = sim_.now();
     flow_ideal_[slot] = ideal;
     flow_owner_[slot] = owner;
+    if (options_.record_flows) {
+        flow_record_[slot] = static_cast<std::uint32_t>(records_.size());
+        records_.push_back(FlowRecord{src, dst, bytes, owner, sim_.now(), Time{0}, ideal});
+    }
     const bool moves = bytes > 0 && !route.empty();
-    if (moves && options_.sharing == SharingModel::max_min && options_.flow_classes && !options_.record_flows) {
+    if (moves && options_.sharing == SharingModel::max_min && options_.flow_classes) {
         // Attached by this instant's update, in a class with the flows that start now and are like it. Its state is
         // written then, and only if it leads (starting_ holds what the update reads): a class's members' states are
         // not touched, here or when the class forms (their slots' lines stay out of the cache).
@@ -125,11 +130,6 @@ FlowId FlowNetwork::start_flow_on_route(topo::DeviceId src, topo::DeviceId dst, 
     f.last_update = f.rate_since = sim_.now();
     f.latency = latency;
     f.draining = false;
-    f.record = UINT32_MAX;
-    if (options_.record_flows) {
-        f.record = static_cast<std::uint32_t>(records_.size());
-        records_.push_back(FlowRecord{src, dst, bytes, owner, sim_.now(), Time{0}, ideal});
-    }
     if (!moves) {
         // Nothing to share: a local copy or an empty message drains at once and costs only the latency.
         sim_.arm(f.timer, sim_.now(), to_u16(EventKind::flow_drained));
@@ -137,10 +137,6 @@ FlowId FlowNetwork::start_flow_on_route(topo::DeviceId src, topo::DeviceId dst, 
         share.rate = bottleneck;
         sim_.arm(f.timer, sim_.now() + engine::transfer_time(static_cast<double>(bytes), bottleneck),
                  to_u16(EventKind::flow_drained));
-    } else if (options_.flow_classes) {
-        // (Flows recorded: their states are written now, each member's with its record.)
-        starting_.push_back(starting(slot));
-        schedule_update();
     } else {
         attach(slot);
     }
@@ -327,12 +323,11 @@ void FlowNetwork::materialize(const Starting& s) {
     f.last_update = f.rate_since = sim_.now();
     f.latency = s.latency;
     f.draining = false;
-    if (!options_.record_flows) f.record = UINT32_MAX;  // (recorded flows' states were written as they started)
 }
 
 void FlowNetwork::finish_arrival(std::uint32_t flow) {
     const FlowState& f = flows_[flow];
-    if (f.record != UINT32_MAX) records_[f.record].end = sim_.now();
+    if (options_.record_flows) records_[flow_record_[flow]].end = sim_.now();
     delivered_bytes_ += f.bytes;
     ++completed_;
     --active_;
@@ -379,8 +374,7 @@ FlowNetwork::FlowEvent FlowNetwork::handle(const engine::Event& event) {
                 active_ -= n;
                 release_.insert(release_.end(), c.members.begin(), c.members.end());
                 for (const std::uint32_t m : c.members) {
-                    if (options_.record_flows && flows_[m].record != UINT32_MAX)
-                        records_[flows_[m].record].end = sim_.now();
+                    if (options_.record_flows) records_[flow_record_[m]].end = sim_.now();
                     event_flows_.push_back(FlowId{m});
                     share_[m].group = no_class;
                 }

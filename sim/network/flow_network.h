@@ -253,7 +253,6 @@ private:
         engine::Time last_update{};  // contention delay charged up to here
         engine::Time latency{};
         engine::TimerId timer = 0;
-        std::uint32_t record = UINT32_MAX;
         std::uint64_t bytes = 0;
         bool draining = false;  // on its links, sending
     };
@@ -452,10 +451,12 @@ private:
     void settle(std::uint32_t flow, engine::Time now);
     std::vector<FlowState> flows_;
     // By slot, written as a flow starts, apart from its state (a class's members' states are never written unless
-    // the class splits): when it started, its duration alone on an empty network, its owner.
+    // the class splits): when it started, its duration alone on an empty network, its owner, its record's index (with
+    // NetworkOptions::record_flows).
     std::vector<engine::Time> flow_start_;
     std::vector<engine::Time> flow_ideal_;
     std::vector<std::uint32_t> flow_owner_;
+    std::vector<std::uint32_t> flow_record_;
     std::vector<engine::SmallVector<std::uint32_t, 8>>
         link_pos_;                  // by slot: its entry's place on each link it attaches to
     std::vector<FlowShare> share_;  // by flow slot

@@ -254,16 +254,15 @@ void FlowNetwork::fill() {
     for (std::size_t i = 0; i < component_links_.size(); ++i) {
         const std::uint32_t l = component_links_[i];
         LinkFill& lf = sums_of(l);
-        const LinkFill& sums = lf;
         // (Read here, with the headroom in the same line: the check after the fill reads only this line.)
-        lf.held_out = links_[l].held_count != sums.held ? 1 : 0;
+        lf.held_out = links_[l].held_count != lf.held ? 1 : 0;
         // (A residual may go below 0 by rounding, at most one unit per flow; rate_of_units reads it as 0.)
-        const RateUnits units = links_[l].headroom + sums.selected;
+        const RateUnits units = links_[l].headroom + lf.selected;
         const double residual = rate_of_units(units);
         // A link whose residual covers the caps of all its selected flows never fixes one: fixing a flow takes at
         // most its cap from the residual, so its fair share stays at or above the least cap of its unfixed flows,
         // and ties go to the cap. Left out (unfixed 0), it costs the heap nothing (and its residual is not read).
-        lf.unfixed = residual >= sums.demand ? 0 : sums.weight;
+        lf.unfixed = residual >= lf.demand ? 0 : lf.weight;
         if (lf.unfixed == 0) continue;
         lf.residual = units;
         const ShareKey k = key(residual / lf.unfixed, l);

@@ -25,7 +25,7 @@ struct BatchRun {
 /// Batches of flows alike in size and weight (random ends, so some share links and some do not) start together at
 /// random instants, beside single flows of random size. The schedule is drawn up front, so that it does not depend
 /// on the order in which simultaneous arrivals are reported. With `link_events`, a third of the batches degrade (or
-/// restore) a link of one of their routes in the instant they start, before the update attaches them. Without
+/// restore) a link of one of their routes in the instant they start, before the update attaches them. With or without
 /// `records`, the flows that start in classes have no state of their own until their class splits (flow_network.h).
 BatchRun random_batches(const topo::Cluster& cluster, bool classes, bool incremental, std::uint64_t seed,
                         bool records = true, bool link_events = false) {
@@ -196,8 +196,9 @@ TEST_CASE("flow classes give the arrival times of flows solved one by one", "[si
 
 TEST_CASE("flow classes without flow records, and links changing as classes form, give the times of flows one by one",
           "[sim][network][classes]") {
-    // Without records a class's members never have states of their own unless it splits, and a link that changes
-    // state in the instant flows start makes their states written before the update (FlowNetwork::materialize).
+    // A class's members never have states of their own unless it splits (the records, when kept, are by slot), and a
+    // link that changes state in the instant flows start makes their states written before the update
+    // (FlowNetwork::materialize).
     const auto cluster =
         topo::load_topology("dgx-h100", {"nodes=8", "fabric=leaf-spine", "nodes_per_leaf=2", "spines=2"});
     for (const bool link_events : {false, true}) {
