@@ -75,29 +75,8 @@ void FlowNetwork::make_class(std::span<const std::uint32_t> members, const Start
         share_[members[k]].group = group;
     }
     share_[members.front()].group = group;
-    // The distinct links, in the order the members first cross them, if two members share one (link_slot_ is left as
-    // it was found).
-    c.links.clear();
-    ++seen_stamp_;
-    bool shared = false;
-    for (const topo::LinkId hop : head.route) {
-        std::uint32_t& seen = link_seen_[hop.index()];
-        if (seen == seen_stamp_) {
-            shared = true;  // (the first link two members share settles it)
-            break;
-        }
-        seen = seen_stamp_;
-    }
-    for (const topo::LinkId hop :
-         shared ? std::span<const topo::LinkId>(head.route) : std::span<const topo::LinkId>{}) {
-        std::uint32_t& slot = link_slot_[hop.index()];
-        if (slot == UINT32_MAX) {
-            slot = static_cast<std::uint32_t>(c.links.size());
-            c.links.push_back({hop.value, 0});
-        }
-        ++c.links[slot].count;
-    }
-    for (const FlowClass::LinkCount& lc : c.links) link_slot_[lc.link] = UINT32_MAX;
+    // The distinct links and their members, if two members share one: found, or built once for classes alike.
+    c.shape = shapes_.shape_of(head.route, c.offsets);
     c.held.assign(attached_links(members.front()), 0);
 }
 
@@ -128,6 +107,31 @@ bool FlowNetwork::class_exact(std::uint32_t leader) {
         }
         return load.saturated && load.max_level <= most;
     };
+    std::uint32_t* const next = c.next_limit.data();
+    if (c.shape) {
+        // Members share links: the links in ascending id order, each link's load read once, and its members that
+        // have no bottleneck yet given it if it holds (so each member gets the lowest id that holds it, as below)
+        // until every member has one.
+        const network::ClassShape& shape = *c.shape;
+        const std::size_t n = shape.by_id.size();
+        const network::ClassShape::LinkMembers* const by_id = shape.by_id.data();
+        const std::uint32_t* const crossing = shape.crossing.data();
+        std::fill(next, next + c.members.size(), UINT32_MAX);
+        std::size_t without = c.members.size();
+        for (std::size_t i = 0; i < n && without > 0; ++i) {
+            const std::uint32_t l = by_id[i].link;
+            if (!holds(l)) continue;
+            const std::uint32_t end =
+                i + 1 < n ? by_id[i + 1].first : static_cast<std::uint32_t>(shape.crossing.size());
+            for (std::uint32_t j = by_id[i].first; j < end; ++j) {
+                std::uint32_t& limit = next[crossing[j]];
+                if (limit != UINT32_MAX) continue;
+                limit = l;
+                --without;
+            }
+        }
+        return without == 0;
+    }
     // Each member's bottleneck adopted last (one of its links), where the class has them.
     const std::uint32_t* const previous = c.member_limit.size() == c.members.size() ? c.member_limit.data() : nullptr;
     for (std::size_t k = 0; k < c.members.size(); ++k) {
@@ -139,7 +143,7 @@ bool FlowNetwork::class_exact(std::uint32_t leader) {
             const std::uint32_t l = hops[hop].value;
             if (l < limit && holds(l)) limit = l;
         }
-        c.next_limit[k] = limit;
+        next[k] = limit;
         exact = exact && limit != UINT32_MAX;
     }
     return exact;

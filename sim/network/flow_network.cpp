@@ -14,7 +14,7 @@ namespace clustersim::sim {
 using engine::Time;
 
 FlowNetwork::FlowNetwork(const topo::Cluster& cluster, engine::Simulator& sim, NetworkOptions options)
-    : cluster_(cluster), sim_(sim), options_(options), router_(cluster) {
+    : cluster_(cluster), sim_(sim), options_(options), router_(cluster), shapes_(cluster.links().size()) {
     router_.set_two_level(options.two_level_routing);
     const std::size_t links = cluster.links().size();
     link_latency_.reserve(links);
@@ -29,8 +29,6 @@ FlowNetwork::FlowNetwork(const topo::Cluster& cluster, engine::Simulator& sim, N
     utilization_mark_.assign(links, 0);
     link_load_.assign(links, LinkLoad{});
     limit_mark_.assign(links, 0);
-    link_slot_.assign(links, UINT32_MAX);
-    link_seen_.assign(links, 0);
     timed_.assign(links, TimedLink{});
     if (options_.record_link_utilization) utilization_ = LinkUtilization(links);
 }

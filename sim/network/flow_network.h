@@ -45,6 +45,7 @@
 #include "engine/simulator.h"
 #include "engine/small_vector.h"
 #include "sim/event_kind.h"
+#include "sim/network/class_shape.h"
 #include "sim/network/flow.h"
 #include "sim/network/link_state.h"
 #include "sim/network/link_utilization.h"
@@ -223,15 +224,12 @@ private:
         std::vector<std::uint32_t> members;  // slots, the leader first
         std::vector<std::uint32_t> offsets;  // member k's hops: [offsets[k], offsets[k + 1]) of the route
         /// When members share links: the members' routes as distinct links, each with the number of members
-        /// crossing it, in the order they are first crossed. That is what the class attaches and what the solver walks
-        /// and sums, so a link k members cross costs one visit, not k (the sums are the same integers; the members of
-        /// a tree step across the spines cross a link 6-8 times on average). Empty when no two members share a link
-        /// (a ring step): the route is walked as a lone flow's.
-        struct LinkCount {
-            std::uint32_t link;
-            std::uint32_t count;
-        };
-        std::vector<LinkCount> links;
+        /// crossing it, in the order they are first crossed (ClassShape::links). That is what the class attaches and
+        /// what the solver walks and sums, so a link k members cross costs one visit, not k (the sums are the same
+        /// integers; the members of a tree step across the spines cross a link 6-8 times on average). None when no
+        /// two members share a link (a ring step): the route is walked as a lone flow's.
+        using LinkCount = network::ClassShape::LinkCount;
+        std::shared_ptr<const network::ClassShape> shape;
         std::vector<std::uint8_t> held;  // by attached link (for_each_link's order): a member's bottleneck (held_by)
         std::vector<std::uint32_t> member_limit;  // each member's bottleneck link while the class is held below cap
         std::vector<std::uint32_t> next_limit;    // the same, found by the update in progress
@@ -337,17 +335,17 @@ private:
     template <class Fn>
     void for_each_link(std::uint32_t flow, Fn&& fn) const {
         const std::uint32_t group = share_[flow].group;
-        if (group == no_class || classes_[group].links.empty()) {
+        if (group == no_class || !classes_[group].shape) {
             for (const topo::LinkId l : flows_[flow].route) fn(l.value, std::uint32_t{1});
         } else {
-            for (const FlowClass::LinkCount& lc : classes_[group].links) fn(lc.link, lc.count);
+            for (const FlowClass::LinkCount& lc : classes_[group].shape->links) fn(lc.link, lc.count);
         }
     }
     /// How many links for_each_link visits.
     [[nodiscard]] std::size_t attached_links(std::uint32_t flow) const {
         const std::uint32_t group = share_[flow].group;
-        return group == no_class || classes_[group].links.empty() ? flows_[flow].route.size()
-                                                                  : classes_[group].links.size();
+        return group == no_class || !classes_[group].shape ? flows_[flow].route.size()
+                                                           : classes_[group].shape->links.size();
     }
     /// Makes the bottlenecks the update found the class's own.
     void adopt_limits(std::uint32_t group);
@@ -556,9 +554,7 @@ private:
     };
     std::vector<LinkLoad> link_load_;        // by link
     std::vector<std::uint32_t> limit_mark_;  // by link: the adopt_limits pass (limit_stamp_) that listed it
-    std::vector<std::uint32_t> link_slot_;   // by link: its index in the class being built (else UINT32_MAX)
-    std::vector<std::uint32_t> link_seen_;   // by link: the make_class pass (seen_stamp_) that met it
-    std::uint32_t seen_stamp_ = 0;
+    network::ClassShapes shapes_;
     std::uint32_t limit_stamp_ = 0;
     std::uint32_t exact_stamp_ = 0;
     std::vector<FlowId> event_flows_;          // the flows of the event handled last
