@@ -61,22 +61,38 @@ void FlowNetwork::make_class(std::span<const std::uint32_t> members, const Start
     c.member_limit.clear();
     c.next_limit.clear();
     c.limit_links.clear();
+    // The members' routes one after the other: where the starting flows' copies already are so (in start order,
+    // the usual case), or joined here.
     FlowState& head = flows_[members.front()];
-    head.route.reserve(hops);  // (one allocation for every member's route)
-    for (std::size_t k = 1; k < members.size(); ++k) {
-        if (starts) {
-            const topo::LinkId* const route = starting_routes_.data() + starts[k].route_at;
-            head.route.append(route, route + starts[k].hops);
-        } else {
-            FlowState& member = flows_[members[k]];
-            head.route.append(member.route.begin(), member.route.end());
-            member.route.clear();
+    bool in_place = starts != nullptr;
+    for (std::size_t k = 1; in_place && k < members.size(); ++k)
+        in_place = starts[k].route_at == starts[k - 1].route_at + starts[k - 1].hops;
+    std::span<const topo::LinkId> route;
+    if (in_place) {
+        route = {starting_routes_.data() + starts[0].route_at, hops};
+    } else {
+        joined_route_.clear();
+        for (std::size_t k = 0; k < members.size(); ++k) {
+            const std::span<const topo::LinkId> own =
+                starts ? std::span<const topo::LinkId>(starting_routes_.data() + starts[k].route_at, starts[k].hops)
+                       : std::span<const topo::LinkId>(flows_[members[k]].route);
+            joined_route_.insert(joined_route_.end(), own.begin(), own.end());
         }
+        route = joined_route_;
+    }
+    // The distinct links and their members, if two members share one: found, or built once for classes alike; the
+    // class's route is then its shape's, and the leader keeps its own. Otherwise the leader's route becomes every
+    // member's.
+    c.shape = shapes_.shape_of(route, c.offsets);
+    if (!c.shape) {
+        head.route.reserve(hops);  // (one allocation for every member's route)
+        head.route.append(route.data() + c.offsets[1], route.data() + hops);
+    }
+    for (std::size_t k = 1; k < members.size(); ++k) {
+        if (!starts) flows_[members[k]].route.clear();
         share_[members[k]].group = group;
     }
     share_[members.front()].group = group;
-    // The distinct links and their members, if two members share one: found, or built once for classes alike.
-    c.shape = shapes_.shape_of(head.route, c.offsets);
     c.held.assign(attached_links(members.front()), 0);
 }
 
@@ -210,10 +226,11 @@ void FlowNetwork::split_class(std::uint32_t leader, bool in_two) {
     }
     FlowShare alone = share_[leader];
     alone.limiting_link = UINT32_MAX;
+    const std::span<const topo::LinkId> route = class_route(c, leader);
     for (std::size_t k = 1; k < c.members.size(); ++k) {
         const std::uint32_t m = c.members[k];
         FlowState& member = flows_[m];
-        member.route.assign(head.route.begin() + c.offsets[k], head.route.begin() + c.offsets[k + 1]);
+        member.route.assign(route.begin() + c.offsets[k], route.begin() + c.offsets[k + 1]);
         member.remaining = head.remaining;
         member.rate_since = head.rate_since;
         member.last_update = now;
@@ -228,6 +245,7 @@ void FlowNetwork::split_class(std::uint32_t leader, bool in_two) {
     share_[leader].group = no_class;
     share_[leader].limiting_link = UINT32_MAX;
     c.members.clear();
+    c.shape.reset();
     free_classes_.push_back(group);
     ++classes_split_;
     if (split_parts_[0].empty() || split_parts_[1].empty()) {

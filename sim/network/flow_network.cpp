@@ -378,14 +378,13 @@ FlowNetwork::FlowEvent FlowNetwork::handle(const engine::Event& event) {
                 }
                 event_owners_.assign(c.owners.begin(), c.owners.end());
                 c.members.clear();
+                c.shape.reset();
                 free_classes_.push_back(group);
-                // The leader's route held every member's: give the memory back rather than keep it in a slot a
-                // single flow will reuse.
+                // The leader's route held every member's (a class without a shape), and its places every link's:
+                // give the memory back rather than keep it in a slot a single flow will reuse.
                 FlowState& head = flows_[slot];
-                if (head.route.capacity() > 64) {
-                    head.route.release();
-                    link_pos_[slot].release();
-                }
+                if (head.route.capacity() > 64) head.route.release();
+                if (link_pos_[slot].capacity() > 64) link_pos_[slot].release();
             }
             return {event_flows_, event_owners_, true};
         }

@@ -218,11 +218,11 @@ private:
         std::uint32_t group = no_class;            // its class, if any (FlowClass index); read in link scans
     };
     using LinkEntry = network::LinkEntry;
-    /// Flows solved as one (see above): the class's solver state is its leader's slot, whose route holds every
-    /// member's route in turn.
+    /// Flows solved as one (see above): the class's solver state is its leader's slot. Its members' routes in turn
+    /// are its shape's route, or, without a shape, the leader's route (class_route).
     struct FlowClass {
         std::vector<std::uint32_t> members;  // slots, the leader first
-        std::vector<std::uint32_t> offsets;  // member k's hops: [offsets[k], offsets[k + 1]) of the route
+        std::vector<std::uint32_t> offsets;  // member k's hops: [offsets[k], offsets[k + 1]) of class_route
         /// When members share links: the members' routes as distinct links, each with the number of members
         /// crossing it, in the order they are first crossed (ClassShape::links). That is what the class attaches and
         /// what the solver walks and sums, so a link k members cross costs one visit, not k (the sums are the same
@@ -242,7 +242,8 @@ private:
     // kept apart, in link_pos_, for the flows that attach).
     struct alignas(64) FlowState {
         // Held in place up to 8 hops (a route across a rail-optimized fabric): read on every event of the flow.
-        engine::SmallVector<topo::LinkId, 8> route;  // reused when the slot is; a class's leader: every member's
+        engine::SmallVector<topo::LinkId, 8>
+            route;  // reused when the slot is; a class's leader without a shape: every member's
         // Bytes not yet sent as of rate_since, when its rate last changed: progress is taken once per rate, so a
         // flow's drain does not depend on how often it was looked at (a class's member and the same flow alone
         // round alike).
@@ -329,6 +330,12 @@ private:
     [[nodiscard]] bool held_by(const LinkEntry& e, std::uint32_t link) const {
         const FlowShare& s = share_[e.flow];
         return s.group == no_class ? s.limiting_link == link : classes_[s.group].held[e.place] != 0;
+    }
+    /// A class's members' routes, one after the other (member k's: [offsets[k], offsets[k + 1])): its shape's, or
+    /// its leader's route when it has none.
+    [[nodiscard]] std::span<const topo::LinkId> class_route(const FlowClass& c, std::uint32_t leader) const {
+        return c.shape ? std::span<const topo::LinkId>(c.shape->route)
+                       : std::span<const topo::LinkId>(flows_[leader].route);
     }
     /// Calls fn(link, count) for each link the flow attaches to: a lone flow's hops (count 1), a class's distinct
     /// links with the members crossing each (FlowClass::links).
@@ -544,6 +551,7 @@ private:
     std::array<std::vector<std::uint32_t>, 2> split_parts_;  // a split class's members: held at its level, or not
     std::vector<Starting> starting_;  // flows started this instant, attached (alone or in classes) by the update
     std::vector<topo::LinkId> starting_routes_;  // their routes (Starting::route_at)
+    std::vector<topo::LinkId> joined_route_;     // make_class: the members' routes, when not side by side already
     std::vector<std::uint32_t> class_members_;   // form_classes: the slots of the class being made
     std::vector<std::uint32_t> to_split_;
     std::vector<std::uint32_t> round_dirty_;  // the update's dirty links, kept for a second round after a split
