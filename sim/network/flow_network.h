@@ -242,8 +242,8 @@ private:
     // kept apart, in link_pos_, for the flows that attach).
     struct alignas(64) FlowState {
         // Held in place up to 8 hops (a route across a rail-optimized fabric): read on every event of the flow.
-        engine::SmallVector<topo::LinkId, 8>
-            route;  // reused when the slot is; a class's leader without a shape: every member's
+        // Reused when the slot is. A class's leader without a shape: every member's, one after the other.
+        engine::SmallVector<topo::LinkId, 8> route;
         // Bytes not yet sent as of rate_since, when its rate last changed: progress is taken once per rate, so a
         // flow's drain does not depend on how often it was looked at (a class's member and the same flow alone
         // round alike).
