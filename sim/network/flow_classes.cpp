@@ -244,9 +244,7 @@ void FlowNetwork::split_class(std::uint32_t leader, bool in_two) {
     head.route.resize(c.offsets[1]);
     share_[leader].group = no_class;
     share_[leader].limiting_link = UINT32_MAX;
-    c.members.clear();
-    c.shape.reset();
-    free_classes_.push_back(group);
+    release_class(group);
     ++classes_split_;
     if (split_parts_[0].empty() || split_parts_[1].empty()) {
         // Every member alone: the others first, then the leader, in the class's order.
@@ -260,6 +258,13 @@ void FlowNetwork::split_class(std::uint32_t leader, bool in_two) {
         if (part.size() > 1) make_class(part);
         attach(part.front());
     }
+}
+
+void FlowNetwork::release_class(std::uint32_t group) {
+    FlowClass& c = classes_[group];
+    c.members.clear();
+    c.shape.reset();  // (kept alive by its classes only, once the cache forgets it)
+    free_classes_.push_back(group);
 }
 
 }  // namespace clustersim::sim

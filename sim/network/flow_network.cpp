@@ -377,9 +377,7 @@ FlowNetwork::FlowEvent FlowNetwork::handle(const engine::Event& event) {
                     share_[m].group = no_class;
                 }
                 event_owners_.assign(c.owners.begin(), c.owners.end());
-                c.members.clear();
-                c.shape.reset();
-                free_classes_.push_back(group);
+                release_class(group);
                 // The leader's route held every member's (a class without a shape), and its places every link's:
                 // give the memory back rather than keep it in a slot a single flow will reuse.
                 FlowState& head = flows_[slot];

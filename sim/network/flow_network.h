@@ -294,6 +294,8 @@ private:
     /// Splits a class in two (in_two: the members held at its level by the update in progress, and the others) or
     /// into its members, each going on from the class's state.
     void split_class(std::uint32_t leader, bool in_two);
+    /// Frees class `group` (its members already told apart): its slot for reuse, its shape dropped.
+    void release_class(std::uint32_t group);
     /// Splits the classes of the component whose computed rates are not the max-min ones; true if any was.
     bool split_inexact_classes();
     /// A flow started in this instant, with what a class is formed by (its bytes, latency, weight and cap), its
@@ -338,7 +340,7 @@ private:
                        : std::span<const topo::LinkId>(flows_[leader].route);
     }
     /// Calls fn(link, count) for each link the flow attaches to: a lone flow's hops (count 1), a class's distinct
-    /// links with the members crossing each (FlowClass::links).
+    /// links with the members crossing each (ClassShape::links).
     template <class Fn>
     void for_each_link(std::uint32_t flow, Fn&& fn) const {
         const std::uint32_t group = share_[flow].group;

@@ -13,7 +13,7 @@ namespace clustersim::sim::network {
 __extension__ typedef __int128 RateUnits;
 
 /// A flow's place on a link: its slot, the index of the link in what it attaches (a lone flow: its route's hop;
-/// a class: its distinct links, FlowClass::links), and how many routes of its cross the link (a class: the
+/// a class: its distinct links, ClassShape::links), and how many routes of its cross the link (a class: the
 /// members that do; 1 otherwise). Sums over a link's flows count each entry `count` times.
 struct LinkEntry {
     std::uint32_t flow;

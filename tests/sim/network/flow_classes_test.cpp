@@ -122,6 +122,13 @@ std::vector<traces::RankId> world_of(traces::OpGraph& g, std::uint32_t n) {
     return all;
 }
 
+/// The contention delay charged to all links of a run.
+double total_delay_s(const BatchRun& run) {
+    double total = 0;
+    for (const double d : run.link_delay_s) total += d;
+    return total;
+}
+
 void require_same(engine::Time reference, engine::Time fast) {
     INFO("reference " << reference.count() << " ps, with classes " << fast.count() << " ps");
     // To the picosecond: the fill's residuals are exact and flows at one level get one rate to the bit, whether
@@ -183,11 +190,7 @@ TEST_CASE("flow classes give the arrival times of flows solved one by one", "[si
             }
             // Every flow's lost time is charged to one of its bottleneck links: the total is the same (a flow with
             // several bottlenecks may charge another of them, as the incremental update keeps a flow's old one).
-            double reference_total = 0, fast_total = 0;
-            for (std::size_t l = 0; l < reference.link_delay_s.size(); ++l) {
-                reference_total += reference.link_delay_s[l];
-                fast_total += fast.link_delay_s[l];
-            }
+            const double reference_total = total_delay_s(reference), fast_total = total_delay_s(fast);
             REQUIRE(reference_total > 0);
             REQUIRE(fast_total == Approx(reference_total).epsilon(1e-9));
         }
@@ -213,11 +216,7 @@ TEST_CASE("flow classes without flow records, and links changing as classes form
                 REQUIRE(reference.arrivals[i].count() > 0);
                 require_same(reference.arrivals[i], fast.arrivals[i]);
             }
-            double reference_total = 0, fast_total = 0;
-            for (std::size_t l = 0; l < reference.link_delay_s.size(); ++l) {
-                reference_total += reference.link_delay_s[l];
-                fast_total += fast.link_delay_s[l];
-            }
+            const double reference_total = total_delay_s(reference), fast_total = total_delay_s(fast);
             REQUIRE(fast_total == Approx(reference_total).epsilon(1e-9));
         }
     }
