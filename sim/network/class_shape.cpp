@@ -2,8 +2,10 @@
 #include "sim/network/class_shape.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <type_traits>
+#include <utility>
 
 namespace clustersim::sim::network {
 
@@ -34,7 +36,10 @@ bool same(const std::vector<T>& kept, std::span<const T> now) {
 }  // namespace
 
 ClassShapes::ClassShapes(std::size_t link_count, std::size_t max_hops)
-    : max_hops_(max_hops), link_slot_(link_count, UINT32_MAX), link_seen_(link_count, 0) {}
+    : max_hops_(max_hops),
+      link_slot_(link_count, UINT32_MAX),
+      link_seen_(link_count, 0),
+      link_bits_((link_count + 63) / 64, 0) {}
 
 bool ClassShapes::shared(std::span<const topo::LinkId> route) {
     // (The first link two members share settles it: a class of a tree step finds one within its first members.)
@@ -88,19 +93,27 @@ std::shared_ptr<const ClassShape> ClassShapes::build(std::span<const topo::LinkI
         }
         ++links[slot].count;
     }
-    for (const ClassShape::LinkCount& lc : links) link_slot_[lc.link] = UINT32_MAX;
-    // By ascending id, each link's members (a counting sort of the hops: link_slot_ holds each link's next place
-    // in crossing, and is reset after).
-    order_.resize(links.size());
-    for (std::uint32_t s = 0; s < links.size(); ++s) order_[s] = s;
-    std::ranges::sort(order_, [&](std::uint32_t a, std::uint32_t b) { return links[a].link < links[b].link; });
+    // By ascending id, each link's members (a counting sort of the hops: link_slot_ goes from each link's index in
+    // `links` to its next place in crossing, and is reset after). The ids are put in order by a bitmap of them, read
+    // word by word over the span they cover: no comparison sort.
+    std::uint32_t lowest = UINT32_MAX, highest = 0;
+    for (const ClassShape::LinkCount& lc : links) {
+        link_bits_[lc.link >> 6] |= std::uint64_t{1} << (lc.link & 63);
+        lowest = std::min(lowest, lc.link);
+        highest = std::max(highest, lc.link);
+    }
     shape->by_id.resize(links.size());
     std::uint32_t at = 0;
-    for (std::size_t i = 0; i < order_.size(); ++i) {
-        const ClassShape::LinkCount& lc = links[order_[i]];
-        shape->by_id[i] = {lc.link, at};
-        link_slot_[lc.link] = at;
-        at += lc.count;
+    std::size_t i = 0;
+    for (std::uint32_t w = lowest >> 6; !links.empty() && w <= highest >> 6; ++w) {
+        for (std::uint64_t bits = std::exchange(link_bits_[w], 0); bits != 0; bits &= bits - 1) {
+            const std::uint32_t link = w * 64 + static_cast<std::uint32_t>(std::countr_zero(bits));
+            std::uint32_t& slot = link_slot_[link];
+            const std::uint32_t count = links[slot].count;
+            shape->by_id[i++] = {link, at};
+            slot = at;
+            at += count;
+        }
     }
     shape->crossing.resize(route.size());
     for (std::size_t k = 0; k + 1 < offsets.size(); ++k)

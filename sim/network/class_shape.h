@@ -63,7 +63,7 @@ private:
     std::vector<std::uint32_t> link_slot_;  // by link: its index, then its place, in the shape being built
     std::vector<std::uint32_t> link_seen_;  // by link: the pass (seen_stamp_) that met it
     std::uint32_t seen_stamp_ = 0;
-    std::vector<std::uint32_t> order_;  // its links' indices by ascending id
+    std::vector<std::uint64_t> link_bits_;  // by link, a bit: in the shape being built (all clear between builds)
     std::uint64_t built_ = 0;
     std::uint64_t found_ = 0;
 };

@@ -1,5 +1,7 @@
 // Class shapes (sim/network/class_shape.h): each shared link once with its members, by ascending id; found again
 // for the same routes only (compared in full, not by their sampled hash); forgotten past the bound without harm.
+#include <algorithm>
+
 #include <catch2/catch.hpp>
 
 #include "sim/network/class_shape.h"
@@ -41,6 +43,50 @@ TEST_CASE("a class shape lists each shared link once, with the members crossing 
     CHECK(shape->crossing == std::vector<std::uint32_t>{2, 0, 1, 0, 1, 0, 2});
     CHECK(shapes.built() == 1);
     CHECK(shapes.found() == 0);
+}
+
+TEST_CASE("a class shape's links by id are in ascending order across many words of ids, build after build",
+          "[sim][network][classes]") {
+    // Links spread over 1,000 ids (16 words of the bitmap that orders them), crossed in a scrambled order by 40
+    // members of 6 hops, each member sharing its first hop with the next; built five times with other routes, so a
+    // bit left set by one build would show in the next.
+    ClassShapes shapes(1000);
+    for (std::uint32_t round = 0; round < 5; ++round) {
+        std::vector<topo::LinkId> route;
+        std::vector<std::uint32_t> offsets{0};
+        for (std::uint32_t m = 0; m < 40; ++m) {
+            for (std::uint32_t h = 0; h < 6; ++h) {
+                const std::uint32_t id = h == 0 ? (m / 2 * 37 + round) % 1000 : (m * 6 + h) * 131 % 997 + round;
+                route.push_back(topo::LinkId{id});
+            }
+            offsets.push_back(static_cast<std::uint32_t>(route.size()));
+        }
+        const auto shape = shapes.shape_of(route, offsets);
+        REQUIRE(shape);
+        // The expected order and starts, by a comparison sort of the distinct links.
+        std::vector<ClassShape::LinkCount> sorted = shape->links;
+        std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.link < b.link; });
+        REQUIRE(shape->by_id.size() == sorted.size());
+        std::uint32_t at = 0;
+        for (std::size_t i = 0; i < sorted.size(); ++i) {
+            CHECK(shape->by_id[i].link == sorted[i].link);
+            CHECK(shape->by_id[i].first == at);
+            at += sorted[i].count;
+        }
+        CHECK(at == route.size());
+        // Each link's members are the members whose routes cross it, in members' order.
+        for (std::size_t i = 0; i < shape->by_id.size(); ++i) {
+            const std::uint32_t end =
+                i + 1 < shape->by_id.size() ? shape->by_id[i + 1].first : static_cast<std::uint32_t>(route.size());
+            std::vector<std::uint32_t> expected;
+            for (std::uint32_t m = 0; m < 40; ++m)
+                for (std::uint32_t h = offsets[m]; h < offsets[m + 1]; ++h)
+                    if (route[h].value == shape->by_id[i].link) expected.push_back(m);
+            CHECK(std::vector<std::uint32_t>(shape->crossing.begin() + shape->by_id[i].first,
+                                             shape->crossing.begin() + end) == expected);
+        }
+    }
+    CHECK(shapes.built() == 5);
 }
 
 TEST_CASE("members that share no link have no shape", "[sim][network][classes]") {
