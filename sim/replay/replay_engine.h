@@ -412,10 +412,17 @@ private:
         bool multipath = false;       // one of several equal-cost paths, picked by `key`
         bool between_nodes = false;   // source and destination in different nodes
         bool nvlink_first = false;    // its first link is NVLink
-        double efficiency = 1;        // route_efficiency
-        CostMemo memo;                // the last flow's cost on it
+        // A connection's first channel's entry: which channel each of its `merged_channels` channels merges into
+        // (4 bits each, channel c at bit 4c), found when every channel's route was kept side by side after this
+        // one; 0 channels: not found yet. The entries it read do not change while kept, so neither does it. (In
+        // the first line's padding: up to 8 channels.)
+        std::uint8_t merged_channels = 0;
+        std::uint32_t channel_firsts = 0;
+        static constexpr std::uint32_t most_merged_channels = 8;
+        double efficiency = 1;  // route_efficiency
+        CostMemo memo;          // the last flow's cost on it
     };
-    static_assert(sizeof(CachedRoute) == 128);
+    static_assert(sizeof(CachedRoute) == 128 && offsetof(CachedRoute, efficiency) == 64);  // (the merges in line one)
     /// A hash of a route's links, in order (equal routes, equal hashes).
     [[nodiscard]] static std::uint64_t route_hash(std::span<const topo::LinkId> route) {
         std::uint64_t hash = 0;

@@ -65,16 +65,22 @@ void ReplayEngine::start_flows(std::uint32_t index, std::uint64_t t, const Plann
     const bool multipath = first.multipath;
     // Without a choice of paths every channel takes the first one's: one flow of all the channels' shares.
     const std::uint32_t routed = multipath ? channels : 1;
-    channel_kept_[0] = kept_index(first);
+    const std::uint32_t kept0 = kept_index(first);
+    channel_kept_[0] = kept0;
+    // A connection whose channels were found side by side before: each channel's entry, and the channel it merges
+    // into, as found then (kept entries do not change while kept).
+    const bool merges_known = multipath && kept0 != UINT32_MAX && kept_routes_[kept0].merged_channels == channels;
     // A connection's channels are kept side by side (routed one after the other on its first transfer): channel c
     // is the entry c places after channel 0's when that entry is its (same ends, key + c), found without a lookup.
+    bool side_by_side = kept0 != UINT32_MAX;
     for (std::uint32_t c = 1; c < routed; ++c) {
-        const std::uint32_t next = channel_kept_[0] == UINT32_MAX ? UINT32_MAX : channel_kept_[0] + c;
-        if (kept_for(next, pair, key + c)) {
+        const std::uint32_t next = kept0 == UINT32_MAX ? UINT32_MAX : kept0 + c;
+        if (merges_known || kept_for(next, pair, key + c)) {
             channel_kept_[c] = next;
             continue;
         }
         channel_kept_[c] = kept_index(route_once(src, dst, key + c, channel_routes_[c]));
+        side_by_side = false;
     }
     // Each channel's route (read after every channel is routed: keeping a route may move the kept ones), and the
     // first channel on the same path, into which it merges: routes compared link by link only where hashes agree.
@@ -85,12 +91,16 @@ void ReplayEngine::start_flows(std::uint32_t index, std::uint64_t t, const Plann
         p.route = kept == UINT32_MAX ? std::span<const topo::LinkId>(channel_routes_[c])
                                      : std::span<const topo::LinkId>(route_pool_.data() + kept_routes_[kept].offset,
                                                                      kept_routes_[kept].length);
-        // (A kept route's hash is kept with it: its links are not read here.)
-        p.hash = kept == UINT32_MAX ? route_hash(p.route) : kept_routes_[kept].hash;
-        p.first = c;
-        for (std::uint32_t e = 0; e < c && p.first == c; ++e) {
-            const ChannelPath& q = channel_paths_[e];
-            if (q.first == e && q.hash == p.hash && std::ranges::equal(q.route, p.route)) p.first = e;
+        if (merges_known) {
+            p.first = static_cast<std::uint32_t>(kept_routes_[kept0].channel_firsts >> (4 * c)) & 15;
+        } else {
+            // (A kept route's hash is kept with it: its links are not read here.)
+            p.hash = kept == UINT32_MAX ? route_hash(p.route) : kept_routes_[kept].hash;
+            p.first = c;
+            for (std::uint32_t e = 0; e < c && p.first == c; ++e) {
+                const ChannelPath& q = channel_paths_[e];
+                if (q.first == e && q.hash == p.hash && std::ranges::equal(q.route, p.route)) p.first = e;
+            }
         }
         // Without a choice of paths the one flow carries every channel's share.
         p.bytes = multipath ? 0 : x.bytes;
@@ -99,6 +109,12 @@ void ReplayEngine::start_flows(std::uint32_t index, std::uint64_t t, const Plann
             channel_paths_[p.first].bytes += share_of(x.bytes, channels, c);
             ++channel_paths_[p.first].weight;
         }
+    }
+    if (multipath && !merges_known && side_by_side && channels <= CachedRoute::most_merged_channels) {
+        std::uint32_t firsts = 0;
+        for (std::uint32_t c = 0; c < routed; ++c) firsts |= channel_paths_[c].first << (4 * c);
+        kept_routes_[kept0].channel_firsts = firsts;
+        kept_routes_[kept0].merged_channels = static_cast<std::uint8_t>(channels);
     }
     const std::uint32_t slot = live_slot(index, t);
     std::uint32_t flows = 0;

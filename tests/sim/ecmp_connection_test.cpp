@@ -73,3 +73,38 @@ TEST_CASE("a communicator's channels spread over the spines and keep their paths
         for (std::size_t s = 0; s < bytes.size(); ++s) REQUIRE(bytes[s] == Approx(calls * one[s]).epsilon(1e-12));
     }
 }
+
+TEST_CASE("channels that share a path merge the same way call after call", "[sim][network]") {
+    // 8 channels over 4 spines: some share a spine and travel as one flow. The first call finds which merge into
+    // which by comparing their routes; the later calls take what it found (start_flows): the same flows, so five
+    // calls start five times one call's flows, each spine carries five times its bytes, and each call takes as
+    // long as the first to the picosecond (back to back, alone on the network).
+    const auto cluster = two_leaves();
+    auto options = testing::exact_options();
+    options.channels = 8;
+    options.algorithm = sim::find_collective_algorithm("ring");
+    std::vector<double> one;
+    std::uint64_t one_flows = 0;
+    for (const int calls : {1, 5}) {
+        testing::GraphBuilder b(16);
+        std::vector<traces::OpId> last0, last8;
+        for (int k = 0; k < calls; ++k) {
+            last0 = {b.collective(0, "c", "dp", {0, 8}, 64 << 20, traces::CollectiveKind::all_reduce, last0)};
+            last8 = {b.collective(8, "c", "dp", {0, 8}, 64 << 20, traces::CollectiveKind::all_reduce, last8)};
+        }
+        const auto r = sim::replay(b.g, cluster, options);
+        const auto bytes = uplink_bytes(r);
+        REQUIRE(used(bytes) >= 2);
+        REQUIRE(r.collectives.size() == static_cast<std::size_t>(calls));
+        if (calls == 1) {
+            one = bytes;
+            one_flows = r.flows;
+            REQUIRE(one_flows < 2 * 2 * 8);  // (2 GPUs x 2 steps x 8 channels, were none merged)
+            continue;
+        }
+        REQUIRE(r.flows == calls * one_flows);
+        for (std::size_t s = 0; s < bytes.size(); ++s) REQUIRE(bytes[s] == Approx(calls * one[s]).epsilon(1e-12));
+        const auto took = [&](std::size_t k) { return r.collectives[k].end - r.collectives[k].first_arrival; };
+        for (std::size_t k = 1; k < r.collectives.size(); ++k) REQUIRE(took(k) == took(0));
+    }
+}
