@@ -2,6 +2,7 @@
 // between two GPUs keep one path per channel for the whole run, as NCCL's connections keep their queue pairs'
 // paths, and a transfer's channels spread over the equal-cost paths.
 #include <algorithm>
+#include <utility>
 
 #include <catch2/catch.hpp>
 
@@ -24,6 +25,17 @@ std::vector<double> uplink_bytes(const sim::ReplayResult& r) {
         }
     }
     return bytes;
+}
+
+// `calls` all-reduces of 64 MiB, back to back, between rank 0 and rank 8.
+traces::OpGraph all_reduces(int calls) {
+    testing::GraphBuilder b(16);
+    std::vector<traces::OpId> last0, last8;
+    for (int k = 0; k < calls; ++k) {
+        last0 = {b.collective(0, "c", "dp", {0, 8}, 64 << 20, traces::CollectiveKind::all_reduce, last0)};
+        last8 = {b.collective(8, "c", "dp", {0, 8}, 64 << 20, traces::CollectiveKind::all_reduce, last8)};
+    }
+    return std::move(b.g);
 }
 
 std::size_t used(const std::vector<double>& bytes) {
@@ -56,13 +68,7 @@ TEST_CASE("a communicator's channels spread over the spines and keep their paths
     options.algorithm = sim::find_collective_algorithm("ring");
     std::vector<double> one;
     for (const int calls : {1, 5}) {
-        testing::GraphBuilder b(16);
-        std::vector<traces::OpId> last0, last8;
-        for (int k = 0; k < calls; ++k) {
-            last0 = {b.collective(0, "c", "dp", {0, 8}, 64 << 20, traces::CollectiveKind::all_reduce, last0)};
-            last8 = {b.collective(8, "c", "dp", {0, 8}, 64 << 20, traces::CollectiveKind::all_reduce, last8)};
-        }
-        const auto r = sim::replay(b.g, cluster, options);
+        const auto r = sim::replay(all_reduces(calls), cluster, options);
         const auto bytes = uplink_bytes(r);
         REQUIRE(used(bytes) == 2);  // the 2 channels on paths of their own (consecutive flow keys)
         if (calls == 1) {
@@ -86,13 +92,7 @@ TEST_CASE("channels that share a path merge the same way call after call", "[sim
     std::vector<double> one;
     std::uint64_t one_flows = 0;
     for (const int calls : {1, 5}) {
-        testing::GraphBuilder b(16);
-        std::vector<traces::OpId> last0, last8;
-        for (int k = 0; k < calls; ++k) {
-            last0 = {b.collective(0, "c", "dp", {0, 8}, 64 << 20, traces::CollectiveKind::all_reduce, last0)};
-            last8 = {b.collective(8, "c", "dp", {0, 8}, 64 << 20, traces::CollectiveKind::all_reduce, last8)};
-        }
-        const auto r = sim::replay(b.g, cluster, options);
+        const auto r = sim::replay(all_reduces(calls), cluster, options);
         const auto bytes = uplink_bytes(r);
         REQUIRE(used(bytes) >= 2);
         REQUIRE(r.collectives.size() == static_cast<std::size_t>(calls));
