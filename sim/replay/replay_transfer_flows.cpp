@@ -12,6 +12,22 @@ namespace clustersim::sim {
 
 using engine::Time;
 
+// (Inlined where start_flows calls it, once per flow: the memo's check is a few compares, the call's eleven arguments
+// cost more.)
+[[gnu::always_inline]] inline ReplayEngine::FlowCost ReplayEngine::memo_cost(
+    CostMemo& memo, const Instance& inst, const PlannedTransfer& x, std::uint64_t bytes, std::uint64_t channel_bytes,
+    bool first_of_call, topo::DeviceId src, topo::DeviceId dst, std::span<const topo::LinkId> route,
+    const CachedRoute& kept) {
+    // protocol_cost reads, besides the route's kept facts, only these (the route fixes its ends and their GPUs).
+    const CostMemo::Key key{bytes,         channel_bytes, inst.algorithm, inst.protocol, inst.modelled_protocol,
+                            first_of_call, x.reduces};
+    if (!(memo.key == key)) {
+        memo.cost = protocol_cost(inst, x, bytes, channel_bytes, first_of_call, src, dst, route, &kept);
+        memo.key = key;
+    }
+    return memo.cost;
+}
+
 void ReplayEngine::start_flows(std::uint32_t index, std::uint64_t t, const PlannedTransfer& x, bool first_of_call,
                                Time& ideal, SlotRoute* slot_route) {
     Instance& inst = instances_[index];
@@ -156,20 +172,6 @@ std::uint32_t ReplayEngine::live_slot(std::uint32_t index, std::uint64_t t) {
         CLUSTERSIM_CHECK(slot < (1U << owner_shift), "too many transfers in flight");
     }
     return slot;
-}
-
-ReplayEngine::FlowCost ReplayEngine::memo_cost(CostMemo& memo, const Instance& inst, const PlannedTransfer& x,
-                                               std::uint64_t bytes, std::uint64_t channel_bytes, bool first_of_call,
-                                               topo::DeviceId src, topo::DeviceId dst,
-                                               std::span<const topo::LinkId> route, const CachedRoute& kept) {
-    // protocol_cost reads, besides the route's kept facts, only these (the route fixes its ends and their GPUs).
-    const CostMemo::Key key{bytes,         channel_bytes, inst.algorithm, inst.protocol, inst.modelled_protocol,
-                            first_of_call, x.reduces};
-    if (!(memo.key == key)) {
-        memo.cost = protocol_cost(inst, x, bytes, channel_bytes, first_of_call, src, dst, route, &kept);
-        memo.key = key;
-    }
-    return memo.cost;
 }
 
 ReplayEngine::FlowCost ReplayEngine::protocol_cost(const Instance& inst, const PlannedTransfer& x, std::uint64_t bytes,
