@@ -412,10 +412,8 @@ private:
         bool multipath = false;       // one of several equal-cost paths, picked by `key`
         bool between_nodes = false;   // source and destination in different nodes
         bool nvlink_first = false;    // its first link is NVLink
-        // A connection's first channel's entry: which channel each of its `merged_channels` channels merges into
-        // (4 bits each, channel c at bit 4c), found when every channel's route was kept side by side after this
-        // one; 0 channels: not found yet. The entries it read do not change while kept, so neither does it. (In
-        // the first line's padding: up to 8 channels.)
+        // A connection's first channel's entry: which channel each of its `merged_channels` (0: not found yet, at
+        // most 8, in the line's padding) merges into, 4 bits each; found once they were kept side by side after it.
         std::uint8_t merged_channels = 0;
         std::uint32_t channel_firsts = 0;
         static constexpr std::uint32_t most_merged_channels = 8;
