@@ -38,6 +38,19 @@ traces::OpGraph all_reduces(int calls) {
     return std::move(b.g);
 }
 
+// Exact replay options with NCCL's ring and `channels` channels.
+sim::ReplayOptions ring_options(std::uint32_t channels) {
+    auto options = testing::exact_options();
+    options.channels = channels;
+    options.algorithm = sim::find_collective_algorithm("ring");
+    return options;
+}
+
+// Each spine's bytes are `calls` times one call's.
+void require_scaled(const std::vector<double>& bytes, const std::vector<double>& one, int calls) {
+    for (std::size_t s = 0; s < bytes.size(); ++s) REQUIRE(bytes[s] == Approx(calls * one[s]).epsilon(1e-12));
+}
+
 std::size_t used(const std::vector<double>& bytes) {
     return static_cast<std::size_t>(std::count_if(bytes.begin(), bytes.end(), [](double b) { return b > 0; }));
 }
@@ -63,9 +76,7 @@ TEST_CASE("a rank's sends to a peer keep one path across the spines", "[sim][net
 
 TEST_CASE("a communicator's channels spread over the spines and keep their paths call after call", "[sim][network]") {
     const auto cluster = two_leaves();
-    auto options = testing::exact_options();
-    options.channels = 2;
-    options.algorithm = sim::find_collective_algorithm("ring");
+    const auto options = ring_options(2);
     std::vector<double> one;
     for (const int calls : {1, 5}) {
         const auto r = sim::replay(all_reduces(calls), cluster, options);
@@ -76,7 +87,7 @@ TEST_CASE("a communicator's channels spread over the spines and keep their paths
             continue;
         }
         // Five calls: the same spines, each carrying exactly five times what it carried for one call.
-        for (std::size_t s = 0; s < bytes.size(); ++s) REQUIRE(bytes[s] == Approx(calls * one[s]).epsilon(1e-12));
+        require_scaled(bytes, one, calls);
     }
 }
 
@@ -86,9 +97,7 @@ TEST_CASE("channels that share a path merge the same way call after call", "[sim
     // calls start five times one call's flows, each spine carries five times its bytes, and each call takes as
     // long as the first to the picosecond (back to back, alone on the network).
     const auto cluster = two_leaves();
-    auto options = testing::exact_options();
-    options.channels = 8;
-    options.algorithm = sim::find_collective_algorithm("ring");
+    const auto options = ring_options(8);
     std::vector<double> one;
     std::uint64_t one_flows = 0;
     for (const int calls : {1, 5}) {
@@ -103,7 +112,7 @@ TEST_CASE("channels that share a path merge the same way call after call", "[sim
             continue;
         }
         REQUIRE(r.flows == calls * one_flows);
-        for (std::size_t s = 0; s < bytes.size(); ++s) REQUIRE(bytes[s] == Approx(calls * one[s]).epsilon(1e-12));
+        require_scaled(bytes, one, calls);
         const auto took = [&](std::size_t k) { return r.collectives[k].end - r.collectives[k].first_arrival; };
         for (std::size_t k = 1; k < r.collectives.size(); ++k) REQUIRE(took(k) == took(0));
     }
