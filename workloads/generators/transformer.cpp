@@ -11,6 +11,7 @@
 #include "engine/huge_pages.h"
 #include "engine/memory_budget.h"
 #include "engine/page_warmer.h"
+#include "traces/rank_interleave.h"
 #include "workloads/transformer/transformer_builder.h"
 #include "workloads/workload_registry.h"
 
@@ -365,8 +366,14 @@ traces::OpGraph TransformerBuilder::build() {
             warmer.follow(2, g_.dep_ids);
         };
         follow();
-        for (const std::uint32_t r : simulated_) {
-            build_rank(r);
+        // A tensor-parallel group's ranks run in step: their ops are laid side by side (traces/rank_interleave.h).
+        const std::size_t group = interleaved_group();
+        traces::InterleaveScratch scratch;
+        std::size_t group_first = 0;
+        for (std::size_t i = 0; i < simulated_.size(); ++i) {
+            if (i % group == 0) group_first = g_.ops.size();
+            build_rank(simulated_[i]);
+            if (group > 1 && i % group == group - 1) traces::interleave_ranks(g_, group_first, scratch);
             follow();
         }
         warmer.finish();  // (the graph is complete: what was faulted in past its ends goes back)
@@ -374,6 +381,19 @@ traces::OpGraph TransformerBuilder::build() {
     if (plan_.pp > 1)
         for (const std::uint32_t r : simulated_) g_.rank_stage.push_back(grid_.coord(r)[GridDim::pp]);
     return std::move(g_);
+}
+
+std::size_t TransformerBuilder::interleaved_group() const {
+    // Tensor-parallel peers, when every group is simulated whole and its members follow one another.
+    const std::size_t tp = plan_.tp;
+    if (tp < 2 || simulated_.size() % tp != 0) return 1;
+    for (std::size_t i = 0; i < simulated_.size(); ++i) {
+        GridCoord c = grid_.coord(simulated_[i]);
+        if (c[GridDim::tp] != i % tp) return 1;
+        c[GridDim::tp] = 0;
+        if (c.at != grid_.coord(simulated_[i - i % tp]).at) return 1;
+    }
+    return tp;
 }
 
 traces::OpGraph build_transformer(const engine::Params& params) {

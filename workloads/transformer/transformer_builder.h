@@ -37,6 +37,8 @@ private:
     traces::CommId add_comm(const std::string& name, const std::vector<std::uint32_t>& members);
     traces::StreamId add_stream(const char* name);
     void build_rank(std::uint32_t rank);
+    /// How many consecutive simulated ranks form a tensor-parallel group whose ops are interleaved (1: none).
+    [[nodiscard]] std::size_t interleaved_group() const;
     void forward_step(std::uint32_t micro_batch, std::uint32_t chunk);
     void backward_step(std::uint32_t micro_batch, std::uint32_t chunk);
     void forward_layer(std::uint32_t layer, bool recomputing);

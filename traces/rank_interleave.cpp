@@ -1,0 +1,65 @@
+// Ranks' ops interleaved (rank_interleave.h): the tail copied aside, then written back in turns, dependencies
+// remapped.
+#include "traces/rank_interleave.h"
+
+#include <algorithm>
+
+#include "engine/error.h"
+
+namespace clustersim::traces {
+
+void interleave_ranks(OpGraph& graph, std::size_t first, InterleaveScratch& scratch) {
+    const std::size_t end = graph.ops.size();
+    CLUSTERSIM_CHECK(first <= end && graph.dep_offsets.size() == end + 1, "interleave_ranks: a graph of {} ops", end);
+    // The ranks' runs.
+    scratch.run_first.clear();
+    scratch.run_size.clear();
+    for (std::size_t i = first; i < end; ++i) {
+        if (i == first || graph.ops[i].rank != graph.ops[i - 1].rank) {
+            scratch.run_first.push_back(static_cast<std::uint32_t>(i - first));
+            scratch.run_size.push_back(0);
+        }
+        ++scratch.run_size.back();
+    }
+    const std::size_t runs = scratch.run_first.size();
+    if (runs < 2) return;
+    for (std::size_t r = 0; r < runs; ++r) {
+        for (std::size_t q = 0; q < r; ++q)
+            CLUSTERSIM_CHECK(
+                graph.ops[first + scratch.run_first[q]].rank != graph.ops[first + scratch.run_first[r]].rank,
+                "interleave_ranks: rank {} has ops in two places", graph.ops[first + scratch.run_first[r]].rank.value);
+    }
+    // The tail aside: its ops, and its dependencies with offsets from the tail's first.
+    const std::uint32_t dep_base = graph.dep_offsets[first];
+    scratch.ops.assign(graph.ops.begin() + static_cast<std::ptrdiff_t>(first), graph.ops.end());
+    scratch.dep_offsets.clear();
+    for (std::size_t i = first; i <= end; ++i) scratch.dep_offsets.push_back(graph.dep_offsets[i] - dep_base);
+    scratch.dep_ids.assign(graph.dep_ids.begin() + dep_base, graph.dep_ids.end());
+    // Each op's new place: turn k takes op k of every rank that has one, in the runs' order.
+    const std::uint32_t most = *std::max_element(scratch.run_size.begin(), scratch.run_size.end());
+    scratch.to_new.resize(end - first);
+    std::uint32_t next = 0;
+    for (std::uint32_t k = 0; k < most; ++k) {
+        for (std::size_t r = 0; r < runs; ++r) {
+            if (k < scratch.run_size[r]) scratch.to_new[scratch.run_first[r] + k] = next++;
+        }
+    }
+    // Written back in the new order.
+    graph.dep_ids.resize(dep_base);
+    for (std::uint32_t k = 0, place = 0; k < most; ++k) {
+        for (std::size_t r = 0; r < runs; ++r) {
+            if (k >= scratch.run_size[r]) continue;
+            const std::uint32_t old = scratch.run_first[r] + k;
+            graph.ops[first + place] = scratch.ops[old];
+            for (std::uint32_t d = scratch.dep_offsets[old]; d < scratch.dep_offsets[old + 1]; ++d) {
+                const OpId dep = scratch.dep_ids[d];
+                graph.dep_ids.push_back(
+                    dep.index() < first ? dep : OpId::from_index(first + scratch.to_new[dep.index() - first]));
+            }
+            ++place;
+            graph.dep_offsets[first + place] = static_cast<std::uint32_t>(graph.dep_ids.size());
+        }
+    }
+}
+
+}  // namespace clustersim::traces
