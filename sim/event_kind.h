@@ -17,6 +17,9 @@ enum class EventKind : std::uint16_t {
     straggler_bound,      // target: 2 x straggler + (0: its window opens, 1: it closes)
     closed_form_done,     // target: a member's end in a call timed in closed form (ReplayEngine::closed_done_)
     closed_form_commit,   // target: instance whose closed-form timings of this instant are committed
+    repeat_deadline,      // target: a call timed from a record, just after the record's last arrival
+    repeat_failed,        // target: unused; calls arrived otherwise than their records: the replay starts over
+    repeat_done,          // target: a member's end in a call timed from a record (ReplayEngine::closed_done_)
     count_
 };
 

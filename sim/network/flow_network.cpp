@@ -23,7 +23,7 @@ FlowNetwork::FlowNetwork(const topo::Cluster& cluster, engine::Simulator& sim, N
     capacity_units_.resize(links);
     for (std::size_t l = 0; l < links; ++l)
         set_capacity(static_cast<std::uint32_t>(l), cluster.links()[l].bandwidth_bytes_per_s);
-    link_delay_s_.assign(links, 0);
+    link_delay_units_.assign(links, 0);
     link_fill_.assign(links, LinkFill{});
     link_check_.assign(links, LinkCheck{});
     utilization_mark_.assign(links, 0);
@@ -80,15 +80,16 @@ void FlowNetwork::route_around_failures(topo::DeviceId src, topo::DeviceId dst, 
 
 FlowId FlowNetwork::start_flow_on_route(topo::DeviceId src, topo::DeviceId dst, std::span<const topo::LinkId> route,
                                         std::uint64_t bytes, std::uint32_t owner, std::uint32_t weight,
-                                        Time extra_latency, const RouteCost* cost) {
+                                        Time extra_latency, const RouteCost* cost, std::uint32_t tap) {
     CLUSTERSIM_CHECK(weight >= 1, "flow of weight 0");
     // A route chosen before a link failed (a collective's channel routes): taken again around it.
     if (router_.links_down() > 0 &&
         std::any_of(route.begin(), route.end(), [&](topo::LinkId l) { return router_.link_down(l); })) {
         route_around_failures(src, dst, detour_key(route), owner);
         const std::vector<topo::LinkId> detour = route_scratch_;
-        return start_flow_on_route(src, dst, detour, bytes, owner, weight, extra_latency);
+        return start_flow_on_route(src, dst, detour, bytes, owner, weight, extra_latency, nullptr, tap);
     }
+    if (!link_taps_.empty()) note_start(route, tap, bytes);
     const std::uint32_t slot = allocate_slot();
     FlowShare& share = share_[slot];
     share.rate = 0;
@@ -280,10 +281,10 @@ void FlowNetwork::account_progress(std::uint32_t flow, engine::Time now) {
     if (share.limiting_link != UINT32_MAX && share.rate < full) {
         const double lost_s = (full - share.rate) / full * dt_ps * 1e-12;
         if (share.group == no_class) {
-            link_delay_s_[share.limiting_link] += lost_s;
+            add_link_delay(share.limiting_link, lost_s);
         } else {
             // Each member is held by its own bottleneck link.
-            for (const std::uint32_t l : classes_[share.group].member_limit) link_delay_s_[l] += lost_s;
+            for (const std::uint32_t l : classes_[share.group].member_limit) add_link_delay(l, lost_s);
         }
     }
     f.last_update = now;

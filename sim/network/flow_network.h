@@ -94,9 +94,11 @@ public:
     /// total. Alone on its path it moves at the bottleneck bandwidth, like one flow.
     /// `extra_latency` (software or protocol latency) is added to the route's latency. `cost`, when given, is the
     /// route's route_cost (callers that start many flows on one route keep it; checked to be current).
+    /// `tap`: the tap (below) recording what this flow does, or no_tap.
     FlowId start_flow_on_route(topo::DeviceId src, topo::DeviceId dst, std::span<const topo::LinkId> route,
                                std::uint64_t bytes, std::uint32_t owner, std::uint32_t weight,
-                               engine::Time extra_latency = engine::Time{0}, const RouteCost* cost = nullptr);
+                               engine::Time extra_latency = engine::Time{0}, const RouteCost* cost = nullptr,
+                               std::uint32_t tap = no_tap);
 
     /// What an event did to flows: their last byte left the source (drained) or reached the destination.
     struct FlowEvent {
@@ -139,7 +141,9 @@ public:
     [[nodiscard]] engine::Time start_time(FlowId flow) const { return flow_start_[flow.index()]; }
     /// Contention delay attributed to a link, in seconds: for every flow held below its own bottleneck rate by
     /// this link, the time lost, (cap - rate) / cap per second held.
-    [[nodiscard]] double contention_delay_s(topo::LinkId link) const { return link_delay_s_[link.index()]; }
+    [[nodiscard]] double contention_delay_s(topo::LinkId link) const {
+        return static_cast<double>(link_delay_units_[link.index()]) * 0x1p-64;
+    }
     [[nodiscard]] std::size_t active_flows() const { return active_; }
     /// Bytes of all flows that have arrived.
     [[nodiscard]] std::uint64_t delivered_bytes() const { return delivered_bytes_; }
@@ -193,6 +197,41 @@ public:
     /// carried: `rate` over [start, drained). Its links must be held (no other flow on them meanwhile).
     void add_timed_flow(std::span<const topo::LinkId> route, std::uint64_t bytes, double rate, engine::Time start,
                         engine::Time drained);
+
+    // Taps (the replay's repeated calls, sim/replay/replay_repeats.cpp; link_taps.cpp): what the flows of one caller
+    // do to the links they cross, recorded while no other flow shares those links, so that the effects of a later
+    // caller whose flows would do the same can be given to the links without its flows (replay_tap). A tap is
+    // spoiled, and its record of no use, when another flow started or sent on one of its links while it was open.
+    static constexpr std::uint32_t no_tap = UINT32_MAX;
+    struct TapStep {
+        engine::Time at;  // from the tap's origin
+        std::uint32_t link = 0;
+        double rate = 0;  // the link's rate from then on (LinkUtilization::set_rate)
+    };
+    struct TapRecord {
+        std::vector<topo::LinkId> links;          // every link its flows crossed, in the order they first did
+        std::vector<network::DelayUnits> delays;  // by entry of `links`: the contention delay it added
+        std::vector<TapStep> steps;               // the links' rate changes, in time order (record_link_utilization)
+        std::uint64_t flows = 0, bytes = 0;
+        bool valid = true;
+    };
+    /// Steps a tap keeps at most (24 bytes each); past them it is spoiled (its caller runs as flows next time).
+    static constexpr std::size_t max_tap_steps = std::size_t{1} << 20;
+    /// Starts noting which flows start on which links, for taps (idempotent). Taps opened at the instant it first
+    /// does are spoiled: a flow started earlier in it on a link the tap then uses would go unseen.
+    void enable_taps();
+    /// Opens a tap (enabling taps if need be).
+    [[nodiscard]] std::uint32_t open_tap();
+    /// Closes the tap: its record, times from `origin`; its links no longer tapped.
+    void close_tap(std::uint32_t tap, engine::Time origin, TapRecord& out);
+    [[nodiscard]] bool tap_valid(std::uint32_t tap) const { return taps_[tap].valid; }
+    void spoil_tap(std::uint32_t tap);
+    /// Whether no flow sends on the links now or started on them at this instant, none holds them and none is
+    /// tapped, and their utilization is back at 0.
+    [[nodiscard]] bool links_free(std::span<const topo::LinkId> links) const;
+    /// Gives the links what a tap recorded, from `origin` on (their utilization, contention delay), and counts its
+    /// flows and bytes as started and delivered. The links must be held meanwhile (hold_link).
+    void replay_tap(const TapRecord& record, engine::Time origin);
 
     /// Recomputes what the network keeps per link as flows come and go (its flows' entries where their places say,
     /// its flows' rate sum, the flows it holds below their caps) from its flows, and fails with an internal error on a
@@ -441,7 +480,12 @@ private:
     /// A flow was attached to, or detached from, a link that may bind (or a link changed state) since the last
     /// update: rates other than the new flows' may change, and the solver runs.
     bool solve_needed_ = false;
-    std::vector<double> link_delay_s_;  // by link: contention delay attributed to it
+    // By link: the contention delay attributed to it, in units of 2^-64 s, each addition rounded once (integer sums
+    // are exact and do not depend on the order of the additions, as the links' rate sums: links alike under a
+    // symmetry get the same figure, and a tap's record is one number per link).
+    using DelayUnits = network::DelayUnits;
+    std::vector<DelayUnits> link_delay_units_;
+    [[nodiscard]] static DelayUnits delay_units(double seconds) { return static_cast<DelayUnits>(seconds * 0x1p64); }
     /// What timing transfers outside the network reads of a link, apart from LinkState (a call timed in closed form
     /// checks, holds and releases each of its links: 16 bytes here instead of a cache line each).
     struct TimedLink {
@@ -450,8 +494,22 @@ private:
         bool attached_once = false;  // a flow has sent on it
     };
     std::vector<TimedLink> timed_;  // by link
+    // Taps (link_taps.cpp): by link, the last flow start on it (when, and its tap) and the open tap that uses it
+    // (empty until the first tap opens, at taps_since_); the open taps' records, and their free ids.
+    struct LinkTap {
+        engine::Time started{-1};
+        std::uint32_t started_by = no_tap;
+        std::uint32_t tap = no_tap;
+    };
+    std::vector<LinkTap> link_taps_;
+    engine::Time taps_since_{-1};
+    std::vector<TapRecord> taps_;
+    std::vector<std::uint32_t> free_taps_;
+    /// A flow of `tap` (or none) of `bytes` starts on `route` now (see the taps above).
+    void note_start(std::span<const topo::LinkId> route, std::uint32_t tap, std::uint64_t bytes);
     /// Charges the contention delay of `flow` up to `now` to the links holding it.
     void account_progress(std::uint32_t flow, engine::Time now);
+    void add_link_delay(std::uint32_t link, double seconds) { link_delay_units_[link] += delay_units(seconds); }
     /// Bytes of `flow` not yet sent at `now` (at its rate since rate_since).
     [[nodiscard]] double remaining_at(std::uint32_t flow, engine::Time now) const;
     /// Takes the progress at the old rate up to `now`, before the rate changes.

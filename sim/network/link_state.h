@@ -11,6 +11,8 @@ namespace clustersim::sim::network {
 
 /// Rates summed in fixed point: units of 2^-32 bytes/s, each rate rounded down once (FlowNetwork::rate_units).
 __extension__ typedef __int128 RateUnits;
+/// Contention delay summed in fixed point: units of 2^-64 s (FlowNetwork::delay_units).
+__extension__ typedef __int128 DelayUnits;
 
 /// A flow's place on a link: its slot, the index of the link in what it attaches (a lone flow: its route's hop;
 /// a class: its distinct links, ClassShape::links), and how many routes of its cross the link (a class: the

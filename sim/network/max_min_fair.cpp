@@ -449,8 +449,18 @@ void FlowNetwork::record_utilization_of_component() {
         utilization_mark_[l] = epoch_;
         touched_links_.push_back(l);
     }
-    for (const std::uint32_t l : touched_links_)
-        utilization_.set_rate(l, now, rate_of_units(capacity_units_[l] - links_[l].headroom));
+    for (const std::uint32_t l : touched_links_) {
+        const double rate = rate_of_units(capacity_units_[l] - links_[l].headroom);
+        if (!link_taps_.empty() && link_taps_[l].tap != no_tap && rate != utilization_.rate(l)) {
+            TapRecord& tap = taps_[link_taps_[l].tap];
+            if (tap.valid && tap.steps.size() < max_tap_steps) {
+                tap.steps.push_back({now, l, rate});
+            } else if (tap.valid) {
+                spoil_tap(link_taps_[l].tap);  // (a record past its budget: the caller runs as flows next time)
+            }
+        }
+        utilization_.set_rate(l, now, rate);
+    }
 }
 
 }  // namespace clustersim::sim

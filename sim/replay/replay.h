@@ -65,6 +65,15 @@ struct ReplayOptions {
     /// without its events); off: every call as flows. Exact: a flow that later attaches to a link such a call holds
     /// makes the replay start over with that communicator's calls as flows (replay_closed_form.cpp).
     bool closed_form = true;
+    /// Time a collective call that repeats an earlier one of its communicator (the same kind, size, datatype, plan
+    /// and protocol, every member arriving at one instant), when neither shared a link with other traffic while it
+    /// ran, from the earlier one's record: each member's end, busy time and ideal end, what each link carried and
+    /// when, and its contention delay, all shifted to the call's start, without its flows. A run alone on its links
+    /// depends only on its own starts, sizes and routes (max-min rates decompose over coupled flows), so this is the
+    /// exact model up to rounding and the order of one instant's events (models.md "Repeated calls"); a flow that
+    /// attaches to a link such a call holds makes the replay start over with that communicator's calls as flows, as
+    /// for closed forms (replay_repeats.cpp). Off: every call as flows (or in closed form).
+    bool repeat_calls = true;
     /// Forces a protocol (with protocols on); nullopt: NCCL's choice.
     std::optional<NcclProtocol> protocol;
     /// With protocols on, the fraction of a link's raw bandwidth NCCL's transfers reach, by LinkKind (nvlink,
@@ -145,6 +154,9 @@ struct ReplayResult {
     /// because one of them shared a link after all.
     std::uint64_t closed_form_calls = 0;
     std::uint32_t closed_form_restarts = 0;
+    /// Collective calls timed from an earlier call's record (ReplayOptions::repeat_calls), and the records made.
+    std::uint64_t repeated_calls = 0;
+    std::uint64_t call_records = 0;
     /// Traffic between sites: bytes over WAN links, and the time some WAN link carried traffic (to the link
     /// utilization's bin width, 1/256 of the run or finer).
     double wan_bytes = 0;

@@ -52,6 +52,7 @@ std::uint32_t ReplayEngine::instance_of(std::uint32_t call) {
 
 void ReplayEngine::release_instance(std::uint32_t index) {
     Instance& inst = instances_[index];
+    if (inst.tap != FlowNetwork::no_tap) close_recording(index);
     Call& call = calls_[inst.call];
     OpId op;
     for (const OpId m : inst.members) {

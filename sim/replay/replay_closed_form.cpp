@@ -34,13 +34,17 @@ constexpr std::uint64_t max_closed_transfers = std::uint64_t{1} << 16;
 }  // namespace
 
 void ReplayEngine::run_as_flows(const std::vector<std::uint8_t>& comms, const std::vector<std::uint8_t>& links,
-                                bool all) {
+                                bool all, const std::vector<std::uint8_t>& no_repeat) {
+    no_repeat_ = no_repeat;
+    no_repeat_.resize(calls_.size(), 0);
     flows_only_ = comms;
     flows_only_.resize(g_.comms.size(), 0);
     flows_only_links_ = links;
     flows_only_links_.resize(cluster_.links().size(), 0);
     closed_form_ = options_.closed_form && !all && options_.network.sharing == SharingModel::max_min &&
                    !options_.network.record_flows && options_.cluster_events.empty();
+    repeats_on_ = options_.repeat_calls && !all && options_.network.sharing == SharingModel::max_min &&
+                  !options_.network.record_flows && options_.cluster_events.empty() && !options_.variability.active();
 }
 
 void ReplayEngine::closed_conflict(std::vector<std::uint32_t> comms, topo::LinkId link, std::string what) const {
@@ -49,17 +53,33 @@ void ReplayEngine::closed_conflict(std::vector<std::uint32_t> comms, topo::LinkI
     throw ClosedFormConflict{std::move(comms), link, std::move(what)};
 }
 
+void ReplayEngine::allocate_held_links() {
+    if (!closed_busy_until_.empty()) return;
+    closed_busy_until_.assign(cluster_.links().size(), Time{0});
+    closed_link_comm_.assign(cluster_.links().size(), UINT32_MAX);
+    link_stamp_.assign(cluster_.links().size(), 0);
+    stage_drained_.assign(cluster_.links().size(), Time{0});
+    stage_call_.assign(cluster_.links().size(), UINT32_MAX);
+}
+
+void ReplayEngine::schedule_member_end(std::uint32_t index, std::uint32_t member, Time at, EventKind kind) {
+    std::uint32_t handle;
+    if (!free_closed_done_.empty()) {
+        handle = free_closed_done_.back();
+        free_closed_done_.pop_back();
+        closed_done_[handle] = {index, member};
+    } else {
+        handle = static_cast<std::uint32_t>(closed_done_.size());
+        closed_done_.emplace_back(index, member);
+    }
+    sim_.schedule_at(at, to_u16(kind), handle);
+}
+
 bool ReplayEngine::try_closed_form(std::uint32_t index) {
     Instance& inst = instances_[index];
     const std::uint32_t comm = inst.comm.value;
     if (!closed_form_ || flows_only_[comm] || inst.plan.size() > max_closed_transfers || shift_folded_) return false;
-    if (closed_busy_until_.empty()) {
-        closed_busy_until_.assign(cluster_.links().size(), Time{0});
-        closed_link_comm_.assign(cluster_.links().size(), UINT32_MAX);
-        link_stamp_.assign(cluster_.links().size(), 0);
-        stage_drained_.assign(cluster_.links().size(), Time{0});
-        stage_call_.assign(cluster_.links().size(), UINT32_MAX);
-    }
+    allocate_held_links();
     // Every route without a choice of paths (one flow per transfer), on links that never carried a flow; a ring's
     // edges on links of their own (edges of one ring send at once: sharing a link, they would share it).
     const auto& ranks = g_.comms[comm].ranks;
@@ -301,16 +321,7 @@ void ReplayEngine::commit_closed(std::uint32_t index, const StagedTransfer& s) {
         inst.spans[inst.span_offsets[m + 1] - inst.member_left[m]] = {s.start, s.arrived};
         inst.member_end[m] = std::max(inst.member_end[m], s.arrived);
         if (--inst.member_left[m] > 0) continue;
-        std::uint32_t handle;
-        if (!free_closed_done_.empty()) {
-            handle = free_closed_done_.back();
-            free_closed_done_.pop_back();
-            closed_done_[handle] = {index, m};
-        } else {
-            handle = static_cast<std::uint32_t>(closed_done_.size());
-            closed_done_.emplace_back(index, m);
-        }
-        sim_.schedule_at(inst.member_end[m], to_u16(EventKind::closed_form_done), handle);
+        schedule_member_end(index, m, inst.member_end[m], EventKind::closed_form_done);
     }
     --inst.transfers_left;
     inst.end = std::max(inst.end, s.arrived);

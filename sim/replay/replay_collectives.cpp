@@ -46,6 +46,10 @@ void ReplayEngine::arrive_collective(OpId id) {
         return;
     }
     // Transfers that waited only for this member's arrival can start now, in plan order.
+    if (inst.repeat != UINT32_MAX) {  // (timed from a record once every member is in)
+        repeat_member_arrived(index, member);
+        return;
+    }
     if (inst.closed_form) {
         closed_member_arrived(index, member);
         return;
@@ -175,7 +179,7 @@ void ReplayEngine::plan_instance(std::uint32_t index, const traces::Op& op) {
             for (std::uint32_t m = 0; m < members; ++m)
                 inst.member_left[m] += static_cast<std::uint32_t>(schedule.member_transfers(m));
         }
-        try_closed_form(index);
+        if (!try_closed_form(index)) plan_repeat(index, op, request.chunks);
         return;
     }
     const auto transfers = static_cast<std::size_t>(inst.plan.size());
@@ -187,7 +191,7 @@ void ReplayEngine::plan_instance(std::uint32_t index, const traces::Op& op) {
     };
     if (cached) {
         plan_arrays(inst) = plan_arrays(*cached);
-        try_closed_form(index);
+        if (!try_closed_form(index)) plan_repeat(index, op, request.chunks);
         return;
     }
     inst.pending.assign(transfers, 0);
@@ -226,7 +230,7 @@ void ReplayEngine::plan_instance(std::uint32_t index, const traces::Op& op) {
         CachedPlan* kept = plan_cache_.keep(key, std::move(plan));
         inst.route_hints = kept ? kept->route_hints.data() : nullptr;
     }
-    try_closed_form(index);
+    if (!try_closed_form(index)) plan_repeat(index, op, request.chunks);
 }
 
 std::uint32_t ReplayEngine::pipeline_chunks(std::uint64_t bytes, NcclProtocol protocol, std::uint32_t members) const {
@@ -429,6 +433,7 @@ void ReplayEngine::finish_member(std::uint32_t index, std::uint32_t member) {
     // Shown as one wait followed by one transfer: the member's time inside the call with none of its own
     // transfers in flight (waiting for peers, directly or through the algorithm's dependencies) comes first.
     t.start = sim_.now() - inst.member_busy[member];
+    if (inst.tap != FlowNetwork::no_tap) inst.member_end[member] = sim_.now();  // (a call being recorded)
     timeline_.critical_preds[op.index()] = inst.last_trigger;
     // Contention: how much later than on an empty network this member finished, counted from the collective's
     // first transfer.

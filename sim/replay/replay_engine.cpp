@@ -353,6 +353,16 @@ ReplayResult ReplayEngine::run() {
             closed_member_done(e.target);
         } else if (e.kind == to_u16(EventKind::closed_form_commit)) {
             commit_closed_call(e.target);
+        } else if (e.kind == to_u16(EventKind::repeat_done)) {
+            repeat_member_done(e.target);
+        } else if (e.kind == to_u16(EventKind::repeat_deadline)) {
+            repeat_deadline(e.target);
+        } else if (e.kind == to_u16(EventKind::repeat_failed)) {
+            std::vector<std::uint32_t> calls = std::move(repeat_failures_);
+            throw ClosedFormConflict{{},
+                                     topo::LinkId{},
+                                     fmt::format("{} call(s) arrived otherwise than recorded", calls.size()),
+                                     std::move(calls)};
         } else if (e.kind == to_u16(EventKind::straggler_bound)) {
             straggler_bound(e.target);
         } else {
@@ -439,17 +449,21 @@ ReplayResult ReplayEngine::run() {
     result.classes_split = net_.classes_split();
     result.bytes_on_network = net_.delivered_bytes();
     result.closed_form_calls = closed_calls_;
+    result.repeated_calls = repeated_calls_;
+    result.call_records = static_cast<std::uint64_t>(
+        std::count_if(repeats_.begin(), repeats_.end(), [](const RepeatRecord& r) { return r.recorded; }));
     // What the contention-aware network cost, for whoever asks why a run is slow (-v).
     engine::layer_log("sim").log(
         options_.nested ? spdlog::level::trace : spdlog::level::debug,
         "network: {} flows, {} events, {} rate updates, {:.1f} solver entities per update, {} rates changed, {} "
-        "classes of {} flows ({} split), {} collective calls timed in closed form, {} routes kept ({} with a choice "
-        "of paths, by connection)",
+        "classes of {} flows ({} split), {} collective calls timed in closed form, {} from the records of earlier "
+        "calls ({} records kept, {:.1f} MB), {} routes kept ({} with a choice of paths, by connection)",
         net_.flows_completed(), sim_.events_processed(), net_.rate_updates(),
         net_.rate_updates() ? static_cast<double>(net_.flows_reassigned()) / static_cast<double>(net_.rate_updates())
                             : 0.0,
         net_.flows_rerated(), net_.classes_formed(), net_.flows_in_classes(), net_.classes_split(), closed_calls_,
-        kept_routes_.size(), keyed_routes_.size());
+        repeated_calls_, result.call_records, static_cast<double>(repeat_bytes_) / 1e6, kept_routes_.size(),
+        keyed_routes_.size());
     result.timeline = std::move(timeline_);
     return result;
 }
@@ -461,10 +475,10 @@ ReplayResult replay(const traces::OpGraph& graph, const topo::Cluster& cluster, 
     // communicators' calls as flows, and every call on the link where they met; after a few such restarts, with
     // every call as flows.
     constexpr int max_restarts = 4;
-    std::vector<std::uint8_t> as_flows(graph.comms.size(), 0), links(cluster.links().size(), 0);
+    std::vector<std::uint8_t> as_flows(graph.comms.size(), 0), links(cluster.links().size(), 0), no_repeat;
     for (int restart = 0;; ++restart) {
         ReplayEngine engine(graph, cluster, options);
-        engine.run_as_flows(as_flows, links, restart >= max_restarts);
+        engine.run_as_flows(as_flows, links, restart >= max_restarts, no_repeat);
         try {
             ReplayResult result = engine.run();
             result.closed_form_restarts = static_cast<std::uint32_t>(restart);
@@ -474,6 +488,10 @@ ReplayResult replay(const traces::OpGraph& graph, const topo::Cluster& cluster, 
                                          "{}: starting over with the calls of {} communicator(s) as flows ({})",
                                          graph.source, conflict.comms.size(), conflict.what);
             if (conflict.link.valid()) links[conflict.link.index()] = 1;
+            for (const std::uint32_t c : conflict.calls) {
+                if (no_repeat.size() <= c) no_repeat.resize(c + 1, 0);
+                no_repeat[c] = 1;
+            }
             for (const std::uint32_t c : conflict.comms) {
                 if (c < as_flows.size()) as_flows[c] = 1;
             }

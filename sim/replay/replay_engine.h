@@ -21,6 +21,7 @@ struct ClosedFormConflict {
     std::vector<std::uint32_t> comms;
     topo::LinkId link;  // where (invalid: within one call)
     std::string what;
+    std::vector<std::uint32_t> calls;  // calls timed from a record whose members arrived otherwise (replay_repeats.cpp)
 };
 
 class ReplayEngine {
@@ -28,7 +29,8 @@ public:
     ReplayEngine(const traces::OpGraph& graph, const topo::Cluster& cluster, const ReplayOptions& options);
     /// Before run(): the communicators and the links (by index, 1) whose calls run as flows (those of calls on
     /// such links), and whether every call does.
-    void run_as_flows(const std::vector<std::uint8_t>& comms, const std::vector<std::uint8_t>& links, bool all);
+    void run_as_flows(const std::vector<std::uint8_t>& comms, const std::vector<std::uint8_t>& links, bool all,
+                      const std::vector<std::uint8_t>& no_repeat = {});
     /// Throws ClosedFormConflict when a call timed in closed form turns out to share a link.
     ReplayResult run();
 
@@ -140,6 +142,11 @@ private:
         bool commit_pending = false;
         std::uint32_t members_done = 0;
         std::vector<topo::LinkId> held;
+        // Repeated calls (replay_repeats.cpp): the network tap recording this call as flows, or the record it is
+        // timed from (an index into repeats_).
+        std::uint32_t tap = FlowNetwork::no_tap;
+        std::uint32_t repeat = UINT32_MAX;
+        bool repeat_committed = false;
         std::size_t algorithm = 0;
         NcclProtocol protocol = NcclProtocol::simple;
         bool modelled_protocol = false;
@@ -278,6 +285,54 @@ private:
     void closed_form_to_flows(std::uint32_t instance);
     void closed_member_done(std::uint32_t handle);
     [[noreturn]] void closed_conflict(std::vector<std::uint32_t> comms, topo::LinkId link, std::string what) const;
+    /// Schedules `member`'s end at `at` as an event of `kind` whose target is a handle into closed_done_.
+    void schedule_member_end(std::uint32_t instance, std::uint32_t member, engine::Time at, EventKind kind);
+    /// Allocates what closed forms and repeated calls keep by link (once).
+    void allocate_held_links();
+    // Repeated calls (replay_repeats.cpp).
+    /// What a call's timing depends on besides its arrivals and its routes (which its communicator fixes).
+    struct RepeatKey {
+        std::uint32_t comm = 0;
+        traces::CollectiveKind kind{};
+        traces::DataType dtype{};
+        std::uint64_t bytes = 0;
+        std::uint32_t chunks = 0;
+        std::size_t algorithm = 0;
+        NcclProtocol protocol{};
+        bool modelled_protocol = false;
+        bool operator==(const RepeatKey&) const = default;
+    };
+    /// A call recorded as it ran as flows alone on its links; times from its first member's arrival.
+    struct RepeatRecord {
+        RepeatKey key;
+        std::vector<engine::Time> arrival;  // by member: when it arrived
+        engine::Time last_arrival{};
+        bool recorded = false;    // false: a call with this key was seen, not recorded (a key seen once is not)
+        bool confirmed = false;   // the call recorded before it with this key had the same arrivals
+        std::uint32_t users = 0;  // calls timed from it, not yet committed (it is not replaced meanwhile)
+        engine::Time first_start{}, end{}, ideal{};
+        std::vector<engine::Time> member_end, member_busy, member_ideal;
+        FlowNetwork::TapRecord net;
+        [[nodiscard]] std::size_t bytes() const {
+            return arrival.size() * 4 * sizeof(engine::Time) + net.links.size() * sizeof(topo::LinkId) +
+                   net.steps.size() * sizeof(FlowNetwork::TapStep) + net.delays.size() * sizeof(network::DelayUnits);
+        }
+    };
+    /// After planning a call that is not timed in closed form: times it from the record of an earlier call like it
+    /// if that record's arrivals were seen twice and its links are free now, or else records it.
+    void plan_repeat(std::uint32_t instance, const traces::Op& op, std::uint32_t chunks);
+    /// A member of a call timed from a record arrived: checked against the record; the last commits the call.
+    void repeat_member_arrived(std::uint32_t instance, std::uint32_t member);
+    /// Each member's end as an event, the links' record.
+    void commit_repeat(std::uint32_t instance);
+    /// Just after the record's last arrival: a call not committed by then had a member arrive otherwise.
+    void repeat_deadline(std::uint32_t call);
+    /// A call timed from a record whose members arrive otherwise: the replay starts over with it as flows, at the
+    /// end of this instant (with every other such call found at it).
+    void repeat_failed(std::uint32_t instance);
+    void repeat_member_done(std::uint32_t handle);
+    /// Keeps the record of a recorded call that is done, if nothing else shared its links.
+    void close_recording(std::uint32_t instance);
     struct RouteView {
         std::span<const topo::LinkId> links;  // valid until the next route_once
         bool multipath = false;               // there was a choice of paths
@@ -493,6 +548,16 @@ private:
     std::vector<std::uint32_t> stage_call_;    // by link: that transfer's call
     std::uint32_t stamp_ = 0;
     std::uint64_t closed_calls_ = 0;
+    // Repeated calls: the records, by communicator the indices of its records, and the calls timed from them.
+    std::vector<RepeatRecord> repeats_;
+    std::vector<std::vector<std::uint32_t>> comm_repeats_;
+    std::uint64_t repeated_calls_ = 0;
+    bool repeats_on_ = false;              // ReplayOptions::repeat_calls, where the run allows it (run_as_flows)
+    std::vector<std::uint8_t> no_repeat_;  // by call: one that arrived otherwise than its record in an earlier run
+    std::vector<RepeatKey> tap_keys_;      // by open tap: the key of the call it records
+    std::vector<std::uint32_t> repeat_failures_;  // calls found arriving otherwise than their records at this instant
+    std::size_t repeat_bytes_ = 0;                // what the records keep, bounded by max_repeat_bytes
+    static constexpr std::size_t max_repeat_bytes = std::size_t{256} << 20;
     std::vector<traces::OpId> ready_queue_;
     std::vector<traces::OpId> done_queue_;
     std::uint64_t completed_ = 0;

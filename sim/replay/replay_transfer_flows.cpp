@@ -54,7 +54,7 @@ void ReplayEngine::start_flows(std::uint32_t index, std::uint64_t t, const Plann
         const FlowCost cost = memo_cost(slot_route->memo, inst, x, x.bytes, share_of(x.bytes, channels, 0),
                                         first_of_call, src, dst, route, kept);
         const FlowId f = net_.start_flow_on_route(src, dst, route, cost.bytes, (owner_collective << owner_shift) | slot,
-                                                  channels, cost.extra, &kept.cost);
+                                                  channels, cost.extra, &kept.cost, inst.tap);
         ideal = std::max(ideal, net_.ideal_duration(f));
         live_transfers_[slot].flows_unsent = live_transfers_[slot].flows_left = 1;
         return;
@@ -153,7 +153,7 @@ void ReplayEngine::start_flows(std::uint32_t index, std::uint64_t t, const Plann
                    : protocol_cost(inst, x, p.bytes, channel_bytes, first_of_call, src, dst, p.route, nullptr);
         const FlowId f =
             net_.start_flow_on_route(src, dst, p.route, cost.bytes, (owner_collective << owner_shift) | slot, p.weight,
-                                     cost.extra, kept ? &kept->cost : nullptr);
+                                     cost.extra, kept ? &kept->cost : nullptr, inst.tap);
         ideal = std::max(ideal, net_.ideal_duration(f));
         ++flows;
     }

@@ -144,7 +144,8 @@ void read_system(const engine::YamlValue& system, ReplayOptions& options, RunRep
                              "iterations",
                              "samples",
                              "events",
-                             "closed_form"});
+                             "closed_form",
+                             "repeat_calls"});
     read_variability(system, options.variability, repetition);
     if (auto v = system.find("collective_model")) {
         const std::string model = v->as_string();
@@ -194,6 +195,7 @@ void read_system(const engine::YamlValue& system, ReplayOptions& options, RunRep
         options.channels = static_cast<std::uint32_t>(channels);
     }
     if (auto v = system.find("closed_form")) options.closed_form = v->as_bool();
+    if (auto v = system.find("repeat_calls")) options.repeat_calls = v->as_bool();
     if (auto v = system.find("network")) {
         const std::string model = v->as_string();
         if (model == "max-min")

@@ -88,6 +88,7 @@ void run_collective(const CollectiveCliOptions& o) {
         o.network == "contention-free" ? sim::SharingModel::contention_free : sim::SharingModel::max_min;
     options.replay.network.record_flows = false;
     options.replay.closed_form = !o.all_flows;
+    options.replay.repeat_calls = !o.all_flows;
     options.replay.network.record_link_utilization = false;
     options.replay.link_counters = false;
     options.replay.network.flow_classes = !o.no_classes;
@@ -179,7 +180,8 @@ void add_collective_command(CLI::App& app) {
     cmd->add_flag(
         "--all-flows", o->all_flows,
         "Time every collective transfer as flows on the network, also those of calls that have their links to "
-        "themselves (timed by formulas by default: the same results, faster; this is the reference)");
+        "themselves (timed by formulas by default), and every call that repeats an earlier one alone on its links "
+        "(timed from its record by default): the same results, faster; this is the reference");
     cmd->add_flag("--no-classes", o->no_classes, no_classes_help);
     cmd->add_flag("--no-compare", o->no_compare,
                   "With NCCL's choice: skip simulating NCCL's other algorithms (ring, double tree, NVLS) for the "

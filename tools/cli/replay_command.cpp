@@ -167,6 +167,7 @@ void run_replay(const ReplayCliOptions& o) {
     s.options.network.sharing =
         o.network == "contention-free" ? sim::SharingModel::contention_free : sim::SharingModel::max_min;
     s.options.closed_form = !o.all_flows;
+    s.options.repeat_calls = !o.all_flows;
     s.options.network.flow_classes = !o.no_classes;
     s.options.collective_model = o.collective_model == "cost-model" ? sim::ReplayOptions::CollectiveModel::cost_model
                                                                     : sim::ReplayOptions::CollectiveModel::flows;
@@ -269,7 +270,8 @@ void add_replay_command(CLI::App& app) {
     cmd->add_flag(
         "--all-flows", options->all_flows,
         "Time every collective transfer as flows on the network, also those of calls that have their links to "
-        "themselves (timed by formulas by default: the same results, faster; this is the reference)");
+        "themselves (timed by formulas by default), and every call that repeats an earlier one alone on its links "
+        "(timed from its record by default): the same results, faster; this is the reference");
     cmd->add_flag("--no-classes", options->no_classes, no_classes_help);
     cmd->add_option("--what-if-set", options->what_if_overrides,
                     "What-if: also replay with this topology parameter changed, key=value (repeatable), e.g. "

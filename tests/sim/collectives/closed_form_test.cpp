@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "tests/sim/replay_compare.h"
 #include "tests/sim/replay_fixture.h"
 
 using namespace clustersim;
@@ -59,32 +60,6 @@ sim::ReplayOptions ring_options() {
     return options;
 }
 
-void require_same(const sim::ReplayResult& closed, const sim::ReplayResult& flows) {
-    REQUIRE(closed.timeline.makespan == flows.timeline.makespan);
-    REQUIRE(closed.timeline.ops == flows.timeline.ops);
-    REQUIRE(closed.timeline.critical_preds == flows.timeline.critical_preds);
-    REQUIRE(closed.timeline.contentions == flows.timeline.contentions);
-    REQUIRE(closed.flows == flows.flows);
-    REQUIRE(closed.bytes_on_network == flows.bytes_on_network);
-    REQUIRE(closed.timeline.transfers == flows.timeline.transfers);
-    REQUIRE(closed.collectives.size() == flows.collectives.size());
-    for (std::size_t c = 0; c < flows.collectives.size(); ++c) {
-        REQUIRE(closed.collectives[c].first_arrival == flows.collectives[c].first_arrival);
-        REQUIRE(closed.collectives[c].last_arrival == flows.collectives[c].last_arrival);
-        REQUIRE(closed.collectives[c].end == flows.collectives[c].end);
-    }
-    // What each link carried: the same links, bytes and peaks (rounding of sums taken in another order aside).
-    REQUIRE(closed.timeline.counters.size() == flows.timeline.counters.size());
-    for (std::size_t k = 0; k < flows.timeline.counters.size(); ++k) {
-        const auto& a = closed.timeline.counters[k];
-        const auto& b = flows.timeline.counters[k];
-        REQUIRE(a.name == b.name);
-        REQUIRE(a.bytes == Approx(b.bytes).epsilon(1e-12));
-        REQUIRE(a.peak == b.peak);
-        REQUIRE(a.contention_delay_s == b.contention_delay_s);
-    }
-}
-
 }  // namespace
 
 TEST_CASE("calls timed in closed form match flows to the picosecond", "[sim][collectives]") {
@@ -117,7 +92,7 @@ TEST_CASE("calls timed in closed form match flows to the picosecond", "[sim][col
         options.closed_form = false;
         const auto flows = sim::replay(g, cluster, options);
         REQUIRE(flows.closed_form_calls == 0);
-        require_same(closed, flows);
+        testing::require_same_replay(closed, flows);
         timed += closed.closed_form_calls;
         restarts += closed.closed_form_restarts;
     }
@@ -149,7 +124,7 @@ TEST_CASE("a ring call whose own sends overlap on an edge runs as flows without 
     REQUIRE(closed.closed_form_calls == 0);
     REQUIRE(closed.closed_form_restarts == 0);
     options.closed_form = false;
-    require_same(closed, sim::replay(b.g, cluster, options));
+    testing::require_same_replay(closed, sim::replay(b.g, cluster, options));
 }
 
 TEST_CASE("a flow on a link held by a closed-form call starts the replay over with it as flows", "[sim][collectives]") {
@@ -167,7 +142,7 @@ TEST_CASE("a flow on a link held by a closed-form call starts the replay over wi
     REQUIRE(closed.closed_form_calls == 0);
     options.closed_form = false;
     const auto flows = sim::replay(b.g, cluster, options);
-    require_same(closed, flows);
+    testing::require_same_replay(closed, flows);
     REQUIRE(flows.timeline.transfers == closed.timeline.transfers);
     // Contended: the transfer and the ring's first edge shared GPU 0's NVLink.
     REQUIRE(flows.timeline.contention(traces::OpId{0}) > engine::Time{0});
