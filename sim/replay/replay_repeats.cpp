@@ -61,8 +61,7 @@ void ReplayEngine::plan_repeat(std::uint32_t index, const traces::Op& op, std::u
         }
         break;
     }
-    if (!seen) {  // a key seen once is only noted: a call that never repeats costs no record
-        net_.enable_taps();
+    if (!seen) {  // a key seen once is only noted: a run whose calls never repeat pays for no tap
         RepeatRecord placeholder;
         placeholder.key = key;
         comm_repeats_[comm].push_back(static_cast<std::uint32_t>(repeats_.size()));

@@ -91,14 +91,15 @@ TEST_CASE("calls that repeat alone on their links are timed from records, to the
 }
 
 TEST_CASE("a call repeats its record only once the record's arrivals were seen twice", "[sim][collectives]") {
-    // Five all-reduces over both nodes' rail 0, the members in step: the first is noted (a key seen once is not
-    // recorded), the second recorded, the third recorded again and confirms its arrivals (all at once); the other
-    // two are timed from the record, in the same picoseconds after their start as the first.
+    // Six all-reduces over both nodes' rail 0, the members in step: the first is noted (a key seen once is not
+    // recorded), the second is recorded as the network starts noting flows for taps (so its record is not kept),
+    // the third recorded, the fourth recorded again and confirms its arrivals (all at once); the last two are timed
+    // from the record, in the same picoseconds after their start as the first.
     const auto cluster = topo::load_topology("dgx-h100", {"nodes=2"});
     testing::GraphBuilder b(16);
     const std::vector<std::uint32_t> rail{0, 8};
     std::vector<traces::OpId> calls;
-    for (int k = 0; k < 5; ++k) {
+    for (int k = 0; k < 6; ++k) {
         for (const std::uint32_t r : rail) {
             b.compute(r, "main", engine::Time{1'000'000});
             const auto op = b.collective(r, "main", "rail0", rail, 64 << 20);
@@ -114,27 +115,28 @@ TEST_CASE("a call repeats its record only once the record's arrivals were seen t
     REQUIRE(fast.closed_form_restarts == 0);
     const auto& ops = fast.timeline.ops;
     const auto duration = [&](int k) { return ops[calls[k].index()].end - fast.collectives[k].first_arrival; };
-    for (int k = 1; k < 5; ++k) REQUIRE(duration(k) == duration(0));
+    for (int k = 1; k < 6; ++k) REQUIRE(duration(k) == duration(0));
     options.repeat_calls = false;
     testing::require_same_replay(fast, sim::replay(b.g, cluster, options));
 }
 
 TEST_CASE("a call whose members arrive otherwise than its record's starts the replay over", "[sim][collectives]") {
-    // Four calls with one skew, then a fifth whose second member comes later: its arrivals are not the record's,
-    // found when the record's last arrival has passed; the replay starts over with that call as flows.
+    // Five calls with one skew (the fifth timed from the record), then a sixth whose second member comes later: its
+    // arrivals are not the record's, found when the record's last arrival has passed; the replay starts over with
+    // that call as flows.
     const auto cluster = topo::load_topology("dgx-h100", {"nodes=2"});
     testing::GraphBuilder b(16);
     const std::vector<std::uint32_t> rail{0, 8};
-    for (int k = 0; k < 5; ++k) {
+    for (int k = 0; k < 6; ++k) {
         b.compute(0, "main", engine::Time{1'000'000});
-        b.compute(8, "main", engine::Time{k == 4 ? 2'500'000 : 1'500'000});
+        b.compute(8, "main", engine::Time{k == 5 ? 2'500'000 : 1'500'000});
         for (const std::uint32_t r : rail) b.collective(r, "main", "rail0", rail, 64 << 20);
     }
     auto options = testing::exact_options();
     options.closed_form = false;
     const auto fast = sim::replay(b.g, cluster, options);
     REQUIRE(fast.closed_form_restarts == 1);
-    REQUIRE(fast.repeated_calls == 1);  // the fourth
+    REQUIRE(fast.repeated_calls == 1);  // the fifth
     options.repeat_calls = false;
     testing::require_same_replay(fast, sim::replay(b.g, cluster, options));
 }
