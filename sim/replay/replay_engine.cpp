@@ -484,9 +484,14 @@ ReplayResult replay(const traces::OpGraph& graph, const topo::Cluster& cluster, 
             result.closed_form_restarts = static_cast<std::uint32_t>(restart);
             return result;
         } catch (const ClosedFormConflict& conflict) {
-            engine::layer_log("sim").log(options.nested ? spdlog::level::trace : spdlog::level::debug,
-                                         "{}: starting over with the calls of {} communicator(s) as flows ({})",
-                                         graph.source, conflict.comms.size(), conflict.what);
+            if (conflict.calls.empty())
+                engine::layer_log("sim").log(options.nested ? spdlog::level::trace : spdlog::level::debug,
+                                             "{}: starting over with the calls of {} communicator(s) as flows ({})",
+                                             graph.source, conflict.comms.size(), conflict.what);
+            else
+                engine::layer_log("sim").log(options.nested ? spdlog::level::trace : spdlog::level::debug,
+                                             "{}: starting over with {} call(s) as flows ({})", graph.source,
+                                             conflict.calls.size(), conflict.what);
             if (conflict.link.valid()) links[conflict.link.index()] = 1;
             for (const std::uint32_t c : conflict.calls) {
                 if (no_repeat.size() <= c) no_repeat.resize(c + 1, 0);
