@@ -1,22 +1,26 @@
 // Collective calls that repeat an earlier call alone on their links (ReplayOptions::repeat_calls; models.md
-// "Repeated calls").
+// "Repeated calls"; architecture.md "Calls repeated from records").
 //
-// A call run as flows is recorded (a network tap, flow_network.h "Taps") when it is planned and not timed in closed
-// form: each member's end, busy time and ideal end, and what its flows did to each link they crossed. The record is
-// kept if every member arrived at one instant and no other flow shared one of its links while it ran: then its run
-// depended only on its starts, sizes and routes, because max-min rates decompose over the components of flows
-// coupled by shared links. A later call of the same communicator with the same key (kind, size, datatype, plan
-// chunks, algorithm and protocol: what its transfers' sizes and costs depend on; its routes follow from its
-// communicator) whose links are all free when it is planned holds them, and at the end of its first instant, if every
-// member has arrived, takes the record shifted to its start: each member's end is an event, the links get the
-// record's rate steps and contention delay. A member still missing then makes it run as flows from that instant. A
-// flow that attaches to a held link throws FlowNetwork::LinkHeld and the replay starts over with the communicator's
-// calls as flows, as for closed forms (replay_closed_form.cpp).
+// A call run as flows (planned, not timed in closed form) whose key its communicator has issued before is recorded
+// through a network tap (flow_network.h, "Taps"): each member's arrival, end, busy time and ideal end, and what its
+// flows did to each link they crossed. The key is what the call's transfers' sizes and costs depend on (kind, size,
+// datatype, pipelining chunks, algorithm, protocol); its routes follow from its communicator. The record is kept if
+// no other flow started or sent on one of its links while it ran, and every member ended after the last arrival:
+// then the run depended only on its arrivals, sizes and routes, because max-min rates decompose over the components
+// of flows coupled by shared links. The latest record of a key stands, confirmed when the one before it arrived alike.
+//
+// A later call with that key, whose record is confirmed and whose links are all free when it is planned (its first
+// arrival), holds the links and checks each member's arrival against the record's offset; the last arrival commits
+// it: each member's end is an event at the record's offset, the links get the record's rate steps and contention
+// delay from the call's start. A member arriving at another offset, or still missing just after the record's last
+// arrival (repeat_deadline), makes the replay start over with that call as flows; a flow that attaches to a held
+// link throws FlowNetwork::LinkHeld and the replay starts over with the communicator's calls as flows, as for closed
+// forms (replay_closed_form.cpp). Nothing of the call's flows can be rebuilt mid-way, hence the restarts, and hence
+// a record is used only once its arrivals were seen twice in a row.
 //
 // Exactness: the record's times are the flows' own, shifted; the network's arithmetic reads only differences of times
-// and integer link sums, so the repeat is the flows' run to the picosecond unless a class of flows that start at one
-// instant is formed in another order (the record's run and a repeat's flows meet other calls' flows in classes), which
-// moves times by rounding; tests compare both ways (tests/sim/replay/repeat_calls_test.cpp).
+// and integer sums (link rates, contention delays), so a repeat gives the flows' times to the picosecond and link
+// figures to the bit, the busiest links' utilization bins to rounding (tests/sim/collectives/repeat_calls_test.cpp).
 #include <algorithm>
 
 #include "engine/error.h"
