@@ -48,6 +48,7 @@
 #include "sim/network/class_shape.h"
 #include "sim/network/flow.h"
 #include "sim/network/link_state.h"
+#include "sim/network/link_tap.h"
 #include "sim/network/link_utilization.h"
 #include "topologies/cluster.h"
 #include "topologies/router.h"
@@ -198,25 +199,11 @@ public:
     void add_timed_flow(std::span<const topo::LinkId> route, std::uint64_t bytes, double rate, engine::Time start,
                         engine::Time drained);
 
-    // Taps (the replay's repeated calls, sim/replay/replay_repeats.cpp; link_taps.cpp): what the flows of one caller
-    // do to the links they cross, recorded while no other flow shares those links, so that the effects of a later
-    // caller whose flows would do the same can be given to the links without its flows (replay_tap). A tap is
-    // spoiled, and its record of no use, when another flow started or sent on one of its links while it was open.
-    static constexpr std::uint32_t no_tap = UINT32_MAX;
-    struct TapStep {
-        engine::Time at;  // from the tap's origin
-        std::uint32_t link = 0;
-        double rate = 0;  // the link's rate from then on (LinkUtilization::set_rate)
-    };
-    struct TapRecord {
-        std::vector<topo::LinkId> links;          // every link its flows crossed, in the order they first did
-        std::vector<network::DelayUnits> delays;  // by entry of `links`: the contention delay it added
-        std::vector<TapStep> steps;               // the links' rate changes, in time order (record_link_utilization)
-        std::uint64_t flows = 0, bytes = 0;
-        bool valid = true;
-    };
-    /// Steps a tap keeps at most (24 bytes each); past them it is spoiled (its caller runs as flows next time).
-    static constexpr std::size_t max_tap_steps = std::size_t{1} << 20;
+    // Taps (link_tap.h, link_taps.cpp): what the flows of one caller do to the links they cross, recorded while no
+    // other flow touches those links, and given to the links again without the flows (replay_tap).
+    static constexpr std::uint32_t no_tap = network::no_tap;
+    using TapStep = network::TapStep;
+    using TapRecord = network::TapRecord;
     /// Starts noting which flows start on which links, for taps (idempotent). Taps opened at the instant it first
     /// does are spoiled: a flow started earlier in it on a link the tap then uses would go unseen.
     void enable_taps();

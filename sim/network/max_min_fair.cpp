@@ -453,7 +453,7 @@ void FlowNetwork::record_utilization_of_component() {
         const double rate = rate_of_units(capacity_units_[l] - links_[l].headroom);
         if (!link_taps_.empty() && link_taps_[l].tap != no_tap && rate != utilization_.rate(l)) {
             TapRecord& tap = taps_[link_taps_[l].tap];
-            if (tap.valid && tap.steps.size() < max_tap_steps) {
+            if (tap.valid && tap.steps.size() < network::max_tap_steps) {
                 tap.steps.push_back({now, l, rate});
             } else if (tap.valid) {
                 spoil_tap(link_taps_[l].tap);  // (a record past its budget: the caller runs as flows next time)

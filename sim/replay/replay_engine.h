@@ -135,7 +135,7 @@ private:
         std::vector<ClosedTransfer> closed;
         std::vector<std::uint32_t> span_offsets;
         std::vector<std::pair<engine::Time, engine::Time>> spans;
-        std::vector<engine::Time> member_end;      // by member: its latest arrival timed so far
+        std::vector<engine::Time> member_end;      // by member: its latest arrival timed so far (recorded: its end)
         std::vector<EdgeCost> edge_costs;          // by slot
         std::vector<std::uint32_t> arrival_order;  // members, as they arrived
         std::vector<StagedTransfer> staged;        // timed this instant, committed at its end
@@ -145,6 +145,7 @@ private:
         // Repeated calls (replay_repeats.cpp): the network tap recording this call as flows, or the record it is
         // timed from (an index into repeats_).
         std::uint32_t tap = FlowNetwork::no_tap;
+        std::uint32_t recording = UINT32_MAX;  // while tapped: the record (of its key) it will replace
         std::uint32_t repeat = UINT32_MAX;
         bool repeat_committed = false;
         std::size_t algorithm = 0;
@@ -554,7 +555,6 @@ private:
     std::uint64_t repeated_calls_ = 0;
     bool repeats_on_ = false;              // ReplayOptions::repeat_calls, where the run allows it (run_as_flows)
     std::vector<std::uint8_t> no_repeat_;  // by call: one that arrived otherwise than its record in an earlier run
-    std::vector<RepeatKey> tap_keys_;      // by open tap: the key of the call it records
     std::vector<std::uint32_t> repeat_failures_;  // calls found arriving otherwise than their records at this instant
     std::size_t repeat_bytes_ = 0;                // what the records keep, bounded by max_repeat_bytes
     static constexpr std::size_t max_repeat_bytes = std::size_t{256} << 20;

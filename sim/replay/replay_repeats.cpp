@@ -23,7 +23,6 @@
 // figures to the bit, the busiest links' utilization bins to rounding (tests/sim/collectives/repeat_calls_test.cpp).
 #include <algorithm>
 
-#include "engine/error.h"
 #include "sim/replay/replay_engine.h"
 
 namespace clustersim::sim {
@@ -40,42 +39,37 @@ void ReplayEngine::plan_repeat(std::uint32_t index, const traces::Op& op, std::u
     const RepeatKey key{comm,   op.collective,  op.dtype,      op.bytes,
                         chunks, inst.algorithm, inst.protocol, inst.modelled_protocol};
     if (comm_repeats_.empty()) comm_repeats_.resize(g_.comms.size());
-    bool seen = false;
-    for (const std::uint32_t r : comm_repeats_[comm]) {
-        if (repeats_[r].key != key) continue;
-        seen = true;
-        const RepeatRecord& record = repeats_[r];
-        // Arrivals seen twice in a row (a call that repeats is likely to arrive as the last ones did; one that
-        // arrives otherwise costs a restart), its links free now and not found shared by an earlier attempt of
-        // this replay; else it runs as flows and is recorded again.
-        const auto& links = record.net.links;
-        if (record.recorded && record.confirmed && !no_repeat_[inst.call] && net_.links_free(links) &&
-            std::none_of(links.begin(), links.end(),
-                         [&](topo::LinkId l) { return flows_only_links_[l.index()] != 0; })) {
-            allocate_held_links();
-            for (const topo::LinkId l : links) {
-                net_.hold_link(l);
-                closed_link_comm_[l.index()] = comm;
-            }
-            inst.held.assign(links.begin(), links.end());
-            inst.repeat = r;
-            ++repeats_[r].users;
-            sim_.schedule_at(sim_.now() + record.last_arrival + Time{1}, to_u16(EventKind::repeat_deadline), inst.call);
-            return;
-        }
-        break;
-    }
-    if (!seen) {  // a key seen once is only noted: a run whose calls never repeat pays for no tap
+    const auto& kept = comm_repeats_[comm];
+    const auto found = std::find_if(kept.begin(), kept.end(), [&](std::uint32_t r) { return repeats_[r].key == key; });
+    if (found == kept.end()) {  // a key seen once is only noted: a run whose calls never repeat pays for no tap
         RepeatRecord placeholder;
         placeholder.key = key;
         comm_repeats_[comm].push_back(static_cast<std::uint32_t>(repeats_.size()));
         repeats_.push_back(std::move(placeholder));
         return;
     }
+    const std::uint32_t r = *found;
+    const RepeatRecord& record = repeats_[r];
+    // Arrivals seen twice in a row (a call that repeats is likely to arrive as the last ones did; one that arrives
+    // otherwise costs a restart), its links free now and not found shared by an earlier attempt of this replay;
+    // else it runs as flows and is recorded again.
+    const auto& links = record.net.links;
+    if (record.recorded && record.confirmed && !no_repeat_[inst.call] && net_.links_free(links) &&
+        std::none_of(links.begin(), links.end(), [&](topo::LinkId l) { return flows_only_links_[l.index()] != 0; })) {
+        allocate_held_links();
+        for (const topo::LinkId l : links) {
+            net_.hold_link(l);
+            closed_link_comm_[l.index()] = comm;
+        }
+        inst.held.assign(links.begin(), links.end());
+        inst.repeat = r;
+        ++repeats_[r].users;
+        sim_.schedule_at(sim_.now() + record.last_arrival + Time{1}, to_u16(EventKind::repeat_deadline), inst.call);
+        return;
+    }
     if (repeat_bytes_ >= max_repeat_bytes) return;
     inst.tap = net_.open_tap();
-    if (tap_keys_.size() <= inst.tap) tap_keys_.resize(inst.tap + 1);
-    tap_keys_[inst.tap] = key;
+    inst.recording = r;
     inst.member_end.assign(inst.members.size(), Time{0});
 }
 
@@ -141,7 +135,6 @@ void ReplayEngine::close_recording(std::uint32_t index) {
     net_.close_tap(tap, origin, record.net);
     if (!valid || inst.first_start.count() < 0) return;
     const std::size_t members = inst.members.size();
-    record.key = tap_keys_[tap];
     record.arrival.resize(members);
     record.member_end.resize(members);
     for (std::size_t m = 0; m < members; ++m) {
@@ -157,18 +150,14 @@ void ReplayEngine::close_recording(std::uint32_t index) {
     record.member_busy.assign(inst.member_busy.begin(), inst.member_busy.end());
     record.member_ideal.assign(inst.member_ideal.begin(), inst.member_ideal.end());
     // The latest record of its key stands (confirmed when it arrived as the one before it).
-    auto& kept = comm_repeats_[record.key.comm];
-    for (const std::uint32_t r : kept) {
-        if (repeats_[r].key != record.key) continue;
-        const std::size_t others = repeat_bytes_ - repeats_[r].bytes();
-        if (repeats_[r].users > 0 || others + record.bytes() > max_repeat_bytes) return;
-        record.confirmed = repeats_[r].recorded && repeats_[r].arrival == record.arrival;
-        record.recorded = true;
-        repeat_bytes_ = others + record.bytes();
-        repeats_[r] = std::move(record);
-        return;
-    }
-    CLUSTERSIM_CHECK(false, "a call recorded with a key never seen before");
+    RepeatRecord& previous = repeats_[inst.recording];
+    const std::size_t others = repeat_bytes_ - previous.bytes();
+    if (previous.users > 0 || others + record.bytes() > max_repeat_bytes) return;
+    record.key = previous.key;
+    record.confirmed = previous.recorded && previous.arrival == record.arrival;
+    record.recorded = true;
+    repeat_bytes_ = others + record.bytes();
+    previous = std::move(record);
 }
 
 }  // namespace clustersim::sim

@@ -1,6 +1,7 @@
 // Builders of small OpGraphs for replay tests, with exact durations, and a replay on a switchless ring.
 #pragma once
 
+#include <random>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,17 @@ struct GraphBuilder {
         return g.add(op, deps);
     }
 };
+
+/// A send and its recv between two random ranks of `ranks` on stream "side" (up to 8 MB), the send after compute of
+/// up to `latest` ps: traffic at a random time that may meet a call on its links.
+inline void random_side_transfer(GraphBuilder& b, std::mt19937_64& rng, std::uint32_t ranks, std::int64_t latest) {
+    const auto from = static_cast<std::uint32_t>(rng() % ranks);
+    const auto to = static_cast<std::uint32_t>((from + 1 + rng() % (ranks - 1)) % ranks);
+    const std::uint64_t bytes = 1 + rng() % 8'000'000;
+    const auto wait = b.compute(from, "side", engine::Time{static_cast<std::int64_t>(rng() % latest)});
+    b.p2p(traces::OpKind::send, from, to, "side", bytes, {wait});
+    b.p2p(traces::OpKind::recv, to, from, "side", bytes);
+}
 
 /// A ring of `gpus` GPUs with the given link bandwidth and latency.
 inline topo::Cluster ring_cluster(int gpus, const std::string& bandwidth, const std::string& latency) {

@@ -35,14 +35,7 @@ traces::OpGraph grouped_calls(std::mt19937_64& rng, std::uint32_t ranks, std::ui
         }
     }
     // Now and then a point-to-point transfer at a random time: on a link of a call timed in closed form, or not.
-    if (rng() % 2 == 0) {
-        const auto from = static_cast<std::uint32_t>(rng() % ranks);
-        const auto to = static_cast<std::uint32_t>((from + 1 + rng() % (ranks - 1)) % ranks);
-        const std::uint64_t bytes = 1 + rng() % 8'000'000;
-        const auto wait = b.compute(from, "side", engine::Time{static_cast<std::int64_t>(rng() % 30'000'000)});
-        b.p2p(traces::OpKind::send, from, to, "side", bytes, {wait});
-        b.p2p(traces::OpKind::recv, to, from, "side", bytes);
-    }
+    if (rng() % 2 == 0) testing::random_side_transfer(b, rng, ranks, 30'000'000);
     return b.g;
 }
 

@@ -40,14 +40,7 @@ traces::OpGraph repeated_calls(std::mt19937_64& rng, std::uint32_t ranks, std::u
         }
     }
     // Now and then point-to-point transfers at random times, which may meet a call on its links.
-    for (int p = static_cast<int>(rng() % 3); p > 0; --p) {
-        const auto from = static_cast<std::uint32_t>(rng() % ranks);
-        const auto to = static_cast<std::uint32_t>((from + 1 + rng() % (ranks - 1)) % ranks);
-        const std::uint64_t bytes = 1 + rng() % 8'000'000;
-        const auto wait = b.compute(from, "side", engine::Time{static_cast<std::int64_t>(rng() % 60'000'000)});
-        b.p2p(traces::OpKind::send, from, to, "side", bytes, {wait});
-        b.p2p(traces::OpKind::recv, to, from, "side", bytes);
-    }
+    for (int p = static_cast<int>(rng() % 3); p > 0; --p) testing::random_side_transfer(b, rng, ranks, 60'000'000);
     return b.g;
 }
 
