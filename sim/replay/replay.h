@@ -154,6 +154,8 @@ struct ReplayResult {
     /// because one of them shared a link after all.
     std::uint64_t closed_form_calls = 0;
     std::uint32_t closed_form_restarts = 0;
+    /// Of the calls timed in closed form, those committed from the record of an earlier call of their key.
+    std::uint64_t closed_form_repeats = 0;
     /// Collective calls timed from an earlier call's record (ReplayOptions::repeat_calls), and the records made.
     std::uint64_t repeated_calls = 0;
     std::uint64_t call_records = 0;

@@ -75,11 +75,21 @@ void ReplayEngine::schedule_member_end(std::uint32_t index, std::uint32_t member
     sim_.schedule_at(at, to_u16(kind), handle);
 }
 
-bool ReplayEngine::try_closed_form(std::uint32_t index) {
+bool ReplayEngine::try_closed_form(std::uint32_t index, const traces::Op& op, std::uint32_t chunks) {
     Instance& inst = instances_[index];
     const std::uint32_t comm = inst.comm.value;
     if (!closed_form_ || flows_only_[comm] || inst.plan.size() > max_closed_transfers || shift_folded_) return false;
     allocate_held_links();
+    // A ring call of one size for all, each member with transfers, may be timed from (or recorded as) a record of
+    // its key (replay_closed_records.cpp).
+    const auto& rings = inst.plan.rings();
+    const bool recordable =
+        repeats_on_ && inst.plan.scheduled() && link_alias_.empty() && calls_[inst.call].member_bytes.empty() &&
+        std::none_of(rings.begin(), rings.end(), [](const RingSchedule& r) { return r.relay != UINT32_MAX; }) &&
+        std::none_of(inst.member_left.begin(), inst.member_left.end(), [](std::uint32_t n) { return n == 0; });
+    const RepeatKey key{comm,   op.collective,  op.dtype,      op.bytes,
+                        chunks, inst.algorithm, inst.protocol, inst.modelled_protocol};
+    if (recordable && use_closed_record(index, key)) return true;
     // Every route without a choice of paths (one flow per transfer), on links that never carried a flow; a ring's
     // edges on links of their own (edges of one ring send at once: sharing a link, they would share it).
     const auto& ranks = g_.comms[comm].ranks;
@@ -129,6 +139,20 @@ bool ReplayEngine::try_closed_form(std::uint32_t index) {
     }
     inst.closed_form = true;
     ++closed_calls_;
+    prepare_closed(index);
+    if (recordable && repeat_bytes_ < max_repeat_bytes &&
+        (comm_closed_records_.size() <= comm ||
+         std::none_of(comm_closed_records_[comm].begin(), comm_closed_records_[comm].end(),
+                      [&](std::uint32_t r) { return closed_records_[r].key == key; }))) {
+        inst.closed_recording = true;
+        inst.closed_key = key;
+    }
+    return true;
+}
+
+void ReplayEngine::prepare_closed(std::uint32_t index) {
+    Instance& inst = instances_[index];
+    const auto& ranks = g_.comms[inst.comm.index()].ranks;
     // Each transfer's conditions, as replay_rings.cpp (or plan_instance, for a listed plan) counts them; each
     // member's spans, one per transfer.
     inst.closed.assign(static_cast<std::size_t>(inst.plan.size()), ClosedTransfer{});
@@ -150,11 +174,14 @@ bool ReplayEngine::try_closed_form(std::uint32_t index) {
     inst.member_end.assign(members, Time{0});
     inst.edge_costs.assign(inst.plan.scheduled() ? inst.plan.slots() : 0, EdgeCost{});
     inst.members_done = 0;
-    return true;
 }
 
 void ReplayEngine::closed_member_arrived(std::uint32_t index, std::uint32_t member) {
     Instance& inst = instances_[index];
+    if (inst.closed_record != UINT32_MAX) {
+        closed_record_arrived(index, member);
+        return;
+    }
     inst.arrival_order.push_back(member);
     std::uint64_t local[4];
     for (const RingSchedule& ring : inst.plan.rings()) {
@@ -204,12 +231,25 @@ void ReplayEngine::time_ready_transfers(std::uint32_t index) {
 void ReplayEngine::commit_closed_call(std::uint32_t index) {
     Instance& inst = instances_[index];
     inst.commit_pending = false;
+    if (inst.closed_form && inst.closed_record != UINT32_MAX) {
+        commit_closed_record(index);
+        return;
+    }
     if (!inst.closed_form || inst.staged.empty()) return;  // (gone to flows since, or its slot a new call's)
-    if (inst.first_start.count() < 0) {                    // the call's first start: the earliest of its first timings
+    const bool first = inst.first_start.count() < 0;
+    if (first) {  // the call's first start: the earliest of its first timings
         inst.first_start = inst.staged.front().start;
         for (const StagedTransfer& s : inst.staged) inst.first_start = std::min(inst.first_start, s.start);
     }
-    for (const StagedTransfer& s : inst.staged) commit_closed(index, s);
+    // Recorded when all of it is committed now, its members all in at this instant.
+    const bool record = inst.closed_recording && first && inst.arrived == inst.members.size() &&
+                        inst.first_arrival == sim_.now() && inst.staged.size() == inst.transfers_left;
+    inst.closed_recording = false;
+    if (record) {
+        record_closed_commit(index, inst.staged);
+    } else {
+        for (const StagedTransfer& s : inst.staged) commit_closed(index, s);
+    }
     inst.staged.clear();
 }
 
@@ -289,18 +329,20 @@ bool ReplayEngine::stage_closed(std::uint32_t index, std::uint64_t t) {
     return true;
 }
 
+void ReplayEngine::claim_closed_link(std::uint32_t index, topo::LinkId l, Time start, Time drained) {
+    const std::uint32_t comm = instances_[index].comm.value;
+    Time& busy = closed_busy_until_[l.index()];
+    if (start < busy)
+        closed_conflict({comm, closed_link_comm_[l.index()]}, l,
+                        fmt::format("two calls timed in closed form on link {} at once", l.value));
+    busy = drained;
+    closed_link_comm_[l.index()] = comm;
+}
+
 void ReplayEngine::commit_closed(std::uint32_t index, const StagedTransfer& s) {
     Instance& inst = instances_[index];
     const std::span<const topo::LinkId> links(route_pool_.data() + s.route_offset, s.route_length);
-    for (const topo::LinkId l : links) {
-        Time& busy = closed_busy_until_[l.index()];
-        if (s.start < busy) {
-            closed_conflict({inst.comm.value, closed_link_comm_[l.index()]}, l,
-                            fmt::format("two calls timed in closed form on link {} at once", l.value));
-        }
-        busy = s.drained;
-        closed_link_comm_[l.index()] = inst.comm.value;
-    }
+    for (const topo::LinkId l : links) claim_closed_link(index, l, s.start, s.drained);
     net_.add_timed_flow(links, s.bytes, s.rate, s.start, s.drained);
     // Its end on an empty network, after those of the transfers it waited for (as start_scheduled, start_transfer).
     Time ready_ideal{0};
@@ -343,12 +385,10 @@ void ReplayEngine::closed_form_to_flows(std::uint32_t index) {
     for (const std::uint32_t m : arrived) member_arrived_as_flows(index, m);
 }
 
-void ReplayEngine::closed_member_done(std::uint32_t handle) {
-    const auto [index, member] = closed_done_[handle];
-    free_closed_done_.push_back(handle);
+Time ReplayEngine::closed_busy(std::uint32_t index, std::uint32_t member) {
     Instance& inst = instances_[index];
-    // Its busy time: the union of its transfers' spans (a flow run counts from its first start while any of the
-    // member's transfers is in flight).
+    // The union of its transfers' spans (a flow run counts from its first start while any of the member's transfers
+    // is in flight).
     const auto first = inst.spans.begin() + inst.span_offsets[member];
     const auto last = inst.spans.begin() + inst.span_offsets[member + 1];
     std::sort(first, last);
@@ -363,7 +403,14 @@ void ReplayEngine::closed_member_done(std::uint32_t handle) {
         }
     }
     if (open_end >= open_start) busy += open_end - open_start;
-    inst.member_busy[member] = busy;
+    return busy;
+}
+
+void ReplayEngine::closed_member_done(std::uint32_t handle) {
+    const auto [index, member] = closed_done_[handle];
+    free_closed_done_.push_back(handle);
+    Instance& inst = instances_[index];
+    if (inst.closed_record == UINT32_MAX) inst.member_busy[member] = closed_busy(index, member);  // (else recorded)
     finish_member(index, member);
     if (++inst.members_done < inst.members.size()) return;
     for (const topo::LinkId l : inst.held) net_.release_link(l);

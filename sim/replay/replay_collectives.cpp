@@ -179,7 +179,7 @@ void ReplayEngine::plan_instance(std::uint32_t index, const traces::Op& op) {
             for (std::uint32_t m = 0; m < members; ++m)
                 inst.member_left[m] += static_cast<std::uint32_t>(schedule.member_transfers(m));
         }
-        if (!try_closed_form(index)) plan_repeat(index, op, request.chunks);
+        if (!try_closed_form(index, op, request.chunks)) plan_repeat(index, op, request.chunks);
         return;
     }
     const auto transfers = static_cast<std::size_t>(inst.plan.size());
@@ -191,7 +191,7 @@ void ReplayEngine::plan_instance(std::uint32_t index, const traces::Op& op) {
     };
     if (cached) {
         plan_arrays(inst) = plan_arrays(*cached);
-        if (!try_closed_form(index)) plan_repeat(index, op, request.chunks);
+        if (!try_closed_form(index, op, request.chunks)) plan_repeat(index, op, request.chunks);
         return;
     }
     inst.pending.assign(transfers, 0);
@@ -230,7 +230,7 @@ void ReplayEngine::plan_instance(std::uint32_t index, const traces::Op& op) {
         CachedPlan* kept = plan_cache_.keep(key, std::move(plan));
         inst.route_hints = kept ? kept->route_hints.data() : nullptr;
     }
-    if (!try_closed_form(index)) plan_repeat(index, op, request.chunks);
+    if (!try_closed_form(index, op, request.chunks)) plan_repeat(index, op, request.chunks);
 }
 
 std::uint32_t ReplayEngine::pipeline_chunks(std::uint64_t bytes, NcclProtocol protocol, std::uint32_t members) const {

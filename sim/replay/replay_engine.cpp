@@ -449,6 +449,7 @@ ReplayResult ReplayEngine::run() {
     result.classes_split = net_.classes_split();
     result.bytes_on_network = net_.delivered_bytes();
     result.closed_form_calls = closed_calls_;
+    result.closed_form_repeats = closed_repeats_;
     result.repeated_calls = repeated_calls_;
     result.call_records = static_cast<std::uint64_t>(
         std::count_if(repeats_.begin(), repeats_.end(), [](const RepeatRecord& r) { return r.recorded; }));
@@ -456,14 +457,15 @@ ReplayResult ReplayEngine::run() {
     engine::layer_log("sim").log(
         options_.nested ? spdlog::level::trace : spdlog::level::debug,
         "network: {} flows, {} events, {} rate updates, {:.1f} solver entities per update, {} rates changed, {} "
-        "classes of {} flows ({} split), {} collective calls timed in closed form, {} from the records of earlier "
-        "calls ({} records kept, {:.1f} MB), {} routes kept ({} with a choice of paths, by connection)",
+        "classes of {} flows ({} split), {} collective calls timed in closed form ({} of them from the records of "
+        "earlier calls, {} records kept), {} from the records of earlier calls run as flows ({} records kept; {:.1f} "
+        "MB of records), {} routes kept ({} with a choice of paths, by connection)",
         net_.flows_completed(), sim_.events_processed(), net_.rate_updates(),
         net_.rate_updates() ? static_cast<double>(net_.flows_reassigned()) / static_cast<double>(net_.rate_updates())
                             : 0.0,
         net_.flows_rerated(), net_.classes_formed(), net_.flows_in_classes(), net_.classes_split(), closed_calls_,
-        repeated_calls_, result.call_records, static_cast<double>(repeat_bytes_) / 1e6, kept_routes_.size(),
-        keyed_routes_.size());
+        closed_repeats_, closed_records_.size(), repeated_calls_, result.call_records,
+        static_cast<double>(repeat_bytes_) / 1e6, kept_routes_.size(), keyed_routes_.size());
     result.timeline = std::move(timeline_);
     return result;
 }

@@ -9,6 +9,7 @@
 #include "engine/flat_map.h"
 #include "engine/hash.h"
 #include "engine/simulator.h"
+#include "sim/replay/call_records.h"
 #include "sim/replay/plan_cache.h"
 #include "sim/replay/replay.h"
 #include "sim/replay/transfer_states.h"
@@ -148,6 +149,11 @@ private:
         std::uint32_t recording = UINT32_MAX;  // while tapped: the record (of its key) it will replace
         std::uint32_t repeat = UINT32_MAX;
         bool repeat_committed = false;
+        // A closed-form call timed from a record (replay_closed_records.cpp): the record (an index into
+        // closed_records_), or, while the first call of its key is recorded, the key.
+        std::uint32_t closed_record = UINT32_MAX;
+        bool closed_recording = false;
+        RepeatKey closed_key;
         std::size_t algorithm = 0;
         NcclProtocol protocol = NcclProtocol::simple;
         bool modelled_protocol = false;
@@ -260,8 +266,13 @@ private:
         return keyed == UINT64_MAX ? UINT64_MAX - 1 : keyed;
     }
     // Calls timed in closed form (replay_closed_form.cpp).
-    /// Makes the planned call one timed in closed form if no other traffic is likely to share its links.
-    bool try_closed_form(std::uint32_t instance);
+    /// Makes the planned call one timed in closed form if no other traffic is likely to share its links (from a
+    /// record of its key, if there is one: replay_closed_records.cpp).
+    bool try_closed_form(std::uint32_t instance, const traces::Op& op, std::uint32_t chunks);
+    /// The closed-form state of a call that qualified: each transfer's conditions, the members' spans.
+    void prepare_closed(std::uint32_t instance);
+    /// Checks and marks a link a committed closed-form transfer uses from `start` to `drained`.
+    void claim_closed_link(std::uint32_t instance, topo::LinkId link, engine::Time start, engine::Time drained);
     void closed_member_arrived(std::uint32_t instance, std::uint32_t member);
     void closed_condition_met(std::uint32_t instance, std::uint64_t transfer, engine::Time at);
     /// Times the transfers whose conditions are all met, earliest first.
@@ -285,40 +296,14 @@ private:
     /// A call whose first timing found its own transfers overlapping: run as flows instead.
     void closed_form_to_flows(std::uint32_t instance);
     void closed_member_done(std::uint32_t handle);
+    /// A member's busy time in a closed-form call: the union of its transfers' spans.
+    engine::Time closed_busy(std::uint32_t instance, std::uint32_t member);
     [[noreturn]] void closed_conflict(std::vector<std::uint32_t> comms, topo::LinkId link, std::string what) const;
     /// Schedules `member`'s end at `at` as an event of `kind` whose target is a handle into closed_done_.
     void schedule_member_end(std::uint32_t instance, std::uint32_t member, engine::Time at, EventKind kind);
     /// Allocates what closed forms and repeated calls keep by link (once).
     void allocate_held_links();
     // Repeated calls (replay_repeats.cpp).
-    /// What a call's timing depends on besides its arrivals and its routes (which its communicator fixes).
-    struct RepeatKey {
-        std::uint32_t comm = 0;
-        traces::CollectiveKind kind{};
-        traces::DataType dtype{};
-        std::uint64_t bytes = 0;
-        std::uint32_t chunks = 0;
-        std::size_t algorithm = 0;
-        NcclProtocol protocol{};
-        bool modelled_protocol = false;
-        bool operator==(const RepeatKey&) const = default;
-    };
-    /// A call recorded as it ran as flows alone on its links; times from its first member's arrival.
-    struct RepeatRecord {
-        RepeatKey key;
-        std::vector<engine::Time> arrival;  // by member: when it arrived
-        engine::Time last_arrival{};
-        bool recorded = false;    // false: a call with this key was seen, not recorded (a key seen once is not)
-        bool confirmed = false;   // the call recorded before it with this key had the same arrivals
-        std::uint32_t users = 0;  // calls timed from it, not yet committed (it is not replaced meanwhile)
-        engine::Time first_start{}, end{}, ideal{};
-        std::vector<engine::Time> member_end, member_busy, member_ideal;
-        FlowNetwork::TapRecord net;
-        [[nodiscard]] std::size_t bytes() const {
-            return arrival.size() * 4 * sizeof(engine::Time) + net.links.size() * sizeof(topo::LinkId) +
-                   net.steps.size() * sizeof(FlowNetwork::TapStep) + net.delays.size() * sizeof(network::DelayUnits);
-        }
-    };
     /// After planning a call that is not timed in closed form: times it from the record of an earlier call like it
     /// if that record's arrivals were seen twice and its links are free now, or else records it.
     void plan_repeat(std::uint32_t instance, const traces::Op& op, std::uint32_t chunks);
@@ -334,6 +319,16 @@ private:
     void repeat_member_done(std::uint32_t handle);
     /// Keeps the record of a recorded call that is done, if nothing else shared its links.
     void close_recording(std::uint32_t instance);
+    // Closed-form calls timed from records (replay_closed_records.cpp).
+    /// The record of the call's key, if its links qualify now: the call then holds them and is timed from it.
+    bool use_closed_record(std::uint32_t instance, const RepeatKey& key);
+    /// A member of a call to be timed from a record arrived: the instant's commit is scheduled where the closed
+    /// form would schedule it (once a ring's first-step transfer has both its ends).
+    void closed_record_arrived(std::uint32_t instance, std::uint32_t member);
+    /// At the commit: every member in at this instant, the record's commit; else the closed form from the arrivals.
+    void commit_closed_record(std::uint32_t instance);
+    /// Keeps the commit of a closed-form call being recorded (staged: this instant's transfers).
+    void record_closed_commit(std::uint32_t instance, const std::vector<StagedTransfer>& staged);
     struct RouteView {
         std::span<const topo::LinkId> links;  // valid until the next route_once
         bool multipath = false;               // there was a choice of paths
@@ -553,6 +548,9 @@ private:
     std::vector<RepeatRecord> repeats_;
     std::vector<std::vector<std::uint32_t>> comm_repeats_;
     std::uint64_t repeated_calls_ = 0;
+    std::vector<ClosedRecord> closed_records_;  // closed-form records, by communicator their indices
+    std::vector<std::vector<std::uint32_t>> comm_closed_records_;
+    std::uint64_t closed_repeats_ = 0;     // closed-form calls timed from a record
     bool repeats_on_ = false;              // ReplayOptions::repeat_calls, where the run allows it (run_as_flows)
     std::vector<std::uint8_t> no_repeat_;  // by call: one that arrived otherwise than its record in an earlier run
     std::vector<std::uint32_t> repeat_failures_;  // calls found arriving otherwise than their records at this instant
