@@ -156,7 +156,10 @@ void FlowNetwork::attach(std::uint32_t flow) {
         flow, [&](std::uint32_t link, std::uint32_t count) __attribute__((always_inline)) {
             TimedLink& timed = timed_[link];
             if (timed.holds != 0) throw LinkHeld{topo::LinkId{link}};
-            timed.attached_once = true;
+            if (!timed.attached_once) {
+                timed.attached_once = true;
+                ++links_attached_;
+            }
             link_pos[i] = links_[link].flow_count();
             links_[link].add_entry({flow, i, count});
             links_[link].demand_units += units * count;

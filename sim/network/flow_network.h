@@ -175,6 +175,8 @@ public:
     void release_link(topo::LinkId link);
     /// No flow has ever sent on the link (a link that carried flows before will likely carry some again).
     [[nodiscard]] bool link_unused(topo::LinkId link) const { return !timed_[link.index()].attached_once; }
+    /// How many links have carried a flow so far: while it stays the same, every link unused before still is.
+    [[nodiscard]] std::uint64_t links_attached() const { return links_attached_; }
     /// How a flow started on a route of cost `cost` is timed while alone on every link of it: the arithmetic of
     /// start_flow_on_route and of an update that gives it its cap.
     struct AloneTiming {
@@ -480,7 +482,8 @@ private:
         std::uint16_t holds = 0;     // transfers timed outside the network hold it (hold_link): no flow may attach
         bool attached_once = false;  // a flow has sent on it
     };
-    std::vector<TimedLink> timed_;  // by link
+    std::vector<TimedLink> timed_;      // by link
+    std::uint64_t links_attached_ = 0;  // links with attached_once set
     // Taps (link_taps.cpp): by link, the last flow start on it (when, and its tap) and the open tap that uses it
     // (empty until the first tap opens, at taps_since_); the open taps' records, and their free ids.
     struct LinkTap {

@@ -60,6 +60,8 @@ struct ClosedRecord {
     std::vector<engine::Time> member_busy, member_ideal;       // by member
     std::vector<topo::LinkId> held;                            // the links the call held, in the order it took them
     engine::Time first_start{}, end{}, ideal{};
+    /// FlowNetwork::links_attached() when `held` was last found unused (no need to look again while it is the same).
+    std::uint64_t unused_at = UINT64_MAX;
     [[nodiscard]] std::size_t bytes() const {
         return transfers.size() * sizeof(Transfer) + ends.size() * sizeof(ends[0]) +
                (member_busy.size() + member_ideal.size()) * sizeof(engine::Time) + held.size() * sizeof(topo::LinkId);

@@ -32,10 +32,14 @@ bool ReplayEngine::use_closed_record(std::uint32_t index, const RepeatKey& key) 
     const auto found =
         std::find_if(kept.begin(), kept.end(), [&](std::uint32_t r) { return closed_records_[r].key == key; });
     if (found == kept.end()) return false;
-    const ClosedRecord& record = closed_records_[*found];
-    // The closed form's own condition on links: none of them ever carried a flow, nor is to carry them only.
-    for (const topo::LinkId l : record.held) {
-        if (!net_.link_unused(l) || flows_only_links_[l.index()]) return false;
+    ClosedRecord& record = closed_records_[*found];
+    // The closed form's own condition on links: none of them ever carried a flow, nor is to carry them only (which
+    // is fixed for the run: found so once, it stays so while no link carries its first flow).
+    if (record.unused_at != net_.links_attached()) {
+        for (const topo::LinkId l : record.held) {
+            if (!net_.link_unused(l) || flows_only_links_[l.index()]) return false;
+        }
+        record.unused_at = net_.links_attached();
     }
     inst.held.assign(record.held.begin(), record.held.end());
     for (const topo::LinkId l : inst.held) {

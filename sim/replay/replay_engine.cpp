@@ -259,9 +259,10 @@ void ReplayEngine::retime_computes(RankId rank) {
     for (std::uint32_t k = rank_stream_offsets_[rank.index()]; k < rank_stream_offsets_[rank.index() + 1]; ++k) {
         const std::size_t s = rank_streams_[k].index();
         const OpId current = stream_current_[s];
-        if (!current.valid() || g_.ops[current.index()].kind != OpKind::compute || !sim_.armed(stream_timer_[s]))
+        // (The op's kind read last: a miss, where a stream's state is at hand.)
+        if (!current.valid() || speed == compute_speed_[s] || !sim_.armed(stream_timer_[s]) ||
+            g_.ops[current.index()].kind != OpKind::compute)
             continue;
-        if (speed == compute_speed_[s]) continue;
         compute_remaining_ps_[s] -= static_cast<double>((sim_.now() - compute_since_[s]).count()) * compute_speed_[s];
         compute_remaining_ps_[s] = std::max(0.0, compute_remaining_ps_[s]);
         compute_speed_[s] = speed;
@@ -280,10 +281,18 @@ void ReplayEngine::set_comm_active(RankId rank, int delta) {
 
 void ReplayEngine::complete(OpId id) {
     const traces::Op& op = g_.ops[id.index()];
-    timeline_.ops[id.index()].end = sim_.now();
-    stream_current_[op.stream.index()] = OpId::invalid();
-    ++completed_;
+    end_on_stream(id, op.stream.index());
     if (op.is_communication()) set_comm_active(op.rank, -1);
+    release_dependents(id);
+}
+
+void ReplayEngine::end_on_stream(OpId id, std::size_t stream) {
+    timeline_.ops[id.index()].end = sim_.now();
+    stream_current_[stream] = OpId::invalid();
+    ++completed_;
+}
+
+void ReplayEngine::release_dependents(OpId id) {
     auto release = [&](OpId next) {
         if (--op_state_[next.index()].waiting == 0) {
             timeline_.critical_preds[next.index()] = id;  // (its trigger)
@@ -367,8 +376,12 @@ ReplayResult ReplayEngine::run() {
             straggler_bound(e.target);
         } else {
             CLUSTERSIM_CHECK(e.kind == to_u16(EventKind::compute_done), "unknown event kind {}", e.kind);
+            // A kernel's end (complete() without reading the op: its stream is the timer's, and it does not
+            // communicate).
             const std::uint32_t s = timer_stream_[e.target];
-            done_queue_.push_back(stream_current_[s]);
+            const OpId op = stream_current_[s];
+            end_on_stream(op, s);
+            release_dependents(op);
         }
         drain_ready();
     };

@@ -360,7 +360,10 @@ private:
     /// A flow (of owner `owner`, as the network's event gives it) arrived, or drained (only its owner is read).
     void on_flow(FlowId flow, std::uint32_t owner);
     void on_drained(std::uint32_t owner);
+    /// An op's end: its time, its stream free, its dependents released.
     void complete(traces::OpId op);
+    void end_on_stream(traces::OpId op, std::size_t stream);
+    void release_dependents(traces::OpId op);
     void drain_ready();
     void set_comm_active(traces::RankId rank, int delta);
     void setup_stragglers();
