@@ -72,7 +72,9 @@ struct ReplayOptions {
     /// depends only on its own starts, sizes and routes (max-min rates decompose over coupled flows), so this is the
     /// exact model up to rounding and the order of one instant's events (models.md "Repeated calls"); a flow that
     /// attaches to a link such a call holds makes the replay start over with that communicator's calls as flows, as
-    /// for closed forms (replay_repeats.cpp). Off: every call as flows (or in closed form).
+    /// for closed forms (replay_repeats.cpp). A ring call in closed form whose members arrive at one instant is
+    /// likewise committed from the record of its communicator's first call of its key, exactly as the closed form
+    /// would commit it (replay_closed_records.cpp). Off: every call as flows (or in closed form, each timed anew).
     bool repeat_calls = true;
     /// Forces a protocol (with protocols on); nullopt: NCCL's choice.
     std::optional<NcclProtocol> protocol;

@@ -33,9 +33,9 @@ int main(int argc, char** argv) {
         graph.rank_count, graph.ops.size(), config.collective_every, config.dp_every, config.nodes);
     std::printf(
         "| network | wall s | ops/s | events | events/s | flows | flows in classes | classes split | simulated | "
-        "flows/update | rates changed/update | calls in closed form | calls repeated | restarts | peak RSS MiB | "
-        "bytes/op (replay) |\n"
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+        "flows/update | rates changed/update | calls in closed form | of them from records | calls repeated | "
+        "restarts | peak RSS MiB | bytes/op (replay) |\n"
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     struct Mode {
         const char* name;
         sim::SharingModel sharing;
@@ -73,8 +73,8 @@ int main(int argc, char** argv) {
         const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         const long rss = peak_rss_kib();
         std::printf(
-            "| %s | %.2f | %.0f | %llu | %.0f | %llu | %llu | %llu | %.6f s | %.1f | %.1f | %llu | %llu | %u | %.0f | "
-            "%.0f |\n",
+            "| %s | %.2f | %.0f | %llu | %.0f | %llu | %llu | %llu | %.6f s | %.1f | %.1f | %llu | %llu | %llu | %u | "
+            "%.0f | %.0f |\n",
             mode.name, wall, static_cast<double>(graph.ops.size()) / wall,
             static_cast<unsigned long long>(result.events), static_cast<double>(result.events) / wall,
             static_cast<unsigned long long>(result.flows), static_cast<unsigned long long>(result.flows_in_classes),
@@ -85,6 +85,7 @@ int main(int argc, char** argv) {
             result.rate_updates ? static_cast<double>(result.flows_rerated) / static_cast<double>(result.rate_updates)
                                 : 0.0,
             static_cast<unsigned long long>(result.closed_form_calls),
+            static_cast<unsigned long long>(result.closed_form_repeats),
             static_cast<unsigned long long>(result.repeated_calls), result.closed_form_restarts,
             static_cast<double>(rss) / 1024,
             static_cast<double>(rss - rss_graph) * 1024 / static_cast<double>(graph.ops.size()));
