@@ -14,10 +14,12 @@ using engine::Time;
 
 // (Inlined where start_flows calls it, once per flow: the memo's check is a few compares, the call's eleven arguments
 // cost more.)
-[[gnu::always_inline]] inline ReplayEngine::FlowCost ReplayEngine::memo_cost(
-    CostMemo& memo, const Instance& inst, const PlannedTransfer& x, std::uint64_t bytes, std::uint64_t channel_bytes,
-    bool first_of_call, topo::DeviceId src, topo::DeviceId dst, std::span<const topo::LinkId> route,
-    const CachedRoute& kept) {
+[[gnu::always_inline]] inline FlowCost ReplayEngine::memo_cost(CostMemo& memo, const Instance& inst,
+                                                               const PlannedTransfer& x, std::uint64_t bytes,
+                                                               std::uint64_t channel_bytes, bool first_of_call,
+                                                               topo::DeviceId src, topo::DeviceId dst,
+                                                               std::span<const topo::LinkId> route,
+                                                               const CachedRoute& kept) {
     // protocol_cost reads, besides the route's kept facts, only these (the route fixes its ends and their GPUs).
     const CostMemo::Key key{bytes,         channel_bytes, inst.algorithm, inst.protocol, inst.modelled_protocol,
                             first_of_call, x.reduces};
@@ -174,10 +176,10 @@ std::uint32_t ReplayEngine::live_slot(std::uint32_t index, std::uint64_t t) {
     return slot;
 }
 
-ReplayEngine::FlowCost ReplayEngine::protocol_cost(const Instance& inst, const PlannedTransfer& x, std::uint64_t bytes,
-                                                   std::uint64_t channel_bytes, bool first_of_call, topo::DeviceId src,
-                                                   topo::DeviceId dst, std::span<const topo::LinkId> route,
-                                                   const CachedRoute* kept) const {
+FlowCost ReplayEngine::protocol_cost(const Instance& inst, const PlannedTransfer& x, std::uint64_t bytes,
+                                     std::uint64_t channel_bytes, bool first_of_call, topo::DeviceId src,
+                                     topo::DeviceId dst, std::span<const topo::LinkId> route,
+                                     const CachedRoute* kept) const {
     if (!inst.modelled_protocol) return {bytes, Time{0}};
     // The protocol's line format inflates the bytes; its per-hop latency (and, for the first transfers, the call's
     // base latency) delays the arrival. It also reaches only a fraction of the bottleneck link's raw bandwidth
