@@ -111,13 +111,13 @@ double TransformerBuilder::boundary_message(bool backward) const {
 void TransformerBuilder::encode_boundary(bool backward, const std::string& tag) {
     if (!plan_.pp_compression.on(backward)) return;
     const KernelCost encode{0, plan_.pp_compression.codec.encode_traffic(boundary_bytes(), boundary_message(backward))};
-    compute(fmt::format("encode {} {}", backward ? "grad" : "act", tag).c_str(), encode, UINT32_MAX);
+    compute_named(fmt::format("encode {} {}", backward ? "grad" : "act", tag), encode, UINT32_MAX);
 }
 
 void TransformerBuilder::decode_boundary(bool backward, const std::string& tag) {
     if (!plan_.pp_compression.on(backward)) return;
     const KernelCost decode{0, Compression::decode_traffic(boundary_message(backward), boundary_bytes())};
-    compute(fmt::format("decode {} {}", backward ? "grad" : "act", tag).c_str(), decode, UINT32_MAX);
+    compute_named(fmt::format("decode {} {}", backward ? "grad" : "act", tag), decode, UINT32_MAX);
 }
 
 std::uint32_t TransformerBuilder::chunk_first_layer(std::uint32_t chunk) const {

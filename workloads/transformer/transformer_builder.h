@@ -62,18 +62,34 @@ private:
     void emit_decodes();
     void finish_rank();
 
-    OpId compute(const char* name, const KernelCost& cost, std::uint32_t layer);
+    /// A kernel's name as a string literal (only literals convert: its address then stands for its text).
+    struct Literal {
+        template <std::size_t N>
+        constexpr Literal(const char (&literal)[N]) : text(literal) {}  // NOLINT(google-explicit-constructor)
+        const char* text;
+    };
+    /// A kernel named `name` ("recompute <name>" when recomputing) of `layer`.
+    OpId compute(Literal name, const KernelCost& cost, std::uint32_t layer, bool recomputing = false);
+    /// The same with a name built at run time.
+    OpId compute_named(std::string_view name, const KernelCost& cost, std::uint32_t layer);
+    /// name_id of a literal, kept by its address in a small direct-mapped table: the plan's kernels and
+    /// tensor-parallel calls are named from a few dozen literals, and hashing their text for each of tens of millions
+    /// of ops was a fifth of generating them.
+    std::uint32_t literal_name_id(Literal name, bool recomputing, std::uint32_t layer);
     /// The interned id of "L<layer> <name>" (of `name` alone with layer UINT32_MAX), kept by (name, layer): a plan
     /// names millions of kernels from a few hundred names, and formatting and hashing each in full was a few
     /// percent of building it.
     std::uint32_t name_id(std::string_view name, std::uint32_t layer);
     OpId collective(traces::StreamId stream, traces::CommId comm, traces::CollectiveKind kind, double bytes,
                     const std::string& name, std::span<const OpId> deps = {});
+    /// The same with the name's interned id.
+    OpId collective_id(traces::StreamId stream, traces::CommId comm, traces::CollectiveKind kind, double bytes,
+                       std::uint32_t name, std::span<const OpId> deps = {});
     OpId p2p(traces::OpKind kind, traces::StreamId stream, traces::CommId comm, std::uint32_t peer, double bytes,
              const std::string& name, std::span<const OpId> deps);
     OpId memory(traces::OpKind kind, traces::MemoryUse use, double bytes, const char* name);
-    void tp_collective(traces::CollectiveKind kind, const char* name);
-    void ep_all_to_all(double bytes, const char* name);
+    void tp_collective(traces::CollectiveKind kind, Literal name);
+    void ep_all_to_all(double bytes, Literal name);
     [[nodiscard]] std::uint32_t chunk_first_layer(std::uint32_t chunk) const;
 
     const TransformerPlan& plan_;
@@ -85,10 +101,17 @@ private:
         std::uint32_t layer = 0;
         std::uint32_t id = 0;
     };
-    std::vector<NamedLayer> named_;                           // name_id's entries
-    engine::FlatMap64<std::uint32_t> named_index_;            // hash of (name, layer) -> entry + 1
-    std::vector<RankComms> comms_;                            // by rank
-    std::vector<std::uint32_t> pp_peer_next_, pp_peer_prev_;  // by rank
+    std::vector<NamedLayer> named_;                 // name_id's entries
+    engine::FlatMap64<std::uint32_t> named_index_;  // hash of (name, layer) -> entry + 1
+    struct LiteralName {
+        const char* text = nullptr;
+        std::uint32_t layer = 0;
+        bool recomputing = false;
+        std::uint32_t id = 0;
+    };
+    std::vector<LiteralName> literal_names_ = std::vector<LiteralName>(4096);  // literal_name_id's table
+    std::vector<RankComms> comms_;                                             // by rank
+    std::vector<std::uint32_t> pp_peer_next_, pp_peer_prev_;                   // by rank
     std::vector<traces::CommId> cp_ring_next_, cp_ring_prev_;
     std::vector<std::uint32_t> cp_next_, cp_prev_;
 

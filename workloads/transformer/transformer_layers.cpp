@@ -34,7 +34,30 @@ std::uint32_t TransformerBuilder::name_id(std::string_view name, std::uint32_t l
     return id;
 }
 
-traces::OpId TransformerBuilder::compute(const char* name, const KernelCost& cost, std::uint32_t layer) {
+std::uint32_t TransformerBuilder::literal_name_id(Literal name, bool recomputing, std::uint32_t layer) {
+    const std::uint64_t key =
+        (reinterpret_cast<std::uintptr_t>(name.text) ^ (std::uint64_t{layer} << 1) ^ (recomputing ? 1U : 0U)) *
+        0x9E3779B97F4A7C15ULL;
+    LiteralName& entry = literal_names_[key >> 52];  // (4,096 entries)
+    if (entry.text == name.text && entry.layer == layer && entry.recomputing == recomputing) return entry.id;
+    const std::uint32_t id =
+        recomputing ? name_id(fmt::format("recompute {}", name.text), layer) : name_id(name.text, layer);
+    entry = {name.text, layer, recomputing, id};
+    return id;
+}
+
+traces::OpId TransformerBuilder::compute(Literal name, const KernelCost& cost, std::uint32_t layer, bool recomputing) {
+    traces::Op op{traces::RankId{sim_rank_}, s_.compute,        literal_name_id(name, recomputing, layer),
+                  OpKind::compute,           cost.kernel_class, plan_.dtype};
+    op.set_flops(cost.flops);
+    op.bytes = whole_bytes(cost.bytes);
+    if (cost.shape.m > 0) op.set_shape(g_.intern(cost.shape));
+    last_compute_ = g_.add(op, pending_);
+    pending_.clear();
+    return last_compute_;
+}
+
+traces::OpId TransformerBuilder::compute_named(std::string_view name, const KernelCost& cost, std::uint32_t layer) {
     traces::Op op{traces::RankId{sim_rank_}, s_.compute,        name_id(name, layer),
                   OpKind::compute,           cost.kernel_class, plan_.dtype};
     op.set_flops(cost.flops);
@@ -47,9 +70,14 @@ traces::OpId TransformerBuilder::compute(const char* name, const KernelCost& cos
 
 traces::OpId TransformerBuilder::collective(traces::StreamId stream, traces::CommId comm, CollectiveKind kind,
                                             double bytes, const std::string& name, std::span<const OpId> deps) {
+    return collective_id(stream, comm, kind, bytes, name_id(name, UINT32_MAX), deps);
+}
+
+traces::OpId TransformerBuilder::collective_id(traces::StreamId stream, traces::CommId comm, CollectiveKind kind,
+                                               double bytes, std::uint32_t name, std::span<const OpId> deps) {
     traces::Op op{traces::RankId{sim_rank_},
                   stream,
-                  name_id(name, UINT32_MAX),
+                  name,
                   OpKind::collective,
                   traces::KernelClass::communication,
                   plan_.dtype == traces::DataType::fp8 ? traces::DataType::bf16 : plan_.dtype};
@@ -91,16 +119,18 @@ traces::OpId TransformerBuilder::memory(OpKind kind, traces::MemoryUse use, doub
     return g_.add(op);
 }
 
-void TransformerBuilder::tp_collective(CollectiveKind kind, const char* name) {
+void TransformerBuilder::tp_collective(CollectiveKind kind, Literal name) {
     if (!comms_[rank_].tp.valid()) return;
     const double buffer = costs_.front().tp_bytes;  // the same for every layer: tokens x hidden
     // all_gather ops carry each rank's contribution; all_reduce and reduce_scatter the whole buffer.
-    collective(s_.compute, comms_[rank_].tp, kind, kind == CollectiveKind::all_gather ? buffer / plan_.tp : buffer,
-               name);
+    collective_id(s_.compute, comms_[rank_].tp, kind, kind == CollectiveKind::all_gather ? buffer / plan_.tp : buffer,
+                  literal_name_id(name, false, UINT32_MAX));
 }
 
-void TransformerBuilder::ep_all_to_all(double bytes, const char* name) {
-    if (comms_[rank_].ep.valid()) collective(s_.compute, comms_[rank_].ep, CollectiveKind::all_to_all, bytes, name);
+void TransformerBuilder::ep_all_to_all(double bytes, Literal name) {
+    if (comms_[rank_].ep.valid())
+        collective_id(s_.compute, comms_[rank_].ep, CollectiveKind::all_to_all, bytes,
+                      literal_name_id(name, false, UINT32_MAX));
 }
 
 void TransformerBuilder::gather_parameters(std::uint32_t layer, double table_params) {
@@ -138,11 +168,11 @@ void TransformerBuilder::attention_ring(const KernelCost& whole, double block_by
             const OpId next = p2p(OpKind::recv, s_.cp_recv, comms_[rank_].cp, cp_prev_[rank_], block_bytes,
                                   fmt::format("{} kv recv", name), deps);
             if (received.valid()) pending_.push_back(received);
-            compute(fmt::format("{} block", name).c_str(), block, UINT32_MAX);
+            compute_named(fmt::format("{} block", name), block, UINT32_MAX);
             received = next;
         } else {
             if (received.valid()) pending_.push_back(received);
-            compute(fmt::format("{} block", name).c_str(), block, UINT32_MAX);
+            compute_named(fmt::format("{} block", name), block, UINT32_MAX);
         }
     }
 }
@@ -150,42 +180,39 @@ void TransformerBuilder::attention_ring(const KernelCost& whole, double block_by
 void TransformerBuilder::forward_layer(std::uint32_t l, bool recomputing) {
     const LayerCosts& c = costs_[l];
     if (plan_.zero_stage == 3 && !recomputing) gather_parameters(l);
-    const auto name = [&](const char* what) {
-        return recomputing ? fmt::format("recompute {}", what) : std::string(what);
-    };
-    const OpId first = compute(name("norm").c_str(), c.norm, l);
+    const OpId first = compute("norm", c.norm, l, recomputing);
     if (!recomputing) layer_first_ = first;
     if (plan_.sequence_parallel) tp_collective(CollectiveKind::all_gather, "tp all-gather");
-    compute(name("qkv").c_str(), c.qkv, l);
+    compute("qkv", c.qkv, l, recomputing);
     if (plan_.cp > 1)
         attention_ring(c.attention, c.kv_block_bytes, "attention");
     else
-        compute(name("attention").c_str(), c.attention, l);
-    compute(name("projection").c_str(), c.projection, l);
+        compute("attention", c.attention, l, recomputing);
+    compute("projection", c.projection, l, recomputing);
     tp_collective(plan_.sequence_parallel ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce,
-                  plan_.sequence_parallel ? "tp reduce-scatter" : "tp all-reduce");
-    compute(name("residual").c_str(), c.residual, l);
-    compute(name("norm").c_str(), c.norm, l);
+                  plan_.sequence_parallel ? Literal("tp reduce-scatter") : Literal("tp all-reduce"));
+    compute("residual", c.residual, l, recomputing);
+    compute("norm", c.norm, l, recomputing);
     if (!c.moe) {
         if (plan_.sequence_parallel) tp_collective(CollectiveKind::all_gather, "tp all-gather");
-        compute(name("mlp in").c_str(), c.mlp_in, l);
-        compute(name("activation").c_str(), c.activation, l);
-        compute(name("mlp out").c_str(), c.mlp_out, l);
+        compute("mlp in", c.mlp_in, l, recomputing);
+        compute("activation", c.activation, l, recomputing);
+        compute("mlp out", c.mlp_out, l, recomputing);
         tp_collective(plan_.sequence_parallel ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce,
-                      plan_.sequence_parallel ? "tp reduce-scatter" : "tp all-reduce");
+                      plan_.sequence_parallel ? Literal("tp reduce-scatter") : Literal("tp all-reduce"));
     } else {
-        compute(name("router").c_str(), c.router, l);
+        compute("router", c.router, l, recomputing);
         ep_all_to_all(c.all_to_all_bytes, "ep dispatch");
-        compute(name("experts in").c_str(), c.expert_in, l);
-        compute(name("experts activation").c_str(), c.expert_activation, l);
-        compute(name("experts out").c_str(), c.expert_out, l);
+        compute("experts in", c.expert_in, l, recomputing);
+        compute("experts activation", c.expert_activation, l, recomputing);
+        compute("experts out", c.expert_out, l, recomputing);
         ep_all_to_all(c.all_to_all_bytes, "ep combine");
         if (c.shared_in.flops > 0) {
-            compute(name("shared expert in").c_str(), c.shared_in, l);
-            compute(name("shared expert out").c_str(), c.shared_out, l);
+            compute("shared expert in", c.shared_in, l, recomputing);
+            compute("shared expert out", c.shared_out, l, recomputing);
         }
     }
-    compute(name("residual").c_str(), c.residual, l);
+    compute("residual", c.residual, l, recomputing);
 }
 
 void TransformerBuilder::backward_layer(std::uint32_t l, bool reduce_gradients) {
@@ -193,7 +220,7 @@ void TransformerBuilder::backward_layer(std::uint32_t l, bool reduce_gradients) 
     if (plan_.recompute == Recompute::full) forward_layer(l, true);
     if (plan_.zero_stage == 3) gather_parameters(l);
     const auto sp_or_ar = plan_.sequence_parallel ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce;
-    const char* tp_name = plan_.sequence_parallel ? "tp reduce-scatter" : "tp all-reduce";
+    const Literal tp_name = plan_.sequence_parallel ? Literal("tp reduce-scatter") : Literal("tp all-reduce");
     layer_first_ = compute("residual backward", backward_of(c.residual), l);
     if (!c.moe) {
         if (plan_.sequence_parallel) tp_collective(CollectiveKind::all_gather, "tp all-gather");
@@ -283,7 +310,7 @@ void TransformerBuilder::reduce_gradients(traces::CommId comm, double bytes, con
     std::vector<OpId> held;
     held.swap(pending_);
     const OpId encode =
-        compute(fmt::format("encode {} grads", what).c_str(), KernelCost{0, c.encode_traffic(bytes, sent)}, UINT32_MAX);
+        compute_named(fmt::format("encode {} grads", what), KernelCost{0, c.encode_traffic(bytes, sent)}, UINT32_MAX);
     pending_.swap(held);
     const bool gathered = c.codec != Codec::lowrank;
     const OpId deps[] = {encode};
@@ -298,7 +325,7 @@ void TransformerBuilder::reduce_gradients(traces::CommId comm, double bytes, con
 void TransformerBuilder::emit_decodes() {
     for (const DeferredDecode& d : pending_decodes_) {
         pending_.push_back(d.after);
-        compute(d.name.c_str(), KernelCost{0, d.traffic}, UINT32_MAX);
+        compute_named(d.name, KernelCost{0, d.traffic}, UINT32_MAX);
     }
     pending_decodes_.clear();
 }
