@@ -72,6 +72,8 @@ private:
     OpId compute(Literal name, const KernelCost& cost, std::uint32_t layer, bool recomputing = false);
     /// The same with a name built at run time.
     OpId compute_named(std::string_view name, const KernelCost& cost, std::uint32_t layer);
+    /// The same with the name's interned id.
+    OpId compute_id(std::uint32_t name, const KernelCost& cost);
     /// name_id of a literal, kept by its address in a small direct-mapped table: the plan's kernels and
     /// tensor-parallel calls are named from a few dozen literals, and hashing their text for each of tens of millions
     /// of ops was a fifth of generating them.

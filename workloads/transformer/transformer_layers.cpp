@@ -47,19 +47,15 @@ std::uint32_t TransformerBuilder::literal_name_id(Literal name, bool recomputing
 }
 
 traces::OpId TransformerBuilder::compute(Literal name, const KernelCost& cost, std::uint32_t layer, bool recomputing) {
-    traces::Op op{traces::RankId{sim_rank_}, s_.compute,        literal_name_id(name, recomputing, layer),
-                  OpKind::compute,           cost.kernel_class, plan_.dtype};
-    op.set_flops(cost.flops);
-    op.bytes = whole_bytes(cost.bytes);
-    if (cost.shape.m > 0) op.set_shape(g_.intern(cost.shape));
-    last_compute_ = g_.add(op, pending_);
-    pending_.clear();
-    return last_compute_;
+    return compute_id(literal_name_id(name, recomputing, layer), cost);
 }
 
 traces::OpId TransformerBuilder::compute_named(std::string_view name, const KernelCost& cost, std::uint32_t layer) {
-    traces::Op op{traces::RankId{sim_rank_}, s_.compute,        name_id(name, layer),
-                  OpKind::compute,           cost.kernel_class, plan_.dtype};
+    return compute_id(name_id(name, layer), cost);
+}
+
+traces::OpId TransformerBuilder::compute_id(std::uint32_t name, const KernelCost& cost) {
+    traces::Op op{traces::RankId{sim_rank_}, s_.compute, name, OpKind::compute, cost.kernel_class, plan_.dtype};
     op.set_flops(cost.flops);
     op.bytes = whole_bytes(cost.bytes);
     if (cost.shape.m > 0) op.set_shape(g_.intern(cost.shape));
