@@ -51,6 +51,23 @@ struct GraphBuilder {
     }
 };
 
+/// A communicator of consecutive ranks, named "g<first rank>".
+struct RankGroup {
+    std::string comm;
+    std::vector<std::uint32_t> members;
+};
+
+/// `ranks` cut into groups of `group` consecutive ranks (the ranks left over belong to none).
+inline std::vector<RankGroup> consecutive_groups(std::uint32_t ranks, std::uint32_t group) {
+    std::vector<RankGroup> groups;
+    for (std::uint32_t first = 0; first + group <= ranks; first += group) {
+        RankGroup& g = groups.emplace_back();
+        g.comm = "g" + std::to_string(first);
+        for (std::uint32_t r = first; r < first + group; ++r) g.members.push_back(r);
+    }
+    return groups;
+}
+
 /// A send and its recv between two random ranks of `ranks` on stream "side" (up to 8 MB), the send after compute of
 /// up to `latest` ps: traffic at a random time that may meet a call on its links.
 inline void random_side_transfer(GraphBuilder& b, std::mt19937_64& rng, std::uint32_t ranks, std::int64_t latest) {

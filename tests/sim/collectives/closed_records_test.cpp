@@ -23,10 +23,7 @@ traces::OpGraph calls_in_step(std::mt19937_64& rng, std::uint32_t ranks, std::ui
     const CollectiveKind kinds[] = {CollectiveKind::all_reduce, CollectiveKind::reduce_scatter,
                                     CollectiveKind::all_gather};
     testing::GraphBuilder b(ranks);
-    for (std::uint32_t first = 0; first + group <= ranks; first += group) {
-        std::vector<std::uint32_t> members;
-        for (std::uint32_t r = first; r < first + group; ++r) members.push_back(r);
-        const std::string comm = "g" + std::to_string(first);
+    for (const auto& [comm, members] : testing::consecutive_groups(ranks, group)) {
         const CollectiveKind kind = kinds[rng() % 3];
         const std::uint64_t bytes = 1 + rng() % 24'000'000;
         for (int k = 0; k < calls; ++k) {
