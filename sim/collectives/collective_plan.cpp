@@ -38,6 +38,7 @@ std::uint32_t CollectivePlan::add(PlannedTransfer t, std::span<const std::uint32
     CLUSTERSIM_CHECK(t.src != switch_endpoint || t.dst != switch_endpoint, "transfer between two switches");
     CLUSTERSIM_CHECK(t.after_sent == UINT32_MAX || t.after_sent < index, "transfer {} waits for later transfer {}",
                      index, t.after_sent);
+    if (offsets_.empty()) offsets_.push_back(0);
     transfers_.push_back(t);
     deps_.insert(deps_.end(), after.begin(), after.end());
     offsets_.push_back(static_cast<std::uint32_t>(deps_.size()));

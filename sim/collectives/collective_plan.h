@@ -61,10 +61,18 @@ public:
     /// Set when the plan already spreads the collective over its channels (one ring each): the executor then
     /// sends each transfer as one flow instead of splitting it per channel.
     bool channels_planned = false;
+    /// The heap memory its vectors hold.
+    [[nodiscard]] std::size_t capacity_bytes() const {
+        std::size_t bytes = transfers_.capacity() * sizeof(PlannedTransfer) +
+                            (offsets_.capacity() + deps_.capacity()) * sizeof(std::uint32_t) +
+                            rings_.capacity() * sizeof(RingSchedule);
+        for (const RingSchedule& r : rings_) bytes += r.capacity_bytes();
+        return bytes;
+    }
 
 private:
     std::vector<PlannedTransfer> transfers_;
-    std::vector<std::uint32_t> offsets_ = {0};
+    std::vector<std::uint32_t> offsets_;  // by transfer, and one past the last (empty until the first is added)
     std::vector<std::uint32_t> deps_;
     std::vector<RingSchedule> rings_;
 };

@@ -106,6 +106,11 @@ struct RingSchedule {
     [[nodiscard]] std::uint64_t member_transfers(std::uint32_t member) const;
     /// Appends the same transfers, listed, to `plan` (append_ring per phase).
     void expand_into(CollectivePlan& plan) const;
+    /// The heap memory its vectors hold.
+    [[nodiscard]] std::size_t capacity_bytes() const {
+        return (order.capacity() + position_.capacity() + phase_starts_.capacity()) * sizeof(std::uint32_t) +
+               phases.capacity() * sizeof(RingPhase);
+    }
 
 private:
     [[nodiscard]] std::uint64_t local_or_none(At a) const { return exists(a) ? local_of(a) : none; }

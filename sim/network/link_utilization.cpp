@@ -1,6 +1,7 @@
 #include "sim/network/link_utilization.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "engine/error.h"
 
@@ -11,18 +12,9 @@ using engine::Time;
 LinkUtilization::LinkUtilization(std::size_t links, std::uint32_t max_bins)
     : max_bins_(std::max<std::uint32_t>(2, max_bins)), state_(links), rows_(links) {}
 
-void LinkUtilization::set_rate(std::uint32_t link, Time now, double rate_bytes_per_s) {
-    LinkState& s = state_[link];
-    if (rate_bytes_per_s == s.rate) return;  // the span goes on (summed as one step, as the rate steps were)
-    CLUSTERSIM_CHECK(now >= s.since, "link utilization set at {} ps before {} ps", now.count(), s.since.count());
-    if (now > s.since && s.rate != 0) {
-        // The same product as summing the steps afterwards: rate x ps x 1e-12.
-        s.bytes += s.rate * static_cast<double>((now - s.since).count()) * 1e-12;
-        s.peak = std::max(s.peak, s.rate);
-        accumulate(link, s.since, now, s.rate);
-    }
-    s.since = now;
-    s.rate = rate_bytes_per_s;
+void LinkUtilization::out_of_order(Time now, Time since) {
+    CLUSTERSIM_CHECK(now >= since, "link utilization set at {} ps before {} ps", now.count(), since.count());
+    std::abort();  // (unreachable: the check fails)
 }
 
 void LinkUtilization::accumulate(std::uint32_t link, Time from, Time to, double rate) {
@@ -32,7 +24,8 @@ void LinkUtilization::accumulate(std::uint32_t link, Time from, Time to, double 
     while (bin_of_ns(to_ns) >= max_bins_) double_width();
     const auto first = static_cast<std::uint32_t>(bin_of_ns(from_ns)),
                last = static_cast<std::uint32_t>(bin_of_ns(to_ns));
-    if (first == last && first == s.open_bin) {  // (the loop's one term, added where the bin's bytes are held)
+    const std::int64_t w = std::int64_t{1000} << shift_;
+    if (s.open_end != no_bin && first == last && first == open_bin(s)) {  // (the loop's one term, held open)
         s.open_bytes += rate * static_cast<double>(to.count() - from.count()) * 1e-12;
         return;
     }
@@ -42,14 +35,14 @@ void LinkUtilization::accumulate(std::uint32_t link, Time from, Time to, double 
         bins.reserve(max_bins_);  // (it never holds more: no copies as it grows bin by bin)
     }
     if (bins.size() <= last) bins.resize(last + 1, 0.0);
-    if (s.open_bin != no_bin) bins[s.open_bin] = s.open_bytes;
-    const std::int64_t w = std::int64_t{1000} << shift_;
+    flush(link);
     for (std::uint32_t b = first; b <= last; ++b) {
         const std::int64_t start = std::max<std::int64_t>(from.count(), static_cast<std::int64_t>(b) * w);
         const std::int64_t end = std::min<std::int64_t>(to.count(), static_cast<std::int64_t>(b + 1) * w);
         bins[b] += rate * static_cast<double>(end - start) * 1e-12;
     }
-    s.open_bin = last;  // (the same additions, in the same order, on the same value: the bins are unchanged)
+    // (The same additions, in the same order, on the same value: the bins are unchanged.)
+    s.open_end = static_cast<std::int64_t>(last + 1) * w;
     s.open_bytes = bins[last];
 }
 
@@ -63,9 +56,10 @@ void LinkUtilization::double_width() {
             bins[i] = bins[2 * i] + (2 * i + 1 < bins.size() ? bins[2 * i + 1] : 0);
         bins.resize(merged);
         LinkState& s = state_[link];
-        if (s.open_bin != no_bin) {
-            s.open_bin /= 2;
-            s.open_bytes = bins[s.open_bin];
+        if (s.open_end != no_bin) {
+            const std::size_t open = open_bin(s) / 2;
+            s.open_end = static_cast<std::int64_t>(open + 1) * (bin_width().count() * 2);
+            s.open_bytes = bins[open];
         }
     }
     ++shift_;

@@ -7,6 +7,7 @@
 // The width starts at 1 ns and doubles (merging pairs) whenever a rate change falls past the last bin.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -23,7 +24,27 @@ public:
 
     /// From `now` on, `rate_bytes_per_s` flows through `link` (in non-decreasing time; several changes at one
     /// instant keep the last).
-    void set_rate(std::uint32_t link, engine::Time now, double rate_bytes_per_s);
+    void set_rate(std::uint32_t link, engine::Time now, double rate_bytes_per_s) {
+        LinkState& s = state_[link];
+        if (rate_bytes_per_s == s.rate) return;  // the span goes on (summed as one step, as the rate steps were)
+        if (now < s.since) [[unlikely]]
+            out_of_order(now, s.since);
+        if (now > s.since && s.rate != 0) {
+            // The same product as summing the steps afterwards: rate x ps x 1e-12.
+            const double added = s.rate * static_cast<double>((now - s.since).count()) * 1e-12;
+            s.bytes += added;
+            s.peak = std::max(s.peak, s.rate);
+            // Within the open bin (it starts at or before `since`: times only move on), the bin's one term;
+            // otherwise the span is spread over its bins.
+            if (now.count() <= s.open_end) {
+                s.open_bytes += added;
+            } else {
+                accumulate(link, s.since, now, s.rate);
+            }
+        }
+        s.since = now;
+        s.rate = rate_bytes_per_s;
+    }
 
     /// Whether the link ever carried traffic.
     [[nodiscard]] bool carried(std::uint32_t link) const { return !rows_[link].empty(); }
@@ -45,27 +66,32 @@ public:
     [[nodiscard]] std::vector<std::pair<engine::Time, double>> binned_steps(std::uint32_t link) const;
 
 private:
-    static constexpr std::uint32_t no_bin = UINT32_MAX;
-    // What a rate change reads, flat by link: the totals, and the bytes of the bin the link is in now, held here
-    // until it moves on to a later bin. A rate change then touches one record; the link's row of bins (cold: a
-    // few KB per link, 200 MB over the links of a 1,024-node replay) only when it moves on.
+    static constexpr std::int64_t no_bin = INT64_MIN;
+    // What a rate change reads, flat by link: the totals, and the bytes of the bin the link is in now (the open
+    // bin), held here until it moves on to a later bin. A rate change then touches one record; the link's row of
+    // bins (cold: a few KB per link, 200 MB over the links of a 1,024-node replay) only when it moves on.
     struct LinkState {
         engine::Time since{};
         double rate = 0;
         double bytes = 0;
         double peak = 0;
-        double open_bytes = 0;  // bin `open_bin`'s bytes (its row entry is stale until flushed)
-        std::uint32_t open_bin = no_bin;
+        double open_bytes = 0;           // the open bin's bytes (its row entry is stale until flushed)
+        std::int64_t open_end = no_bin;  // the open bin's end in ps (no_bin: none yet): a span ending by it is in it
     };
 
     /// Adds `rate` over [from, to) to the link's bins (the open one in its record), widening them first if `to`
     /// falls past the last one.
     void accumulate(std::uint32_t link, engine::Time from, engine::Time to, double rate);
     void double_width();
+    [[noreturn, gnu::noinline, gnu::cold]] static void out_of_order(engine::Time now, engine::Time since);
+    /// The open bin's index (s.open_end != no_bin).
+    [[nodiscard]] std::size_t open_bin(const LinkState& s) const {
+        return static_cast<std::size_t>(s.open_end / bin_width().count() - 1);
+    }
     /// Writes the open bin's bytes into the link's row (they stay open: the row entry and `open_bytes` agree).
     void flush(std::uint32_t link) const {
         const LinkState& s = state_[link];
-        if (s.open_bin != no_bin) rows_[link][s.open_bin] = s.open_bytes;
+        if (s.open_end != no_bin) rows_[link][open_bin(s)] = s.open_bytes;
     }
     /// The bin of nanosecond `ns` (the width is 1 ns << shift_: a division by a constant, then a shift).
     [[nodiscard]] std::int64_t bin_of_ns(std::int64_t ns) const { return ns >> shift_; }

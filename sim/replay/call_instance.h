@@ -89,6 +89,8 @@ struct CallInstance {                 // one collective call in flight, across i
     std::uint32_t last_member = UINT32_MAX;  // that member
     bool planned = false;
     CollectivePlan plan;
+    CollectivePlan plan_storage;  // a plan copied from the cache is assigned here first, then swapped into `plan`:
+                                  // the storage of the slot's last plan, kept by reset_instance, is reused
     std::vector<std::uint32_t> pending;            // by transfer: unmet dependencies and absent endpoints
     std::vector<std::uint32_t> dependent_offsets;  // by transfer (CSR): transfers waiting for it
     std::vector<std::uint32_t> dependents;

@@ -1,4 +1,4 @@
-// Listed collective plans kept for the calls that repeat them: the same communicator, kind, size, pipelining and
+// Collective plans kept for the calls that repeat them: the same communicator, kind, size, pipelining and
 // algorithm give the same plan, and the executor's per-transfer arrays built from it (dependencies, FIFO successors,
 // each member's transfers). A training step repeats its calls layer after layer and step after step; building a
 // 128-member double tree's plan and arrays cost about 9 M instructions a call (bench_replay), copying them a few
@@ -47,7 +47,15 @@ struct CachedPlan {
 
 class PlanCache {
 public:
-    /// At most this many transfers are kept over all plans (about 60 bytes each with their arrays).
+    /// A plan of ring schedules (no arrays: the executor keeps state only for the transfers in flight), with the
+    /// algorithm that planned it.
+    struct Schedule {
+        CollectivePlan plan;
+        std::size_t algorithm = 0;
+    };
+
+    /// At most this many transfers (or schedules' slots) are kept over all plans (about 60 bytes each with their
+    /// arrays).
     static constexpr std::uint64_t max_transfers = std::uint64_t{1} << 20;
 
     /// (Entries stay where they are for the whole run: callers keep pointers to them.)
@@ -67,8 +75,20 @@ public:
         return &it->second;
     }
 
+    [[nodiscard]] const Schedule* find_schedule(const PlanKey& key) const {
+        const auto it = schedules_.find(key);
+        return it == schedules_.end() ? nullptr : &it->second;
+    }
+    /// Keeps a plan of ring schedules for `key` if there is room (counted by its slots, as its memory grows).
+    void keep_schedule(const PlanKey& key, Schedule&& schedule) {
+        const std::uint64_t slots = schedule.plan.slots();
+        if (transfers_ + slots > max_transfers) return;
+        if (schedules_.try_emplace(key, std::move(schedule)).second) transfers_ += slots;
+    }
+
 private:
     std::map<PlanKey, CachedPlan> plans_;
+    std::map<PlanKey, Schedule> schedules_;
     std::uint64_t transfers_ = 0;
 };
 

@@ -143,7 +143,7 @@ bool ReplayEngine::try_closed_form(std::uint32_t index, const traces::Op& op, st
     if (recordable && repeat_bytes_ < max_repeat_bytes &&
         (comm_closed_records_.size() <= comm ||
          std::none_of(comm_closed_records_[comm].begin(), comm_closed_records_[comm].end(),
-                      [&](std::uint32_t r) { return closed_records_[r].key == key; }))) {
+                      [&](const auto& k) { return k.key == key; }))) {
         inst.closed_recording = true;
         inst.closed_key = key;
     }
@@ -329,12 +329,16 @@ bool ReplayEngine::stage_closed(std::uint32_t index, std::uint64_t t) {
     return true;
 }
 
+void ReplayEngine::closed_link_conflict(std::uint32_t comm, topo::LinkId l) const {
+    closed_conflict({comm, closed_link_comm_[l.index()]}, l,
+                    fmt::format("two calls timed in closed form on link {} at once", l.value));
+}
+
 void ReplayEngine::claim_closed_link(std::uint32_t index, topo::LinkId l, Time start, Time drained) {
     const std::uint32_t comm = instances_[index].comm.value;
     Time& busy = closed_busy_until_[l.index()];
-    if (start < busy)
-        closed_conflict({comm, closed_link_comm_[l.index()]}, l,
-                        fmt::format("two calls timed in closed form on link {} at once", l.value));
+    if (start < busy) [[unlikely]]
+        closed_link_conflict(comm, l);
     busy = drained;
     closed_link_comm_[l.index()] = comm;
 }

@@ -29,10 +29,9 @@ bool ReplayEngine::use_closed_record(std::uint32_t index, const RepeatKey& key) 
     const std::uint32_t comm = inst.comm.value;
     if (comm_closed_records_.size() <= comm) return false;
     const auto& kept = comm_closed_records_[comm];
-    const auto found =
-        std::find_if(kept.begin(), kept.end(), [&](std::uint32_t r) { return closed_records_[r].key == key; });
+    const auto found = std::find_if(kept.begin(), kept.end(), [&](const auto& k) { return k.key == key; });
     if (found == kept.end()) return false;
-    ClosedRecord& record = closed_records_[*found];
+    ClosedRecord& record = closed_records_[found->record];
     // The closed form's own condition on links: none of them ever carried a flow, nor is to carry them only (which
     // is fixed for the run: found so once, it stays so while no link carries its first flow).
     if (record.unused_at != net_.links_attached()) {
@@ -47,7 +46,7 @@ bool ReplayEngine::use_closed_record(std::uint32_t index, const RepeatKey& key) 
         closed_link_comm_[l.index()] = comm;
     }
     inst.closed_form = true;
-    inst.closed_record = *found;
+    inst.closed_record = found->record;
     ++closed_calls_;
     return true;
 }
@@ -140,7 +139,7 @@ void ReplayEngine::record_closed_commit(std::uint32_t index, const std::vector<S
     if (repeat_bytes_ + record.bytes() > max_repeat_bytes) return;
     repeat_bytes_ += record.bytes();
     if (comm_closed_records_.empty()) comm_closed_records_.resize(g_.comms.size());
-    comm_closed_records_[inst.comm.index()].push_back(static_cast<std::uint32_t>(closed_records_.size()));
+    comm_closed_records_[inst.comm.index()].push_back({record.key, static_cast<std::uint32_t>(closed_records_.size())});
     closed_records_.push_back(std::move(record));
 }
 

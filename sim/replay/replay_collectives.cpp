@@ -72,21 +72,7 @@ void ReplayEngine::member_arrived_as_flows(std::uint32_t index, std::uint32_t me
 void ReplayEngine::plan_instance(std::uint32_t index, const traces::Op& op) {
     Instance& inst = instances_[index];
     const auto& ranks = g_.comms[inst.comm.index()].ranks;
-    // Every field set for this call; the vectors are assigned into the kept request's, whose capacity stays from
-    // call to call (no allocation per call for the communicator's fixed facts).
-    PlanRequest& request = plan_request_;
-    request.kind = op.collective;
-    request.members = static_cast<std::uint32_t>(ranks.size());
-    request.bytes = op.bytes;
-    request.chunks = 1;
-    request.member_bytes = calls_[inst.call].member_bytes;
     CommSetup& setup = comm_setup(inst.comm);
-    request.node_of = setup.node_of;
-    request.switch_reduction = setup.switch_reduction;
-    request.ring_order = setup.ring_order;
-    request.channels = std::max<std::uint32_t>(1, options_.channels);
-    request.switched_nodes = setup.switched_nodes;
-    request.channel_rings = setup.channel_rings;
     // The algorithm: forced by the run, else hinted by the op, else NCCL's choice (or the kind's default).
     // Precedence: the run's forced algorithm (a what-if), then the communicator's, then the op's hint.
     std::optional<std::size_t> algorithm = options_.algorithm;
@@ -105,9 +91,9 @@ void ReplayEngine::plan_instance(std::uint32_t index, const traces::Op& op) {
             setup.has_info = true;
         }
         NcclTopologyInfo info = setup.info;
-        info.nvls = request.switch_reduction;
+        info.nvls = setup.switch_reduction;
         // Rings per NIC on mesh nodes: NCCL crosses nodes through that many NICs.
-        if (request.channel_rings.size() > 1) info.inter_bw_gbps *= static_cast<double>(request.channel_rings.size());
+        if (setup.channel_rings.size() > 1) info.inter_bw_gbps *= static_cast<double>(setup.channel_rings.size());
         std::optional<NcclAlgorithm> nccl_algorithm;
         // On fabrics of direct GPU-to-GPU cables (GPUs that relay: the ring and torus presets) NCCL's graph search
         // finds rings along the cables; a tree's edges would span many hops, so the tuner chooses among rings.
@@ -136,18 +122,36 @@ void ReplayEngine::plan_instance(std::uint32_t index, const traces::Op& op) {
         inst.protocol = options_.protocol.value_or(NcclProtocol::simple);
         inst.modelled_protocol = true;
     }
-    request.chunks = pipeline_chunks(op.bytes, inst.modelled_protocol ? inst.protocol : NcclProtocol::simple,
-                                     static_cast<std::uint32_t>(ranks.size()));
+    const std::uint32_t chunks =
+        pipeline_chunks(op.bytes, inst.modelled_protocol ? inst.protocol : NcclProtocol::simple,
+                        static_cast<std::uint32_t>(ranks.size()));
     inst.algorithm = algorithm.value_or(default_algorithm(op.collective));
-    // A listed plan this call repeats (members of one size only: the key holds one) comes with its arrays.
-    const PlanKey key{inst.comm.value, op.collective, op.bytes, request.chunks, inst.algorithm};
-    const bool cacheable = request.member_bytes.empty();
+    // A plan this call repeats (members of one size only: the key holds one): a listed one comes with its arrays,
+    // ring schedules are copied into the slot's kept storage (no allocation for a plan of the same shape).
+    const PlanKey key{inst.comm.value, op.collective, op.bytes, chunks, inst.algorithm};
+    const bool cacheable = calls_[inst.call].member_bytes.empty();
     CachedPlan* cached = cacheable ? plan_cache_.find(key) : nullptr;
+    const PlanCache::Schedule* kept_schedule = cacheable && !cached ? plan_cache_.find_schedule(key) : nullptr;
     inst.route_hints = cached ? cached->route_hints.data() : nullptr;
-    if (cached) {
-        inst.plan = cached->plan;
-        inst.algorithm = cached->algorithm;
+    if (cached || kept_schedule) {
+        inst.plan_storage = cached ? cached->plan : kept_schedule->plan;
+        std::swap(inst.plan, inst.plan_storage);
+        inst.algorithm = cached ? cached->algorithm : kept_schedule->algorithm;
     } else {
+        // Every field set for this call; the vectors are assigned into the kept request's, whose capacity stays
+        // from call to call.
+        PlanRequest& request = plan_request_;
+        request.kind = op.collective;
+        request.members = static_cast<std::uint32_t>(ranks.size());
+        request.bytes = op.bytes;
+        request.chunks = chunks;
+        request.member_bytes = calls_[inst.call].member_bytes;
+        request.node_of = setup.node_of;
+        request.switch_reduction = setup.switch_reduction;
+        request.ring_order = setup.ring_order;
+        request.channels = std::max<std::uint32_t>(1, options_.channels);
+        request.switched_nodes = setup.switched_nodes;
+        request.channel_rings = setup.channel_rings;
         try {
             inst.plan = plan_collective(inst.algorithm, request, &inst.algorithm);
         } catch (const engine::InputError& e) {  // a plan past the memory budget: name the call
@@ -157,6 +161,7 @@ void ReplayEngine::plan_instance(std::uint32_t index, const traces::Op& op) {
                             g_.comms[inst.comm.index()].name, engine::format_bytes(static_cast<double>(op.bytes)),
                             e.message()));
         }
+        if (cacheable && inst.plan.scheduled()) plan_cache_.keep_schedule(key, {inst.plan, inst.algorithm});
     }
     inst.planned = true;
     const bool listed = !inst.plan.scheduled();  // (kept only so: a schedule may be folded or expanded below)
@@ -179,7 +184,7 @@ void ReplayEngine::plan_instance(std::uint32_t index, const traces::Op& op) {
             for (std::uint32_t m = 0; m < members; ++m)
                 inst.member_left[m] += static_cast<std::uint32_t>(schedule.member_transfers(m));
         }
-        if (!try_closed_form(index, op, request.chunks)) plan_repeat(index, op, request.chunks);
+        if (!try_closed_form(index, op, chunks)) plan_repeat(index, op, chunks);
         return;
     }
     const auto transfers = static_cast<std::size_t>(inst.plan.size());
@@ -191,7 +196,7 @@ void ReplayEngine::plan_instance(std::uint32_t index, const traces::Op& op) {
     };
     if (cached) {
         plan_arrays(inst) = plan_arrays(*cached);
-        if (!try_closed_form(index, op, request.chunks)) plan_repeat(index, op, request.chunks);
+        if (!try_closed_form(index, op, chunks)) plan_repeat(index, op, chunks);
         return;
     }
     inst.pending.assign(transfers, 0);
@@ -230,7 +235,7 @@ void ReplayEngine::plan_instance(std::uint32_t index, const traces::Op& op) {
         CachedPlan* kept = plan_cache_.keep(key, std::move(plan));
         inst.route_hints = kept ? kept->route_hints.data() : nullptr;
     }
-    if (!try_closed_form(index, op, request.chunks)) plan_repeat(index, op, request.chunks);
+    if (!try_closed_form(index, op, chunks)) plan_repeat(index, op, chunks);
 }
 
 std::uint32_t ReplayEngine::pipeline_chunks(std::uint64_t bytes, NcclProtocol protocol, std::uint32_t members) const {

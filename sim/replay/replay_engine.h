@@ -180,6 +180,8 @@ private:
     /// A member's busy time in a closed-form call: the union of its transfers' spans.
     engine::Time closed_busy(std::uint32_t instance, std::uint32_t member);
     [[noreturn]] void closed_conflict(std::vector<std::uint32_t> comms, topo::LinkId link, std::string what) const;
+    /// Two calls in closed form on `link` at once (claim_closed_link's failure, out of its hot path).
+    [[noreturn, gnu::noinline, gnu::cold]] void closed_link_conflict(std::uint32_t comm, topo::LinkId link) const;
     /// Schedules `member`'s end at `at` as an event of `kind` whose target is a handle into closed_done_.
     void schedule_member_end(std::uint32_t instance, std::uint32_t member, engine::Time at, EventKind kind);
     /// Allocates what closed forms and repeated calls keep by link (once).
@@ -432,8 +434,12 @@ private:
     std::vector<RepeatRecord> repeats_;
     std::vector<std::vector<std::uint32_t>> comm_repeats_;
     std::uint64_t repeated_calls_ = 0;
-    std::vector<ClosedRecord> closed_records_;  // closed-form records, by communicator their indices
-    std::vector<std::vector<std::uint32_t>> comm_closed_records_;
+    std::vector<ClosedRecord> closed_records_;  // closed-form records, by communicator their keys and indices
+    struct KeptClosedRecord {                   // (the key beside the index: a lookup reads one short list)
+        RepeatKey key;
+        std::uint32_t record = 0;
+    };
+    std::vector<std::vector<KeptClosedRecord>> comm_closed_records_;
     std::uint64_t closed_repeats_ = 0;     // closed-form calls timed from a record
     bool repeats_on_ = false;              // ReplayOptions::repeat_calls, where the run allows it (run_as_flows)
     std::vector<std::uint8_t> no_repeat_;  // by call: one that arrived otherwise than its record in an earlier run

@@ -68,6 +68,8 @@ public:
     [[nodiscard]] std::size_t size() const { return size_; }
     /// Records kept outside the windows now.
     [[nodiscard]] std::size_t overflowing() const { return overflow_.size(); }
+    /// The memory of its windows (kept by reset).
+    [[nodiscard]] std::size_t capacity_bytes() const { return cells_.capacity() * sizeof(Cell); }
     /// Frees the memory.
     void clear() {
         std::vector<Cell>().swap(cells_);
