@@ -171,34 +171,6 @@ void FlowNetwork::attach(std::uint32_t flow) {
     count_held(flow, 1);
 }
 
-void FlowNetwork::add_timed_flow(std::span<const topo::LinkId> route, std::uint64_t bytes, double rate, Time start,
-                                 Time drained) {
-    started_bytes_ += bytes;
-    delivered_bytes_ += bytes;
-    ++completed_;
-    if (!options_.record_link_utilization || drained == start) return;
-    // What the link's rate sum would read with this flow alone on it. A flow that starts on a link as the one before
-    // it left continues its span (as the update of that instant would see it), so the rate drops to 0 only when the
-    // next flow comes later, or when the link is released.
-    const double carried = rate_of_units(rate_units(rate));
-    for (const topo::LinkId l : route) {
-        Time& drop = timed_[l.index()].drop;
-        if (drop.count() < 0 || drop != start || utilization_.rate(l.value) != carried) {
-            if (drop.count() >= 0) utilization_.set_rate(l.value, drop, 0);
-            utilization_.set_rate(l.value, start, carried);
-        }
-        drop = drained;
-    }
-}
-
-void FlowNetwork::release_link(topo::LinkId link) {
-    TimedLink& timed = timed_[link.index()];
-    if (--timed.holds > 0) return;
-    Time& drop = timed.drop;
-    if (drop.count() >= 0) utilization_.set_rate(link.value, drop, 0);
-    drop = Time{-1};
-}
-
 void FlowNetwork::detach(std::uint32_t flow) {
     FlowState& f = flows_[flow];
     f.draining = false;

@@ -50,6 +50,7 @@
 #include "sim/network/link_state.h"
 #include "sim/network/link_tap.h"
 #include "sim/network/link_utilization.h"
+#include "sim/network/timed_flow.h"
 #include "topologies/cluster.h"
 #include "topologies/router.h"
 
@@ -82,13 +83,7 @@ public:
     /// `owner` is the caller's tag, returned with the arrival.
     FlowId start_flow(topo::DeviceId src, topo::DeviceId dst, std::uint64_t bytes, std::uint64_t flow_key,
                       std::uint32_t owner);
-    /// What a flow's timing reads of its route: the sum of its links' latencies and its bottleneck capacity, as
-    /// of `version` of the link states (set_link_state counts its changes; a cost of another version is stale).
-    struct RouteCost {
-        engine::Time latency{0};
-        double bottleneck = 0;
-        std::uint64_t version = 0;
-    };
+    using RouteCost = network::RouteCost;
     [[nodiscard]] RouteCost route_cost(std::span<const topo::LinkId> route) const;
     /// Starts a flow on a given route (links from src to dst) standing for `weight` flows that share it: it
     /// gets `weight` shares wherever it competes (NCCL channels that take the same path), and `bytes` is their
@@ -162,10 +157,7 @@ public:
     [[nodiscard]] std::uint64_t flows_in_classes() const { return flows_in_classes_; }
     [[nodiscard]] std::uint64_t classes_split() const { return classes_split_; }
 
-    // Transfers timed outside the network (the replay's collective calls in closed form,
-    // sim/replay/replay_closed_form.cpp): a flow alone on its links is timed by formulas, so a caller that knows no
-    // other flow will share them times it without the network, holds the links meanwhile, and reports what it sent
-    // (add_timed_flow).
+    // Transfers timed outside the network (timed_flow.h, timed_flows.cpp).
     /// Thrown by a flow attaching to a held link: the transfers timed there assumed they had it alone.
     struct LinkHeld {
         topo::LinkId link;
@@ -177,29 +169,19 @@ public:
     [[nodiscard]] bool link_unused(topo::LinkId link) const { return !timed_[link.index()].attached_once; }
     /// How many links have carried a flow so far: while it stays the same, every link unused before still is.
     [[nodiscard]] std::uint64_t links_attached() const { return links_attached_; }
-    /// How a flow started on a route of cost `cost` is timed while alone on every link of it: the arithmetic of
-    /// start_flow_on_route and of an update that gives it its cap.
-    struct AloneTiming {
-        double rate = 0;         // bytes/s while it sends
-        engine::Time sending{};  // start to last byte sent (drained)
-        engine::Time latency{};  // drained to arrived
-        engine::Time ideal{};    // ideal_duration
-    };
-    [[nodiscard]] static AloneTiming alone_timing(std::uint64_t bytes, std::uint32_t weight, const RouteCost& cost,
-                                                  engine::Time extra_latency, bool empty_route) {
-        AloneTiming t;
-        t.latency = extra_latency + cost.latency;
-        const bool moves = bytes > 0 && !empty_route;
-        t.rate = moves ? cost.bottleneck / weight * weight : 0;  // (its cap times its weight, as the update sets)
-        t.sending = moves ? engine::transfer_time(static_cast<double>(bytes), t.rate) : engine::Time{0};
-        t.ideal =
-            t.latency + (moves ? engine::transfer_time(static_cast<double>(bytes), cost.bottleneck) : engine::Time{0});
-        return t;
-    }
+    using AloneTiming = network::AloneTiming;
     /// Counts a flow timed outside the network (started, delivered, completed) and records what its route's links
     /// carried: `rate` over [start, drained). Its links must be held (no other flow on them meanwhile).
     void add_timed_flow(std::span<const topo::LinkId> route, std::uint64_t bytes, double rate, engine::Time start,
                         engine::Time drained);
+    /// add_timed_flow link by link: what flows timed from `origin` left on `link` (its spans, in the order the flows
+    /// were timed); count_timed_flows counts them. Links may be given in any order when no span ends past
+    /// `timed_spans_fit`'s bound (no link's utilization bins change width meanwhile).
+    void add_timed_spans(topo::LinkId link, std::span<const network::TimedSpan> spans, engine::Time origin);
+    void count_timed_flows(std::uint64_t bytes, std::uint64_t flows);
+    [[nodiscard]] bool timed_spans_fit(engine::Time end) const {
+        return !options_.record_link_utilization || utilization_.fits(end);
+    }
 
     // Taps (link_tap.h, link_taps.cpp): what the flows of one caller do to the links they cross, recorded while no
     // other flow touches those links, and given to the links again without the flows (replay_tap).
@@ -477,6 +459,8 @@ private:
     [[nodiscard]] static DelayUnits delay_units(double seconds) { return static_cast<DelayUnits>(seconds * 0x1p64); }
     /// What timing transfers outside the network reads of a link, apart from LinkState (a call timed in closed form
     /// checks, holds and releases each of its links: 16 bytes here instead of a cache line each).
+    /// What a timed flow leaves on `link`: `rate` (as the network carries it) over [start, drained).
+    void time_link(std::uint32_t link, double carried, engine::Time start, engine::Time drained);
     struct TimedLink {
         engine::Time drop{-1};       // when its last timed flow left (-1: none pending)
         std::uint16_t holds = 0;     // transfers timed outside the network hold it (hold_link): no flow may attach

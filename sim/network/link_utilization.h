@@ -46,6 +46,11 @@ public:
         s.rate = rate_bytes_per_s;
     }
 
+    /// Whether spans ending by `end` fit in the bins as they are (no widening: the links' changes up to then may be
+    /// made in any order across links).
+    [[nodiscard]] bool fits(engine::Time end) const {
+        return end.count() <= 0 || bin_of_ns((end.count() - 1) / 1000) < max_bins_;
+    }
     /// Whether the link ever carried traffic.
     [[nodiscard]] bool carried(std::uint32_t link) const { return !rows_[link].empty(); }
     /// Bytes the link carried up to its last rate change (all of them once its rate is back to 0).

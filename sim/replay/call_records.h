@@ -54,8 +54,19 @@ struct ClosedRecord {
         double rate = 0;
         engine::Time start{}, drained{};
     };
+    /// A link the commit claimed, in the order it first did: its first transfer's start and its last one's drain
+    /// (what the claims check and leave), and its transfers' spans (`spans` from `first`, `count` of them).
+    struct LinkGroup {
+        topo::LinkId link;
+        engine::Time first_start{}, last_drained{};
+        std::uint32_t first = 0, count = 0;
+    };
     RepeatKey key;
-    std::vector<Transfer> transfers;                           // in commit order
+    std::vector<Transfer> transfers;  // in commit order
+    std::vector<LinkGroup> links;
+    std::vector<network::TimedSpan> spans;                     // by link, in commit order
+    std::uint64_t transfer_bytes = 0;                          // over the transfers
+    engine::Time last_drained{};                               // the latest drain
     std::vector<std::pair<std::uint32_t, engine::Time>> ends;  // (member, end) in the order they were scheduled
     std::vector<engine::Time> member_busy, member_ideal;       // by member
     std::vector<topo::LinkId> held;                            // the links the call held, in the order it took them
@@ -63,7 +74,8 @@ struct ClosedRecord {
     /// FlowNetwork::links_attached() when `held` was last found unused (no need to look again while it is the same).
     std::uint64_t unused_at = UINT64_MAX;
     [[nodiscard]] std::size_t bytes() const {
-        return transfers.size() * sizeof(Transfer) + ends.size() * sizeof(ends[0]) +
+        return transfers.size() * sizeof(Transfer) + links.size() * sizeof(LinkGroup) +
+               spans.size() * sizeof(network::TimedSpan) + ends.size() * sizeof(ends[0]) +
                (member_busy.size() + member_ideal.size()) * sizeof(engine::Time) + held.size() * sizeof(topo::LinkId);
     }
 };

@@ -1,10 +1,10 @@
 // Collective calls timed in closed form. A call whose links no other traffic uses runs each transfer alone on its
 // route, as long as its own transfers do not overlap on a link: the network would give each flow its cap from its
-// start to its last byte, so its drain and arrival follow from formulas (FlowNetwork::alone_timing), and a transfer
-// starts when its conditions are met (a ring schedule's, replay_rings.cpp: both ends' arrival for the first step,
-// the piece it forwards, its edge's previous send; or a listed plan's: its dependencies' arrival, its edge's
-// previous send, its ends' arrival). The transfers are timed as soon as their conditions are known, earliest first,
-// without events; each member's end is one event.
+// start to its last byte, so its drain and arrival follow from formulas (network::alone_timing,
+// sim/network/timed_flow.h), and a transfer starts when its conditions are met (a ring schedule's, replay_rings.cpp:
+// both ends' arrival for the first step, the piece it forwards, its edge's previous send; or a listed plan's: its
+// dependencies' arrival, its edge's previous send, its ends' arrival). The transfers are timed as soon as their
+// conditions are known, earliest first, without events; each member's end is one event.
 //
 // Exactness. A call qualifies when its routes have no choice of paths, a ring's edges have links of their own, and
 // none of its links has ever carried a flow; it then holds them until its last member is done. A flow attaching to
@@ -290,7 +290,7 @@ bool ReplayEngine::stage_closed(std::uint32_t index, std::uint64_t t) {
         edge.cost = protocol_cost(inst, x, x.bytes, share_of(x.bytes, channels, 0), v.first_of_call, v.src, v.dst,
                                   view.links, view.kept);
         edge.timing =
-            FlowNetwork::alone_timing(edge.cost.bytes, channels, view.kept->cost, edge.cost.extra, view.links.empty());
+            network::alone_timing(edge.cost.bytes, channels, view.kept->cost, edge.cost.extra, view.links.empty());
         edge.bytes = x.bytes;
         edge.first_of_call = v.first_of_call;
         edge.reduces = x.reduces;

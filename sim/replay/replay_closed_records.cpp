@@ -76,10 +76,22 @@ void ReplayEngine::commit_closed_record(std::uint32_t index) {
         const ClosedRecord& record = closed_records_[inst.closed_record];
         const Time origin = sim_.now();
         inst.first_start = origin + record.first_start;
-        for (const ClosedRecord::Transfer& x : record.transfers) {
-            const std::span<const topo::LinkId> links(route_pool_.data() + x.route_offset, x.route_length);
-            for (const topo::LinkId l : links) claim_closed_link(index, l, origin + x.start, origin + x.drained);
-            net_.add_timed_flow(links, x.bytes, x.rate, origin + x.start, origin + x.drained);
+        if (net_.timed_spans_fit(origin + record.last_drained)) {
+            // Link by link: each link's claims and utilization read and write that link's state only (and no
+            // link's bins widen meanwhile), so the order across links changes nothing; a conflict is found on the
+            // link where transfer by transfer it would have been first (links in the order they were first
+            // claimed, and only a link's first claim can meet another call's).
+            for (const ClosedRecord::LinkGroup& g : record.links)
+                claim_closed_link(index, g.link, origin + g.first_start, origin + g.last_drained);
+            for (const ClosedRecord::LinkGroup& g : record.links)
+                net_.add_timed_spans(g.link, {record.spans.data() + g.first, g.count}, origin);
+            net_.count_timed_flows(record.transfer_bytes, record.transfers.size());
+        } else {
+            for (const ClosedRecord::Transfer& x : record.transfers) {
+                const std::span<const topo::LinkId> links(route_pool_.data() + x.route_offset, x.route_length);
+                for (const topo::LinkId l : links) claim_closed_link(index, l, origin + x.start, origin + x.drained);
+                net_.add_timed_flow(links, x.bytes, x.rate, origin + x.start, origin + x.drained);
+            }
         }
         inst.transfers_left = 0;
         inst.end = origin + record.end;
@@ -108,6 +120,32 @@ void ReplayEngine::commit_closed_record(std::uint32_t index) {
     commit_closed_call(index);
 }
 
+void ReplayEngine::group_by_link(ClosedRecord& record) const {
+    for (const ClosedRecord::Transfer& x : record.transfers) {
+        record.transfer_bytes += x.bytes;
+        record.last_drained = std::max(record.last_drained, x.drained);
+        for (std::uint32_t h = 0; h < x.route_length; ++h) {
+            const topo::LinkId l = route_pool_[x.route_offset + h];
+            const auto g = std::find_if(record.links.begin(), record.links.end(),
+                                        [&](const ClosedRecord::LinkGroup& group) { return group.link == l; });
+            if (g == record.links.end()) {
+                record.links.push_back({l, x.start, x.drained});
+            } else {
+                g->last_drained = x.drained;
+            }
+        }
+    }
+    for (ClosedRecord::LinkGroup& g : record.links) {
+        g.first = static_cast<std::uint32_t>(record.spans.size());
+        for (const ClosedRecord::Transfer& x : record.transfers) {
+            const auto route = std::span(route_pool_).subspan(x.route_offset, x.route_length);
+            if (std::find(route.begin(), route.end(), g.link) != route.end())
+                record.spans.push_back({x.start, x.drained, x.rate});
+        }
+        g.count = static_cast<std::uint32_t>(record.spans.size()) - g.first;
+    }
+}
+
 void ReplayEngine::record_closed_commit(std::uint32_t index, const std::vector<StagedTransfer>& staged) {
     Instance& inst = instances_[index];
     const Time origin = inst.first_arrival;
@@ -129,6 +167,7 @@ void ReplayEngine::record_closed_commit(std::uint32_t index, const std::vector<S
         }
     }
     if (record.ends.size() != members) return;
+    group_by_link(record);
     record.first_start = inst.first_start - origin;
     record.end = inst.end - origin;
     record.ideal = inst.ideal;

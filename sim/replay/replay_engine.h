@@ -180,6 +180,8 @@ private:
     /// A member's busy time in a closed-form call: the union of its transfers' spans.
     engine::Time closed_busy(std::uint32_t instance, std::uint32_t member);
     [[noreturn]] void closed_conflict(std::vector<std::uint32_t> comms, topo::LinkId link, std::string what) const;
+    /// A closed-form record's transfers by link (ClosedRecord::links, spans), from its transfers.
+    void group_by_link(ClosedRecord& record) const;
     /// Two calls in closed form on `link` at once (claim_closed_link's failure, out of its hot path).
     [[noreturn, gnu::noinline, gnu::cold]] void closed_link_conflict(std::uint32_t comm, topo::LinkId link) const;
     /// Schedules `member`'s end at `at` as an event of `kind` whose target is a handle into closed_done_.
