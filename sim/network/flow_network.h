@@ -175,10 +175,13 @@ public:
     void add_timed_flow(std::span<const topo::LinkId> route, std::uint64_t bytes, double rate, engine::Time start,
                         engine::Time drained);
     /// add_timed_flow link by link: what flows timed from `origin` left on `link` (its spans, in the order the flows
-    /// were timed); count_timed_flows counts them. Links may be given in any order when no span ends past
-    /// `timed_spans_fit`'s bound (no link's utilization bins change width meanwhile).
+    /// were timed, each rate as the network carries it: carried_rate); count_timed_flows counts them. Links may be
+    /// given in any order when no span ends past `timed_spans_fit`'s bound (no link's utilization bins change width
+    /// meanwhile).
     void add_timed_spans(topo::LinkId link, std::span<const network::TimedSpan> spans, engine::Time origin);
     void count_timed_flows(std::uint64_t bytes, std::uint64_t flows);
+    /// A rate as links carry it (rounded to the rate units their sums are kept in).
+    [[nodiscard]] static double carried_rate(double rate) { return rate_of_units(rate_units(rate)); }
     [[nodiscard]] bool timed_spans_fit(engine::Time end) const {
         return !options_.record_link_utilization || utilization_.fits(end);
     }

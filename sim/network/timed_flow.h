@@ -40,7 +40,8 @@ struct AloneTiming {
     return t;
 }
 
-/// One timed flow as one of its links saw it: `rate` over [start, drained), from an origin the caller gives.
+/// One timed flow as one of its links saw it: `rate` (as carried: FlowNetwork::carried_rate) over [start, drained),
+/// from an origin the caller gives.
 struct TimedSpan {
     engine::Time start{}, drained{};
     double rate = 0;

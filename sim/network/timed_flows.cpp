@@ -24,16 +24,25 @@ void FlowNetwork::add_timed_flow(std::span<const topo::LinkId> route, std::uint6
     count_timed_flows(bytes, 1);
     if (!options_.record_link_utilization || drained == start) return;
     // What the link's rate sum would read with this flow alone on it.
-    const double carried = rate_of_units(rate_units(rate));
+    const double carried = carried_rate(rate);
     for (const topo::LinkId l : route) time_link(l.value, carried, start, drained);
 }
 
 void FlowNetwork::add_timed_spans(topo::LinkId link, std::span<const network::TimedSpan> spans, Time origin) {
     if (!options_.record_link_utilization) return;
+    // time_link span by span, its pending drop held in a local (the utilization's writes cannot change it).
+    const std::uint32_t l = link.value;
+    Time drop = timed_[l].drop;
     for (const network::TimedSpan& s : spans) {
         if (s.drained == s.start) continue;  // (as add_timed_flow: a flow that sends nothing leaves nothing)
-        time_link(link.value, rate_of_units(rate_units(s.rate)), origin + s.start, origin + s.drained);
+        const Time start = origin + s.start;
+        if (drop.count() < 0 || drop != start || utilization_.rate(l) != s.rate) {
+            if (drop.count() >= 0) utilization_.set_rate(l, drop, 0);
+            utilization_.set_rate(l, start, s.rate);
+        }
+        drop = origin + s.drained;
     }
+    timed_[l].drop = drop;
 }
 
 void FlowNetwork::count_timed_flows(std::uint64_t bytes, std::uint64_t flows) {

@@ -140,7 +140,7 @@ void ReplayEngine::group_by_link(ClosedRecord& record) const {
         for (const ClosedRecord::Transfer& x : record.transfers) {
             const auto route = std::span(route_pool_).subspan(x.route_offset, x.route_length);
             if (std::find(route.begin(), route.end(), g.link) != route.end())
-                record.spans.push_back({x.start, x.drained, x.rate});
+                record.spans.push_back({x.start, x.drained, FlowNetwork::carried_rate(x.rate)});
         }
         g.count = static_cast<std::uint32_t>(record.spans.size()) - g.first;
     }

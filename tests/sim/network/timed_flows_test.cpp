@@ -85,7 +85,7 @@ TEST_CASE("timed flows added link by link leave each link as added flow by flow"
             std::vector<sim::network::TimedSpan> spans;
             for (const TimedFlow& f : flows) {
                 if (std::find(f.route.begin(), f.route.end(), topo::LinkId::from_index(l)) != f.route.end())
-                    spans.push_back({f.start, f.drained, f.rate});
+                    spans.push_back({f.start, f.drained, sim::FlowNetwork::carried_rate(f.rate)});
             }
             by_link.add_timed_spans(topo::LinkId::from_index(l), spans, origin);
         }
