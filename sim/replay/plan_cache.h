@@ -75,20 +75,26 @@ public:
         return &it->second;
     }
 
+    /// (By communicator: a call looks through its own few keys, not a tree of every communicator's.)
     [[nodiscard]] const Schedule* find_schedule(const PlanKey& key) const {
-        const auto it = schedules_.find(key);
-        return it == schedules_.end() ? nullptr : &it->second;
+        if (key.comm >= schedules_.size()) return nullptr;
+        for (const auto& [k, schedule] : schedules_[key.comm]) {
+            if (k == key) return &schedule;
+        }
+        return nullptr;
     }
     /// Keeps a plan of ring schedules for `key` if there is room (counted by its slots, as its memory grows).
     void keep_schedule(const PlanKey& key, Schedule&& schedule) {
         const std::uint64_t slots = schedule.plan.slots();
-        if (transfers_ + slots > max_transfers) return;
-        if (schedules_.try_emplace(key, std::move(schedule)).second) transfers_ += slots;
+        if (transfers_ + slots > max_transfers || find_schedule(key)) return;
+        if (key.comm >= schedules_.size()) schedules_.resize(key.comm + 1);
+        schedules_[key.comm].emplace_back(key, std::move(schedule));
+        transfers_ += slots;
     }
 
 private:
     std::map<PlanKey, CachedPlan> plans_;
-    std::map<PlanKey, Schedule> schedules_;
+    std::vector<std::vector<std::pair<PlanKey, Schedule>>> schedules_;  // by communicator
     std::uint64_t transfers_ = 0;
 };
 
