@@ -47,6 +47,7 @@
 #include "sim/event_kind.h"
 #include "sim/network/class_shape.h"
 #include "sim/network/flow.h"
+#include "sim/network/flow_state.h"
 #include "sim/network/link_state.h"
 #include "sim/network/link_tap.h"
 #include "sim/network/link_utilization.h"
@@ -219,56 +220,12 @@ public:
     [[nodiscard]] const topo::Cluster& cluster() const { return cluster_; }
 
 private:
-    /// What the solver reads of a flow, by slot in one flat array (share_): the loops over a link's flows touch
-    /// these and nothing else of the flow.
-    static constexpr std::uint32_t no_class = UINT32_MAX;
-    struct FlowShare {
-        double rate = 0;
-        double cap = 0;            // bottleneck bandwidth of the route over the weight: the most one share can get
-        std::uint32_t weight = 1;  // shares it stands for (channels on one path)
-        std::uint32_t limiting_link = UINT32_MAX;  // the link that holds it below cap, if any
-        std::uint32_t mark = 0;                    // epoch stamp: selected by the update in progress
-        std::uint32_t group = no_class;            // its class, if any (FlowClass index); read in link scans
-    };
+    // A flow's state, by slot (flow_state.h).
+    static constexpr std::uint32_t no_class = network::no_class;
+    using FlowShare = network::FlowShare;
     using LinkEntry = network::LinkEntry;
-    /// Flows solved as one (see above): the class's solver state is its leader's slot. Its members' routes in turn
-    /// are its shape's route, or, without a shape, the leader's route (class_route).
-    struct FlowClass {
-        std::vector<std::uint32_t> members;  // slots, the leader first
-        std::vector<std::uint32_t> offsets;  // member k's hops: [offsets[k], offsets[k + 1]) of class_route
-        /// When members share links: the members' routes as distinct links, each with the number of members
-        /// crossing it, in the order they are first crossed (ClassShape::links). That is what the class attaches and
-        /// what the solver walks and sums, so a link k members cross costs one visit, not k (the sums are the same
-        /// integers; the members of a tree step across the spines cross a link 6-8 times on average). None when no
-        /// two members share a link (a ring step): the route is walked as a lone flow's.
-        using LinkCount = network::ClassShape::LinkCount;
-        std::shared_ptr<const network::ClassShape> shape;
-        std::vector<std::uint8_t> held;  // by attached link (for_each_link's order): a member's bottleneck (held_by)
-        std::vector<std::uint32_t> member_limit;  // each member's bottleneck link while the class is held below cap
-        std::vector<std::uint32_t> next_limit;    // the same, found by the update in progress
-        std::vector<std::uint32_t> limit_links;   // member_limit's links, once each (in the members' order)
-        /// Each member's owner, in the members' order: read when the class's events are handed on, without the
-        /// members' states (written when they started and evicted since).
-        std::vector<std::uint32_t> owners;
-    };
-    // Two aligned lines (what a flow's start writes, and a class's members only start: their places on links are
-    // kept apart, in link_pos_, for the flows that attach).
-    struct alignas(64) FlowState {
-        // Held in place up to 8 hops (a route across a rail-optimized fabric): read on every event of the flow.
-        // Reused when the slot is. A class's leader without a shape: every member's, one after the other.
-        engine::SmallVector<topo::LinkId, 8> route;
-        // Bytes not yet sent as of rate_since, when its rate last changed: progress is taken once per rate, so a
-        // flow's drain does not depend on how often it was looked at (a class's member and the same flow alone
-        // round alike).
-        double remaining = 0;
-        engine::Time rate_since{};
-        engine::Time last_update{};  // contention delay charged up to here
-        engine::Time latency{};
-        engine::TimerId timer = 0;
-        std::uint64_t bytes = 0;
-        bool draining = false;  // on its links, sending
-    };
-    static_assert(sizeof(FlowState) == 128);
+    using FlowClass = network::FlowClass;
+    using FlowState = network::FlowState;
     struct Starting;
     /// Writes the state of a flow that started in this instant from its Starting record (a lone flow or a class's
     /// leader, as the update attaches it; every starting flow before a link changes state).
@@ -462,8 +419,9 @@ private:
     [[nodiscard]] static DelayUnits delay_units(double seconds) { return static_cast<DelayUnits>(seconds * 0x1p64); }
     /// What timing transfers outside the network reads of a link, apart from LinkState (a call timed in closed form
     /// checks, holds and releases each of its links: 16 bytes here instead of a cache line each).
-    /// What a timed flow leaves on `link`: `rate` (as the network carries it) over [start, drained).
-    void time_link(std::uint32_t link, double carried, engine::Time start, engine::Time drained);
+    /// What a timed flow leaves on `link`: `rate` (as the network carries it) over [start, drained), with the
+    /// link's pending drop `drop` (its TimedLink's, or a caller's copy of it).
+    void time_link(std::uint32_t link, engine::Time& drop, double carried, engine::Time start, engine::Time drained);
     struct TimedLink {
         engine::Time drop{-1};       // when its last timed flow left (-1: none pending)
         std::uint16_t holds = 0;     // transfers timed outside the network hold it (hold_link): no flow may attach

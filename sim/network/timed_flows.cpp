@@ -8,10 +8,9 @@ namespace clustersim::sim {
 
 using engine::Time;
 
-void FlowNetwork::time_link(std::uint32_t link, double carried, Time start, Time drained) {
+void FlowNetwork::time_link(std::uint32_t link, Time& drop, double carried, Time start, Time drained) {
     // A flow that starts on a link as the one before it left continues its span (as the update of that instant
     // would see it), so the rate drops to 0 only when the next flow comes later, or when the link is released.
-    Time& drop = timed_[link].drop;
     if (drop.count() < 0 || drop != start || utilization_.rate(link) != carried) {
         if (drop.count() >= 0) utilization_.set_rate(link, drop, 0);
         utilization_.set_rate(link, start, carried);
@@ -25,22 +24,17 @@ void FlowNetwork::add_timed_flow(std::span<const topo::LinkId> route, std::uint6
     if (!options_.record_link_utilization || drained == start) return;
     // What the link's rate sum would read with this flow alone on it.
     const double carried = carried_rate(rate);
-    for (const topo::LinkId l : route) time_link(l.value, carried, start, drained);
+    for (const topo::LinkId l : route) time_link(l.value, timed_[l.index()].drop, carried, start, drained);
 }
 
 void FlowNetwork::add_timed_spans(topo::LinkId link, std::span<const network::TimedSpan> spans, Time origin) {
     if (!options_.record_link_utilization) return;
-    // time_link span by span, its pending drop held in a local (the utilization's writes cannot change it).
+    // Its pending drop held in a local while its spans are added (the utilization's writes cannot change it).
     const std::uint32_t l = link.value;
     Time drop = timed_[l].drop;
     for (const network::TimedSpan& s : spans) {
         if (s.drained == s.start) continue;  // (as add_timed_flow: a flow that sends nothing leaves nothing)
-        const Time start = origin + s.start;
-        if (drop.count() < 0 || drop != start || utilization_.rate(l) != s.rate) {
-            if (drop.count() >= 0) utilization_.set_rate(l, drop, 0);
-            utilization_.set_rate(l, start, s.rate);
-        }
-        drop = origin + s.drained;
+        time_link(l, drop, s.rate, origin + s.start, origin + s.drained);
     }
     timed_[l].drop = drop;
 }

@@ -54,11 +54,10 @@ struct ClosedRecord {
         double rate = 0;
         engine::Time start{}, drained{};
     };
-    /// A link the commit claimed, in the order it first did: its first transfer's start and its last one's drain
-    /// (what the claims check and leave), and its transfers' spans (`spans` from `first`, `count` of them).
+    /// A link the commit claimed, in the order it first did, and its transfers' spans in commit order (`spans` from
+    /// `first`, `count` of them: the first one's start and the last one's drain are what the claims check and leave).
     struct LinkGroup {
         topo::LinkId link;
-        engine::Time first_start{}, last_drained{};
         std::uint32_t first = 0, count = 0;
     };
     RepeatKey key;

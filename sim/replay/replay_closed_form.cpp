@@ -343,11 +343,15 @@ void ReplayEngine::claim_closed_link(std::uint32_t index, topo::LinkId l, Time s
     closed_link_comm_[l.index()] = comm;
 }
 
+void ReplayEngine::commit_timed_transfer(std::uint32_t index, const ClosedRecord::Transfer& x, Time origin) {
+    const std::span<const topo::LinkId> links(route_pool_.data() + x.route_offset, x.route_length);
+    for (const topo::LinkId l : links) claim_closed_link(index, l, origin + x.start, origin + x.drained);
+    net_.add_timed_flow(links, x.bytes, x.rate, origin + x.start, origin + x.drained);
+}
+
 void ReplayEngine::commit_closed(std::uint32_t index, const StagedTransfer& s) {
     Instance& inst = instances_[index];
-    const std::span<const topo::LinkId> links(route_pool_.data() + s.route_offset, s.route_length);
-    for (const topo::LinkId l : links) claim_closed_link(index, l, s.start, s.drained);
-    net_.add_timed_flow(links, s.bytes, s.rate, s.start, s.drained);
+    commit_timed_transfer(index, {s.route_offset, s.route_length, s.bytes, s.rate, s.start, s.drained}, Time{0});
     // Its end on an empty network, after those of the transfers it waited for (as start_scheduled, start_transfer).
     Time ready_ideal{0};
     for (const std::uint64_t d : s.waits_for) {

@@ -82,16 +82,13 @@ void ReplayEngine::commit_closed_record(std::uint32_t index) {
             // link where transfer by transfer it would have been first (links in the order they were first
             // claimed, and only a link's first claim can meet another call's).
             for (const ClosedRecord::LinkGroup& g : record.links)
-                claim_closed_link(index, g.link, origin + g.first_start, origin + g.last_drained);
+                claim_closed_link(index, g.link, origin + record.spans[g.first].start,
+                                  origin + record.spans[g.first + g.count - 1].drained);
             for (const ClosedRecord::LinkGroup& g : record.links)
                 net_.add_timed_spans(g.link, {record.spans.data() + g.first, g.count}, origin);
             net_.count_timed_flows(record.transfer_bytes, record.transfers.size());
         } else {
-            for (const ClosedRecord::Transfer& x : record.transfers) {
-                const std::span<const topo::LinkId> links(route_pool_.data() + x.route_offset, x.route_length);
-                for (const topo::LinkId l : links) claim_closed_link(index, l, origin + x.start, origin + x.drained);
-                net_.add_timed_flow(links, x.bytes, x.rate, origin + x.start, origin + x.drained);
-            }
+            for (const ClosedRecord::Transfer& x : record.transfers) commit_timed_transfer(index, x, origin);
         }
         inst.transfers_left = 0;
         inst.end = origin + record.end;
@@ -121,25 +118,22 @@ void ReplayEngine::commit_closed_record(std::uint32_t index) {
 }
 
 void ReplayEngine::group_by_link(ClosedRecord& record) const {
+    const auto route = [&](const ClosedRecord::Transfer& x) {
+        return std::span(route_pool_).subspan(x.route_offset, x.route_length);
+    };
     for (const ClosedRecord::Transfer& x : record.transfers) {
         record.transfer_bytes += x.bytes;
         record.last_drained = std::max(record.last_drained, x.drained);
-        for (std::uint32_t h = 0; h < x.route_length; ++h) {
-            const topo::LinkId l = route_pool_[x.route_offset + h];
-            const auto g = std::find_if(record.links.begin(), record.links.end(),
-                                        [&](const ClosedRecord::LinkGroup& group) { return group.link == l; });
-            if (g == record.links.end()) {
-                record.links.push_back({l, x.start, x.drained});
-            } else {
-                g->last_drained = x.drained;
-            }
+        for (const topo::LinkId l : route(x)) {
+            if (std::none_of(record.links.begin(), record.links.end(), [&](const auto& g) { return g.link == l; }))
+                record.links.push_back({l});
         }
     }
     for (ClosedRecord::LinkGroup& g : record.links) {
         g.first = static_cast<std::uint32_t>(record.spans.size());
         for (const ClosedRecord::Transfer& x : record.transfers) {
-            const auto route = std::span(route_pool_).subspan(x.route_offset, x.route_length);
-            if (std::find(route.begin(), route.end(), g.link) != route.end())
+            const auto hops = route(x);
+            if (std::find(hops.begin(), hops.end(), g.link) != hops.end())
                 record.spans.push_back({x.start, x.drained, FlowNetwork::carried_rate(x.rate)});
         }
         g.count = static_cast<std::uint32_t>(record.spans.size()) - g.first;

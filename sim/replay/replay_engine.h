@@ -154,6 +154,8 @@ private:
     void prepare_closed(std::uint32_t instance);
     /// Checks and marks a link a committed closed-form transfer uses from `start` to `drained`.
     void claim_closed_link(std::uint32_t instance, topo::LinkId link, engine::Time start, engine::Time drained);
+    /// Claims a timed transfer's links and gives it to the network (times from `origin`).
+    void commit_timed_transfer(std::uint32_t instance, const ClosedRecord::Transfer& x, engine::Time origin);
     void closed_member_arrived(std::uint32_t instance, std::uint32_t member);
     void closed_condition_met(std::uint32_t instance, std::uint64_t transfer, engine::Time at);
     /// Times the transfers whose conditions are all met, earliest first.
