@@ -451,7 +451,8 @@ void FlowNetwork::record_utilization_of_component() {
     }
     for (const std::uint32_t l : touched_links_) {
         const double rate = rate_of_units(capacity_units_[l] - links_[l].headroom);
-        if (!link_taps_.empty() && link_taps_[l].tap != no_tap && rate != utilization_.rate(l)) {
+        if (rate == utilization_.rate(l)) continue;  // (its span goes on: no step, and its tap's entry unread)
+        if (!link_taps_.empty() && link_taps_[l].tap != no_tap) {
             TapRecord& tap = taps_[link_taps_[l].tap];
             if (tap.valid && tap.steps.size() < network::max_tap_steps) {
                 tap.steps.push_back({now, l, rate});

@@ -2,6 +2,7 @@
 #include <limits>
 #include <map>
 #include <random>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -36,12 +37,10 @@ TEST_CASE("interleaved times pop sorted, ties by scheduling order", "[engine][ev
     }
 }
 
-TEST_CASE("pushes, pops, moves and removals at few distinct times follow a sorted reference exactly",
-          "[engine][event_queue]") {
-    // Keys compare as one 128-bit integer (the time's sign bit flipped): negative times, the ends of the range and
-    // many ties must order as (time, sequence) does, through every kind of sift.
-    const std::int64_t times[] = {std::numeric_limits<std::int64_t>::min(), -7, -1, 0, 1, 5, 5'000'000,
-                                  std::numeric_limits<std::int64_t>::max()};
+namespace {
+/// Random pushes, pops, moves and removals at times drawn from `times`, checked against a sorted map of
+/// (time, seq) after every step.
+void check_against_reference(std::span<const std::int64_t> times, std::uint64_t seed) {
     EventQueue q;
     struct Pending {
         std::int64_t at;
@@ -51,11 +50,11 @@ TEST_CASE("pushes, pops, moves and removals at few distinct times follow a sorte
     std::map<std::pair<std::int64_t, std::uint64_t>, std::uint32_t> reference;  // (time, seq) -> slot
     std::vector<Pending> movable;                                               // pending movable events, in no order
     std::uint64_t next_seq = 0;  // stamped by every push and move, one after the other
-    std::mt19937_64 rng(11);
+    std::mt19937_64 rng(seed);
     std::uint64_t popped = 0, moved = 0, removed = 0;
     for (int step = 0; step < 100'000; ++step) {
         const auto action = rng() % 10;
-        const std::int64_t at = times[rng() % std::size(times)];
+        const std::int64_t at = times[rng() % times.size()];
         if (reference.empty() || action < 3) {
             REQUIRE(q.push(Time{at}, 1, 0, 0) == next_seq);
             reference.emplace(std::pair(at, next_seq++), UINT32_MAX);
@@ -99,4 +98,24 @@ TEST_CASE("pushes, pops, moves and removals at few distinct times follow a sorte
     CHECK(popped > 20'000);
     CHECK(moved > 5'000);
     CHECK(removed > 5'000);
+}
+}  // namespace
+
+TEST_CASE("pushes, pops, moves and removals at few distinct times follow a sorted reference exactly",
+          "[engine][event_queue]") {
+    // Keys compare as one 128-bit integer (the time's sign bit flipped): negative times, the ends of the range and
+    // many ties must order as (time, sequence) does, through every kind of sift.
+    const std::int64_t times[] = {std::numeric_limits<std::int64_t>::min(), -7, -1, 0, 1, 5, 5'000'000,
+                                  std::numeric_limits<std::int64_t>::max()};
+    check_against_reference(times, 11);
+}
+
+TEST_CASE("the same with thousands of distinct times, more than the table of newest buckets holds",
+          "[engine][event_queue]") {
+    // 3,000 times share the 1,024 entries of the table that finds a time's newest bucket: a time whose entry was
+    // taken by another gets a new bucket while an older one of that time is still pending, and each must keep
+    // its own run of sequence numbers.
+    std::vector<std::int64_t> times(3000);
+    for (std::size_t i = 0; i < times.size(); ++i) times[i] = static_cast<std::int64_t>(i * 7919 % 100'003);
+    check_against_reference(times, 12);
 }
