@@ -20,7 +20,6 @@ FlowNetwork::FlowNetwork(const topo::Cluster& cluster, engine::Simulator& sim, N
     link_latency_.reserve(links);
     for (const topo::Link& l : cluster.links()) link_latency_.push_back(l.latency);
     links_.resize(links);
-    capacity_units_.resize(links);
     for (std::size_t l = 0; l < links; ++l)
         set_capacity(static_cast<std::uint32_t>(l), cluster.links()[l].bandwidth_bytes_per_s);
     link_delay_units_.assign(links, 0);
@@ -224,7 +223,7 @@ void FlowNetwork::audit() const {
     for (std::uint32_t l = 0; l < links_.size(); ++l) {
         RateUnits sum = 0;
         for (const LinkEntry& e : links_[l].flows()) sum += rate_units(share_[e.flow].rate) * e.count;
-        const RateUnits kept = capacity_units_[l] - links_[l].headroom;
+        const RateUnits kept = capacity_units(l) - links_[l].headroom;
         CLUSTERSIM_CHECK(sum == kept, "link {}: kept rate sum {} bytes/s, its flows' {}", l, rate_of_units(kept),
                          rate_of_units(sum));
         CLUSTERSIM_CHECK(held[l] == links_[l].held_count, "link {}: kept {} flows held, its flows say {}", l,

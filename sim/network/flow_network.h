@@ -364,17 +364,17 @@ private:
                static_cast<double>(static_cast<std::uint32_t>(units)) * 0x1p-32;
     }
     using LinkState = network::LinkState;
-    std::vector<LinkState> links_;           // by link
-    std::vector<RateUnits> capacity_units_;  // by link: its capacity in rate units
+    std::vector<LinkState> links_;  // by link
+    /// A link's capacity in rate units (what its headroom counts from): from its record's capacity, in the line the
+    /// headroom is in (an array of them beside cost a cache miss per link the link counters visit).
+    [[nodiscard]] RateUnits capacity_units(std::uint32_t link) const { return rate_units(links_[link].capacity); }
     /// After a fill that fixed flows at `link` at `level`: gives the flows at that level the link has selected its
     /// canonical share (tied: their rates in rate units and weights summed); true if one it left out has another.
     bool align_tied_flows(std::uint32_t link, double level, RateUnits tied_units, std::uint32_t tied_weight);
     /// Sets a link's capacity, in bytes/s and in rate units (its headroom follows).
     void set_capacity(std::uint32_t link, double bytes_per_s) {
+        links_[link].headroom += rate_units(bytes_per_s) - capacity_units(link);
         links_[link].capacity = bytes_per_s;
-        const RateUnits units = rate_units(bytes_per_s);
-        links_[link].headroom += units - capacity_units_[link];
-        capacity_units_[link] = units;
     }
     static constexpr std::uint64_t max_units = std::uint64_t{1} << 40;  // 1.1 TB/s
     /// A draining flow's new rate, in its links' sums too.

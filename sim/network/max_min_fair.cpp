@@ -450,7 +450,7 @@ void FlowNetwork::record_utilization_of_component() {
         touched_links_.push_back(l);
     }
     for (const std::uint32_t l : touched_links_) {
-        const double rate = rate_of_units(capacity_units_[l] - links_[l].headroom);
+        const double rate = rate_of_units(capacity_units(l) - links_[l].headroom);
         if (rate == utilization_.rate(l)) continue;  // (its span goes on: no step, and its tap's entry unread)
         if (!link_taps_.empty() && link_taps_[l].tap != no_tap) {
             TapRecord& tap = taps_[link_taps_[l].tap];
