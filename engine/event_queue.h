@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <new>
+#include <utility>
 #include <vector>
 
 #include "engine/time.h"
@@ -68,6 +69,13 @@ public:
     /// Removes and returns the earliest event. The queue must not be empty.
     Event pop();
     [[nodiscard]] Time top_time() const { return time_of(heap_[root]); }
+    /// The earliest event's target and kind (the queue must not be empty): what the next pop will return, for a
+    /// model to prefetch its state while it handles the current event.
+    [[nodiscard]] std::pair<std::uint32_t, std::uint16_t> top_target() const {
+        const Key& top = heap_[root];
+        const Payload& p = payloads_[is_bucket(top) ? buckets_[id_of(top)].first : id_of(top)];
+        return {p.target, p.kind};
+    }
     [[nodiscard]] bool empty() const { return size_ == 0; }
     [[nodiscard]] std::size_t size() const { return size_; }
     void reserve(std::size_t n);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <tuple>
 #include <vector>
 
 #include "engine/error.h"
@@ -50,6 +51,12 @@ public:
     void cancel(TimerId timer);
     [[nodiscard]] bool armed(TimerId timer) const { return timer_slot_[timer] != no_slot; }
 
+    /// The next event's target and kind, if an event is pending (a handler may prefetch what it will read).
+    [[nodiscard]] bool next_event(std::uint32_t& target, std::uint16_t& kind) const {
+        if (queue_.empty()) return false;
+        std::tie(target, kind) = queue_.top_target();
+        return true;
+    }
     /// Asks the running loop to return after the current event.
     void request_stop() { stop_requested_ = true; }
 

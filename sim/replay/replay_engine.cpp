@@ -380,6 +380,7 @@ ReplayResult ReplayEngine::run() {
             // communicate).
             const std::uint32_t s = timer_stream_[e.target];
             const OpId op = stream_current_[s];
+            prefetch_next_kernel_end();
             end_on_stream(op, s);
             release_dependents(op);
         }

@@ -251,6 +251,17 @@ private:
     void complete(traces::OpId op);
     void end_on_stream(traces::OpId op, std::size_t stream);
     void release_dependents(traces::OpId op);
+    /// If the next event is a kernel's end too (ranks in step end theirs together), fetches that op's state and
+    /// timing into the cache while this one is handled: its end reads them first, cold since the op started.
+    void prefetch_next_kernel_end() const {
+        std::uint32_t target = 0;
+        std::uint16_t kind = 0;
+        if (!sim_.next_event(target, kind) || kind != to_u16(EventKind::compute_done)) return;
+        const traces::OpId next = stream_current_[timer_stream_[target]];
+        if (!next.valid()) return;
+        __builtin_prefetch(&op_state_[next.index()]);
+        __builtin_prefetch(&timeline_.ops[next.index()]);
+    }
     void drain_ready();
     void set_comm_active(traces::RankId rank, int delta);
     void setup_stragglers();

@@ -157,3 +157,32 @@ TEST_CASE("timers moved in place fire in the order lazily deleted ones did", "[e
     REQUIRE(fired == expected);
     REQUIRE(sim.pending() <= timers.size());  // at most one event per timer: none left stale
 }
+
+TEST_CASE("a handler sees the event the next pop returns, through buckets and moved timers", "[engine][simulator]") {
+    // Events at a few times (buckets), timers re-armed while pending: at each event, next_event names the target
+    // and kind of the event that runs next, and says none after the last.
+    Simulator sim;
+    std::mt19937_64 rng(5);
+    std::vector<TimerId> timers;
+    for (int k = 0; k < 20; ++k) timers.push_back(sim.make_timer());
+    for (std::uint32_t i = 0; i < 300; ++i)
+        sim.schedule_at(Time{static_cast<std::int64_t>(rng() % 7)}, static_cast<std::uint16_t>(i % 3), i);
+    for (const TimerId t : timers) sim.arm(t, Time{static_cast<std::int64_t>(rng() % 7)}, 9);
+    bool expected = false;
+    std::uint32_t next_target = 0;
+    std::uint16_t next_kind = 0;
+    std::uint64_t checked = 0;
+    auto handler = [&](const Event& e) {
+        if (expected) {
+            REQUIRE(e.target == next_target);
+            REQUIRE(e.kind == next_kind);
+            ++checked;
+        }
+        if (e.kind != 9 && rng() % 4 == 0)  // move a pending timer: the next event may change
+            sim.arm(timers[rng() % timers.size()], sim.now() + Time{static_cast<std::int64_t>(rng() % 3)}, 9);
+        expected = sim.next_event(next_target, next_kind);
+    };
+    REQUIRE(sim.run(handler) == StopReason::queue_empty);
+    REQUIRE_FALSE(expected);
+    REQUIRE(checked == sim.events_processed() - 1);
+}
