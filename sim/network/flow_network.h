@@ -371,7 +371,7 @@ private:
     /// After a fill that fixed flows at `link` at `level`: gives the flows at that level the link has selected its
     /// canonical share (tied: their rates in rate units and weights summed); true if one it left out has another.
     bool align_tied_flows(std::uint32_t link, double level, RateUnits tied_units, std::uint32_t tied_weight);
-    /// Sets a link's capacity, in bytes/s and in rate units (its headroom follows).
+    /// Sets a link's capacity in bytes/s; its headroom moves by the change in rate units (capacity_units).
     void set_capacity(std::uint32_t link, double bytes_per_s) {
         links_[link].headroom += rate_units(bytes_per_s) - capacity_units(link);
         links_[link].capacity = bytes_per_s;
