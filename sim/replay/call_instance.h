@@ -88,9 +88,15 @@ struct CallInstance {                 // one collective call in flight, across i
     traces::OpId last_trigger;               // trigger of the member that arrived last so far (note_arrival_trigger)
     std::uint32_t last_member = UINT32_MAX;  // that member
     bool planned = false;
-    CollectivePlan plan;
-    CollectivePlan plan_storage;  // a plan copied from the cache is assigned here first, then swapped into `plan`:
-                                  // the storage of the slot's last plan, kept by reset_instance, is reused
+    /// The call's plan: a kept one (PlanCache: its entries stay put for the run) read in place, or its own.
+    [[nodiscard]] const CollectivePlan& plan() const { return kept_plan != nullptr ? *kept_plan : own_plan; }
+    void set_plan(CollectivePlan&& plan) {
+        own_plan = std::move(plan);
+        kept_plan = nullptr;
+    }
+    void use_kept_plan(const CollectivePlan& plan) { kept_plan = &plan; }
+    const CollectivePlan* kept_plan = nullptr;  // (not copied: a kept plan is read by every call that repeats it)
+    CollectivePlan own_plan;
     std::vector<std::uint32_t> pending;            // by transfer: unmet dependencies and absent endpoints
     std::vector<std::uint32_t> dependent_offsets;  // by transfer (CSR): transfers waiting for it
     std::vector<std::uint32_t> dependents;

@@ -7,6 +7,7 @@
 
 #include <compare>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <utility>
 #include <vector>
@@ -58,7 +59,7 @@ public:
     /// arrays).
     static constexpr std::uint64_t max_transfers = std::uint64_t{1} << 20;
 
-    /// (Entries stay where they are for the whole run: callers keep pointers to them.)
+    /// (Entries, plans and schedules, stay where they are for the whole run: callers keep pointers to them.)
     [[nodiscard]] CachedPlan* find(const PlanKey& key) {
         const auto it = plans_.find(key);
         return it == plans_.end() ? nullptr : &it->second;
@@ -94,7 +95,7 @@ public:
 
 private:
     std::map<PlanKey, CachedPlan> plans_;
-    std::vector<std::vector<std::pair<PlanKey, Schedule>>> schedules_;  // by communicator
+    std::vector<std::deque<std::pair<PlanKey, Schedule>>> schedules_;  // by communicator (a deque: entries stay put)
     std::uint64_t transfers_ = 0;
 };
 

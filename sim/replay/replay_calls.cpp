@@ -74,10 +74,10 @@ void ReplayEngine::release_instance(std::uint32_t index) {
 }
 
 void ReplayEngine::reset_instance(Instance& inst) {
-    // A fresh state; the small per-member and per-transfer buffers, the plan's and the ring states' keep their
-    // memory for the next call in this slot (most calls are small and alike: a GPT-3 iteration on 1,024 GPUs makes
-    // 1.2 M tensor-parallel calls of 8 members, each of which allocated a dozen buffers, and its plan's rings four
-    // each). A large plan's memory is given back.
+    // A fresh state; the small per-member and per-transfer buffers and the ring states keep their memory for the
+    // next call in this slot (most calls are small and alike: a GPT-3 iteration on 1,024 GPUs makes 1.2 M
+    // tensor-parallel calls of 8 members, each of which allocated a dozen buffers). Large buffers are given back. (A
+    // repeated call's plan is read where the plan cache keeps it: nothing to keep.)
     Instance fresh;
     constexpr std::size_t kept_bytes = std::size_t{64} << 10;
     const auto keep = [](auto& to, auto& from) {
@@ -101,7 +101,6 @@ void ReplayEngine::reset_instance(Instance& inst) {
     keep(fresh.arrival_order, inst.arrival_order);
     keep(fresh.staged, inst.staged);
     keep(fresh.held, inst.held);
-    if (inst.plan.capacity_bytes() <= kept_bytes) fresh.plan_storage = std::move(inst.plan);
     if (inst.ring_states.capacity_bytes() <= kept_bytes) {
         inst.ring_states.reset(0);
         fresh.ring_states = std::move(inst.ring_states);

@@ -78,13 +78,13 @@ void ReplayEngine::schedule_member_end(std::uint32_t index, std::uint32_t member
 bool ReplayEngine::try_closed_form(std::uint32_t index, const traces::Op& op, std::uint32_t chunks) {
     Instance& inst = instances_[index];
     const std::uint32_t comm = inst.comm.value;
-    if (!closed_form_ || flows_only_[comm] || inst.plan.size() > max_closed_transfers || shift_folded_) return false;
+    if (!closed_form_ || flows_only_[comm] || inst.plan().size() > max_closed_transfers || shift_folded_) return false;
     allocate_held_links();
     // A ring call of one size for all, each member with transfers, may be timed from (or recorded as) a record of
     // its key (replay_closed_records.cpp).
-    const auto& rings = inst.plan.rings();
+    const auto& rings = inst.plan().rings();
     const bool recordable =
-        repeats_on_ && inst.plan.scheduled() && link_alias_.empty() && calls_[inst.call].member_bytes.empty() &&
+        repeats_on_ && inst.plan().scheduled() && link_alias_.empty() && calls_[inst.call].member_bytes.empty() &&
         std::none_of(rings.begin(), rings.end(), [](const RingSchedule& r) { return r.relay != UINT32_MAX; }) &&
         std::none_of(inst.member_left.begin(), inst.member_left.end(), [](std::uint32_t n) { return n == 0; });
     const RepeatKey key{comm,   op.collective,  op.dtype,      op.bytes,
@@ -110,7 +110,7 @@ bool ReplayEngine::try_closed_form(std::uint32_t index, const traces::Op& op, st
         return true;
     };
     const auto qualifies = [&] {
-        for (const RingSchedule& ring : inst.plan.rings()) {
+        for (const RingSchedule& ring : inst.plan().rings()) {
             for (std::uint32_t slot = 0; slot < ring.width(); ++slot) {
                 const PlannedTransfer x = ring.transfer(RingSchedule::At{0, slot});
                 if (x.src == switch_endpoint || x.dst == switch_endpoint) return false;
@@ -120,8 +120,8 @@ bool ReplayEngine::try_closed_form(std::uint32_t index, const traces::Op& op, st
                     return false;
             }
         }
-        if (!inst.plan.scheduled()) {
-            for (std::uint64_t t = 0; t < inst.plan.size(); ++t) {
+        if (!inst.plan().scheduled()) {
+            for (std::uint64_t t = 0; t < inst.plan().size(); ++t) {
                 const ClosedView v = closed_view(index, t);
                 if (!v.src.valid() || !v.dst.valid() || !usable(route_once(v.src, v.dst, 0, route_scratch_), false))
                     return false;
@@ -155,8 +155,8 @@ void ReplayEngine::prepare_closed(std::uint32_t index) {
     const auto& ranks = g_.comms[inst.comm.index()].ranks;
     // Each transfer's conditions, as replay_rings.cpp (or plan_instance, for a listed plan) counts them; each
     // member's spans, one per transfer.
-    inst.closed.assign(static_cast<std::size_t>(inst.plan.size()), ClosedTransfer{});
-    for (const RingSchedule& ring : inst.plan.rings()) {
+    inst.closed.assign(static_cast<std::size_t>(inst.plan().size()), ClosedTransfer{});
+    for (const RingSchedule& ring : inst.plan().rings()) {
         for (std::uint64_t local = 0; local < ring.size(); ++local) {
             const RingSchedule::At at = ring.at(local);
             inst.closed[ring.first + local].pending = (RingSchedule::exists(ring.data_dependency(at)) ? 1U : 0U) +
@@ -164,7 +164,7 @@ void ReplayEngine::prepare_closed(std::uint32_t index) {
                                                       (at.step == 0 ? 2U : 0U);
         }
     }
-    if (!inst.plan.scheduled()) {
+    if (!inst.plan().scheduled()) {
         for (std::size_t t = 0; t < inst.closed.size(); ++t) inst.closed[t].pending = inst.pending[t];
     }
     const std::size_t members = ranks.size();
@@ -172,7 +172,7 @@ void ReplayEngine::prepare_closed(std::uint32_t index) {
     for (std::size_t m = 0; m < members; ++m) inst.span_offsets[m + 1] = inst.span_offsets[m] + inst.member_left[m];
     inst.spans.resize(inst.span_offsets[members]);
     inst.member_end.assign(members, Time{0});
-    inst.edge_costs.assign(inst.plan.scheduled() ? inst.plan.slots() : 0, EdgeCost{});
+    inst.edge_costs.assign(inst.plan().scheduled() ? inst.plan().slots() : 0, EdgeCost{});
     inst.members_done = 0;
 }
 
@@ -184,11 +184,11 @@ void ReplayEngine::closed_member_arrived(std::uint32_t index, std::uint32_t memb
     }
     inst.arrival_order.push_back(member);
     std::uint64_t local[4];
-    for (const RingSchedule& ring : inst.plan.rings()) {
+    for (const RingSchedule& ring : inst.plan().rings()) {
         const std::uint32_t count = ring.first_step_transfers(member, local);
         for (std::uint32_t k = 0; k < count; ++k) closed_condition_met(index, ring.first + local[k], sim_.now());
     }
-    if (!inst.plan.scheduled()) {
+    if (!inst.plan().scheduled()) {
         for (std::uint32_t k = inst.member_offsets[member]; k < inst.member_offsets[member + 1]; ++k)
             closed_condition_met(index, inst.member_transfers[k], sim_.now());
     }
@@ -257,16 +257,16 @@ ReplayEngine::ClosedView ReplayEngine::closed_view(std::uint32_t index, std::uin
     Instance& inst = instances_[index];
     const auto& ranks = g_.comms[inst.comm.index()].ranks;
     ClosedView v;
-    if (inst.plan.scheduled()) {
-        const RingSchedule& ring = inst.plan.ring_of(t);
+    if (inst.plan().scheduled()) {
+        const RingSchedule& ring = inst.plan().ring_of(t);
         const RingSchedule::At at = ring.at(t - ring.first);
         v.x = ring.transfer(at);
         v.slot = ring.first_slot + at.slot;
         v.slot_route = &inst.slot_routes[v.slot];
         v.first_of_call = !RingSchedule::exists(ring.data_dependency(at));
     } else {
-        v.x = inst.plan.transfers()[t];
-        v.first_of_call = inst.plan.after(t).empty();
+        v.x = inst.plan().transfers()[t];
+        v.first_of_call = inst.plan().after(t).empty();
     }
     // (As start_flows: a switch end is the NVSwitch of the GPU at the other end.)
     v.src = v.x.src == switch_endpoint ? node_switch(gpu_of(ranks[v.x.dst])) : gpu_of(ranks[v.x.src]);
@@ -286,7 +286,7 @@ bool ReplayEngine::stage_closed(std::uint32_t index, std::uint64_t t) {
     EdgeCost& edge = v.slot != UINT32_MAX ? inst.edge_costs[v.slot] : scratch;
     if (edge.bytes != x.bytes || edge.first_of_call != v.first_of_call || edge.reduces != x.reduces) {
         const std::uint32_t channels =
-            x.bytes == 0 || inst.plan.channels_planned ? 1 : std::max<std::uint32_t>(1, options_.channels);
+            x.bytes == 0 || inst.plan().channels_planned ? 1 : std::max<std::uint32_t>(1, options_.channels);
         edge.cost = protocol_cost(inst, x, x.bytes, share_of(x.bytes, channels, 0), v.first_of_call, v.src, v.dst,
                                   view.links, view.kept);
         edge.timing =
@@ -308,10 +308,10 @@ bool ReplayEngine::stage_closed(std::uint32_t index, std::uint64_t t) {
     StagedTransfer& staged = inst.staged.emplace_back();
     staged = {t,     start, drained,           arrived,          edge.timing.ideal, edge.timing.rate, edge.cost.bytes,
               x.src, x.dst, view.kept->offset, view.kept->length};
-    if (!inst.plan.scheduled()) staged.waits_for[0] = x.after_sent == no_transfer ? UINT64_MAX : x.after_sent;
+    if (!inst.plan().scheduled()) staged.waits_for[0] = x.after_sent == no_transfer ? UINT64_MAX : x.after_sent;
     // Its dependents' conditions: the next send on its edge once it has left, the transfers waiting for its data.
-    if (inst.plan.scheduled()) {
-        const RingSchedule& ring = inst.plan.ring_of(t);
+    if (inst.plan().scheduled()) {
+        const RingSchedule& ring = inst.plan().ring_of(t);
         const RingSchedule::At at = ring.at(t - ring.first);
         for (int k = 0; k < 2; ++k) {
             const RingSchedule::At d = k == 0 ? ring.data_dependency(at) : ring.fifo_predecessor(at);
@@ -357,8 +357,8 @@ void ReplayEngine::commit_closed(std::uint32_t index, const StagedTransfer& s) {
     for (const std::uint64_t d : s.waits_for) {
         if (d != UINT64_MAX) ready_ideal = std::max(ready_ideal, inst.closed[d].ideal_done);
     }
-    if (!inst.plan.scheduled()) {
-        for (const std::uint32_t d : inst.plan.after(s.transfer))
+    if (!inst.plan().scheduled()) {
+        for (const std::uint32_t d : inst.plan().after(s.transfer))
             ready_ideal = std::max(ready_ideal, inst.closed[d].ideal_done);
     }
     PlannedTransfer x;

@@ -58,7 +58,7 @@ void ReplayEngine::closed_record_arrived(std::uint32_t index, std::uint32_t memb
     // A ring's first-step transfer waits for its two ends only (replay_closed_form.cpp counts its conditions so):
     // the closed form stages it, and schedules the commit, at the arrival of the second.
     std::uint64_t local[4];
-    for (const RingSchedule& ring : inst.plan.rings()) {
+    for (const RingSchedule& ring : inst.plan().rings()) {
         const std::uint32_t count = ring.first_step_transfers(member, local);
         for (std::uint32_t k = 0; k < count; ++k) {
             const PlannedTransfer x = ring.transfer(ring.at(local[k]));

@@ -59,7 +59,7 @@ void ReplayEngine::arrive_collective(OpId id) {
 
 void ReplayEngine::member_arrived_as_flows(std::uint32_t index, std::uint32_t member) {
     Instance& inst = instances_[index];
-    if (inst.plan.scheduled()) {
+    if (inst.plan().scheduled()) {
         scheduled_member_arrived(index, member);
         return;
     }
@@ -126,16 +126,16 @@ void ReplayEngine::plan_instance(std::uint32_t index, const traces::Op& op) {
         pipeline_chunks(op.bytes, inst.modelled_protocol ? inst.protocol : NcclProtocol::simple,
                         static_cast<std::uint32_t>(ranks.size()));
     inst.algorithm = algorithm.value_or(default_algorithm(op.collective));
-    // A plan this call repeats (members of one size only: the key holds one): a listed one comes with its arrays,
-    // ring schedules are copied into the slot's kept storage (no allocation for a plan of the same shape).
+    // A plan this call repeats (members of one size only: the key holds one) is read where it is kept, not copied
+    // (a copy of a tensor-parallel call's 8 rings was 1.5% of the LLaMA plan's samples at 16,384 GPUs); a listed one
+    // comes with its arrays, copied (the executor counts down in them).
     const PlanKey key{inst.comm.value, op.collective, op.bytes, chunks, inst.algorithm};
     const bool cacheable = calls_[inst.call].member_bytes.empty();
     CachedPlan* cached = cacheable ? plan_cache_.find(key) : nullptr;
     const PlanCache::Schedule* kept_schedule = cacheable && !cached ? plan_cache_.find_schedule(key) : nullptr;
     inst.route_hints = cached ? cached->route_hints.data() : nullptr;
     if (cached || kept_schedule) {
-        inst.plan_storage = cached ? cached->plan : kept_schedule->plan;
-        std::swap(inst.plan, inst.plan_storage);
+        inst.use_kept_plan(cached ? cached->plan : kept_schedule->plan);
         inst.algorithm = cached ? cached->algorithm : kept_schedule->algorithm;
     } else {
         // Every field set for this call; the vectors are assigned into the kept request's, whose capacity stays
@@ -153,7 +153,7 @@ void ReplayEngine::plan_instance(std::uint32_t index, const traces::Op& op) {
         request.switched_nodes = setup.switched_nodes;
         request.channel_rings = setup.channel_rings;
         try {
-            inst.plan = plan_collective(inst.algorithm, request, &inst.algorithm);
+            inst.set_plan(plan_collective(inst.algorithm, request, &inst.algorithm));
         } catch (const engine::InputError& e) {  // a plan past the memory budget: name the call
             throw engine::InputError(
                 engine::SourceLocation{g_.source},
@@ -161,33 +161,33 @@ void ReplayEngine::plan_instance(std::uint32_t index, const traces::Op& op) {
                             g_.comms[inst.comm.index()].name, engine::format_bytes(static_cast<double>(op.bytes)),
                             e.message()));
         }
-        if (cacheable && inst.plan.scheduled()) plan_cache_.keep_schedule(key, {inst.plan, inst.algorithm});
+        if (cacheable && inst.plan().scheduled()) plan_cache_.keep_schedule(key, {inst.plan(), inst.algorithm});
     }
     inst.planned = true;
-    const bool listed = !inst.plan.scheduled();  // (kept only so: a schedule may be folded or expanded below)
+    const bool listed = !inst.plan().scheduled();  // (kept only so: a schedule may be folded or expanded below)
     // A symmetric ring call alone: one group of one ring, on links standing for their orbits.
-    if (inst.plan.scheduled()) fold_by_symmetry(index);
+    if (inst.plan().scheduled()) fold_by_symmetry(index);
     // The reference form of ring schedules: every transfer listed, as other algorithms' (the same run).
-    if (inst.plan.scheduled() && !options_.ring_schedules) inst.plan = inst.plan.expanded();
+    if (inst.plan().scheduled() && !options_.ring_schedules) inst.set_plan(inst.plan().expanded());
     const std::size_t members = ranks.size();
-    inst.transfers_left = inst.plan.size();
+    inst.transfers_left = inst.plan().size();
     inst.member_left.assign(members, 0);
     inst.member_active.assign(members, 0);
     inst.member_busy_since.assign(members, Time{0});
     inst.member_busy.assign(members, Time{0});
     inst.member_arrival.assign(members, Time{0});
     inst.member_ideal.assign(members, Time{0});
-    if (inst.plan.scheduled()) {
-        inst.ring_states.reset(inst.plan.slots());
-        inst.slot_routes.assign(inst.plan.slots(), SlotRoute{});
-        for (const RingSchedule& schedule : inst.plan.rings()) {
+    if (inst.plan().scheduled()) {
+        inst.ring_states.reset(inst.plan().slots());
+        inst.slot_routes.assign(inst.plan().slots(), SlotRoute{});
+        for (const RingSchedule& schedule : inst.plan().rings()) {
             for (std::uint32_t m = 0; m < members; ++m)
                 inst.member_left[m] += static_cast<std::uint32_t>(schedule.member_transfers(m));
         }
         if (!try_closed_form(index, op, chunks)) plan_repeat(index, op, chunks);
         return;
     }
-    const auto transfers = static_cast<std::size_t>(inst.plan.size());
+    const auto transfers = static_cast<std::size_t>(inst.plan().size());
     inst.ideal_done.assign(transfers, Time{0});
     // The executor's arrays built from a listed plan, as a kept plan holds them too (the same names).
     const auto plan_arrays = [](auto& s) {
@@ -204,11 +204,12 @@ void ReplayEngine::plan_instance(std::uint32_t index, const traces::Op& op) {
     inst.dependent_offsets.assign(transfers + 1, 0);
     inst.member_offsets.assign(members + 1, 0);
     for (std::uint32_t t = 0; t < transfers; ++t) {
-        const PlannedTransfer& x = inst.plan.transfers()[t];
+        const PlannedTransfer& x = inst.plan().transfers()[t];
         // Dependencies, the FIFO predecessor's send, and the arrival of each endpoint that is a member.
-        inst.pending[t] = static_cast<std::uint32_t>(inst.plan.after(t).size()) + (x.after_sent != no_transfer ? 1 : 0);
+        inst.pending[t] =
+            static_cast<std::uint32_t>(inst.plan().after(t).size()) + (x.after_sent != no_transfer ? 1 : 0);
         if (x.after_sent != no_transfer) inst.fifo_next[x.after_sent] = t;
-        for (const std::uint32_t a : inst.plan.after(t)) ++inst.dependent_offsets[a + 1];
+        for (const std::uint32_t a : inst.plan().after(t)) ++inst.dependent_offsets[a + 1];
         for (const std::uint32_t m : {x.src, x.dst}) {
             if (m == switch_endpoint) continue;
             ++inst.pending[t];
@@ -223,14 +224,14 @@ void ReplayEngine::plan_instance(std::uint32_t index, const traces::Op& op) {
     std::vector<std::uint32_t> fill_dep(inst.dependent_offsets.begin(), inst.dependent_offsets.end() - 1);
     std::vector<std::uint32_t> fill_member(inst.member_offsets.begin(), inst.member_offsets.end() - 1);
     for (std::uint32_t t = 0; t < transfers; ++t) {
-        const PlannedTransfer& x = inst.plan.transfers()[t];
-        for (const std::uint32_t a : inst.plan.after(t)) inst.dependents[fill_dep[a]++] = t;
+        const PlannedTransfer& x = inst.plan().transfers()[t];
+        for (const std::uint32_t a : inst.plan().after(t)) inst.dependents[fill_dep[a]++] = t;
         for (const std::uint32_t m : {x.src, x.dst}) {
             if (m != switch_endpoint) inst.member_transfers[fill_member[m]++] = t;
         }
     }
     if (cacheable && listed) {
-        CachedPlan plan{inst.plan, inst.algorithm};
+        CachedPlan plan{inst.plan(), inst.algorithm};
         plan_arrays(plan) = plan_arrays(inst);
         CachedPlan* kept = plan_cache_.keep(key, std::move(plan));
         inst.route_hints = kept ? kept->route_hints.data() : nullptr;
@@ -378,14 +379,14 @@ double ReplayEngine::route_bottleneck(topo::DeviceId from, topo::DeviceId to) {
 void ReplayEngine::start_transfer(std::uint32_t index, std::uint64_t t) {
     Instance& inst = instances_[index];
     // Listed plans only: a schedule's transfers start from scheduled_condition_met (replay_rings.cpp).
-    CLUSTERSIM_CHECK(!inst.plan.scheduled(), "listed-plan start of scheduled transfer {}", t);
-    const PlannedTransfer& x = inst.plan.transfers()[t];
+    CLUSTERSIM_CHECK(!inst.plan().scheduled(), "listed-plan start of scheduled transfer {}", t);
+    const PlannedTransfer& x = inst.plan().transfers()[t];
     Time ideal{0};
-    start_flows(index, t, x, inst.plan.after(t).empty(), ideal);
+    start_flows(index, t, x, inst.plan().after(t).empty(), ideal);
     // When it would end on an empty network: after its dependencies would have, and not before both ends had
     // arrived (a late member is a wait, not contention). Times relative to the call's first transfer.
     Time ready_ideal{0};
-    for (const std::uint32_t a : inst.plan.after(t)) ready_ideal = std::max(ready_ideal, inst.ideal_done[a]);
+    for (const std::uint32_t a : inst.plan().after(t)) ready_ideal = std::max(ready_ideal, inst.ideal_done[a]);
     if (x.after_sent != no_transfer) ready_ideal = std::max(ready_ideal, inst.ideal_done[x.after_sent]);
     inst.ideal_done[t] = ideal_end(inst, x, ready_ideal, ideal);
 }
@@ -404,11 +405,11 @@ Time ReplayEngine::ideal_end(Instance& inst, const PlannedTransfer& x, Time read
 
 void ReplayEngine::finish_transfer(std::uint32_t index, std::uint64_t t) {
     Instance& inst = instances_[index];
-    if (inst.plan.scheduled()) {
+    if (inst.plan().scheduled()) {
         finish_scheduled(index, t);
         return;
     }
-    const PlannedTransfer x = inst.plan.transfers()[t];
+    const PlannedTransfer x = inst.plan().transfers()[t];
     for (std::uint32_t k = inst.dependent_offsets[t]; k < inst.dependent_offsets[t + 1]; ++k) {
         const std::uint32_t d = inst.dependents[k];
         if (--inst.pending[d] == 0) start_transfer(index, d);

@@ -76,7 +76,7 @@ void ReplayEngine::on_drained(std::uint32_t owner) {
     const std::uint32_t index = live.instance;
     const std::uint64_t t = live.transfer;
     Instance& inst = instances_[index];
-    if (inst.plan.scheduled()) {
+    if (inst.plan().scheduled()) {
         scheduled_drained(index, t);
         return;
     }
@@ -166,7 +166,7 @@ std::string ReplayEngine::describe_owner(std::uint32_t owner) const {
         case owner_collective: {
             const std::uint64_t t = live_transfers_[id].transfer;
             const Instance& inst = instances_[live_transfers_[id].instance];
-            const PlannedTransfer tr = inst.plan.transfer(t);
+            const PlannedTransfer tr = inst.plan().transfer(t);
             const auto& ranks = g_.comms[inst.comm.index()].ranks;
             const auto member = [&](std::uint32_t m) {
                 return m < ranks.size() ? fmt::format("rank {}", g_.job_rank(ranks[m])) : std::string("the switch");

@@ -33,7 +33,7 @@ void ReplayEngine::plan_repeat(std::uint32_t index, const traces::Op& op, std::u
     Instance& inst = instances_[index];
     const std::uint32_t comm = inst.comm.value;
     if (!repeats_on_ || flows_only_[comm] || !link_alias_.empty() || !calls_[inst.call].member_bytes.empty() ||
-        inst.plan.size() == 0 ||
+        inst.plan().size() == 0 ||
         std::any_of(inst.member_left.begin(), inst.member_left.end(), [](std::uint32_t n) { return n == 0; }))
         return;
     const RepeatKey key{comm,   op.collective,  op.dtype,      op.bytes,

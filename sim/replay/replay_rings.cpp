@@ -17,8 +17,8 @@ void ReplayEngine::scheduled_member_arrived(std::uint32_t index, std::uint32_t m
     // The first-step transfers the member sends or receives, schedule by schedule, in plan order (as a listed
     // plan's member list is).
     std::uint64_t local[4];
-    for (std::size_t r = 0; r < instances_[index].plan.rings().size(); ++r) {
-        const RingSchedule& ring = instances_[index].plan.rings()[r];
+    for (std::size_t r = 0; r < instances_[index].plan().rings().size(); ++r) {
+        const RingSchedule& ring = instances_[index].plan().rings()[r];
         const std::uint32_t count = ring.first_step_transfers(member, local);
         for (std::uint32_t k = 0; k < count; ++k) scheduled_condition_met(index, ring, ring.at(local[k]));
     }
@@ -64,7 +64,7 @@ void ReplayEngine::start_scheduled(std::uint32_t index, const RingSchedule& ring
 
 void ReplayEngine::scheduled_drained(std::uint32_t index, std::uint64_t t) {
     Instance& inst = instances_[index];
-    const RingSchedule& ring = inst.plan.ring_of(t);
+    const RingSchedule& ring = inst.plan().ring_of(t);
     const RingSchedule::At at = ring.at(t - ring.first);
     const RingSchedule::At next = ring.fifo_successor(at);
     if (RingSchedule::exists(next)) scheduled_condition_met(index, ring, next);
@@ -72,7 +72,7 @@ void ReplayEngine::scheduled_drained(std::uint32_t index, std::uint64_t t) {
 
 void ReplayEngine::finish_scheduled(std::uint32_t index, std::uint64_t t) {
     Instance& inst = instances_[index];
-    const RingSchedule& ring = inst.plan.ring_of(t);
+    const RingSchedule& ring = inst.plan().ring_of(t);
     const RingSchedule::At at = ring.at(t - ring.first);
     const RingSchedule::At dependent = ring.data_dependent(at);
     TransferState* state = inst.ring_states.find(ring.first_slot + at.slot, at.step);

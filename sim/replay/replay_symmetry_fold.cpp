@@ -44,15 +44,16 @@ struct LinkMap {
 
 bool ReplayEngine::fold_by_symmetry(std::uint32_t index) {
     Instance& inst = instances_[index];
-    const std::vector<RingSchedule>& rings = inst.plan.rings();
+    const std::vector<RingSchedule>& rings = inst.plan().rings();
     const std::size_t ring_count = rings.size();
     const auto& ranks = g_.comms[inst.comm.index()].ranks;
     // The call alone (every op of the run is one of its members'), its members starting together, on a cluster
     // that does not change; and more transfers than the cluster has links (the check costs a few passes over the
     // links: a small call, such as a folded tensor-parallel shape timed alone, runs as it is sooner).
     if (!options_.fold_by_symmetry || !link_alias_.empty() || g_.comms.size() != 1 ||
-        inst.plan.size() <= cluster_.links().size() || g_.ops.size() != ranks.size() || !options_.rank_start.empty() ||
-        options_.variability.active() || !options_.cluster_events.empty() || options_.network.record_flows)
+        inst.plan().size() <= cluster_.links().size() || g_.ops.size() != ranks.size() ||
+        !options_.rank_start.empty() || options_.variability.active() || !options_.cluster_events.empty() ||
+        options_.network.record_flows)
         return false;
     const RingSchedule& first = rings.front();
     const auto same_shape = [&](const RingSchedule& r) {
@@ -90,7 +91,7 @@ bool ReplayEngine::fold_by_symmetry(std::uint32_t index) {
     // One flow per transfer, on the route above: per-channel rings, or one ring whose transfers' channels all take
     // their one path (start_flows: a flow of all the channels' shares); channels spread over several paths are not
     // folded.
-    if (!inst.plan.channels_planned && options_.channels > 1 &&
+    if (!inst.plan().channels_planned && options_.channels > 1 &&
         std::any_of(multipath.begin(), multipath.end(), [](std::uint8_t m) { return m != 0; }))
         return false;
     const std::size_t link_count = cluster_.links().size();
@@ -214,9 +215,9 @@ bool ReplayEngine::fold_by_symmetry(std::uint32_t index) {
     // The representatives alone, on the orbits' links (route_once maps every route it computes from here on).
     link_alias_ = std::move(alias);
     CollectivePlan folded;
-    folded.channels_planned = inst.plan.channels_planned;
+    folded.channels_planned = inst.plan().channels_planned;
     folded.add_ring(std::move(folded_ring));
-    inst.plan = std::move(folded);
+    inst.set_plan(std::move(folded));
     engine::layer_log("sim").log(options_.nested ? spdlog::level::trace : spdlog::level::debug,
                                  "{}: the call folded by symmetry: {} ring(s) as one, {} positions of {} ({} orbits "
                                  "of {} links)",

@@ -42,7 +42,7 @@ void ReplayEngine::start_flows(std::uint32_t index, std::uint64_t t, const Plann
     // transfer over the equal-cost paths. Channels that land on the same path travel as one flow of that many
     // shares (same contention, fewer events). The first channels take the remainder bytes.
     const std::uint32_t channels =
-        x.bytes == 0 || inst.plan.channels_planned ? 1 : std::max<std::uint32_t>(1, options_.channels);
+        x.bytes == 0 || inst.plan().channels_planned ? 1 : std::max<std::uint32_t>(1, options_.channels);
     const topo::DeviceId src = x.src == switch_endpoint ? node_switch(gpu_of(ranks[x.dst])) : gpu_of(ranks[x.src]);
     const topo::DeviceId dst = x.dst == switch_endpoint ? node_switch(gpu_of(ranks[x.src])) : gpu_of(ranks[x.dst]);
     const std::uint64_t pair = (std::uint64_t{src.value} << 32) | dst.value;
