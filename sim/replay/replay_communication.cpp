@@ -133,7 +133,7 @@ std::string ReplayEngine::deadlock_report() const {
     }
     for (std::uint32_t r = 0; r < g_.rank_count; ++r) {
         for (std::uint32_t k = rank_stream_offsets_[r]; k < rank_stream_offsets_[r + 1]; ++k) {
-            const OpId current = stream_current_[rank_streams_[k].index()];
+            const OpId current = stream_run_[rank_streams_[k].index()].current;
             if (!current.valid()) continue;
             const traces::Op& op = g_.ops[current.index()];
             if (op.kind == OpKind::collective) {

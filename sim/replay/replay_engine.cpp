@@ -71,6 +71,7 @@ void ReplayEngine::setup() {
             throw engine::InputError(engine::SourceLocation{g_.source},
                                      fmt::format("rank_to_gpu: GPU {} is given to two ranks", gpu));
         rank_gpu_.push_back(gpus[gpu]);
+        rank_gpu_spec_.push_back(static_cast<std::uint32_t>(cluster_.device(gpus[gpu]).gpu_spec));
         // The host of a rank: the CPU of its node nearest to its GPU (for host<->device copies), found within the
         // node (a search over every device per rank was quadratic in the cluster).
         const int node = cluster_.device(gpus[gpu]).node;
@@ -184,14 +185,11 @@ void ReplayEngine::setup() {
     std::vector<std::uint32_t> at(rank_stream_offsets_.begin(), rank_stream_offsets_.end() - 1);
     for (std::size_t s = 0; s < g_.streams.size(); ++s)
         rank_streams_[at[g_.streams[s].rank.index()]++] = traces::StreamId::from_index(s);
-    stream_current_.assign(g_.streams.size(), OpId::invalid());
-    compute_remaining_ps_.assign(g_.streams.size(), 0);
-    compute_speed_.assign(g_.streams.size(), 1);
-    compute_since_.assign(g_.streams.size(), Time{0});
+    stream_run_.assign(g_.streams.size(), StreamRun{});
     for (std::size_t s = 0; s < g_.streams.size(); ++s) {
-        stream_timer_.push_back(sim_.make_timer());
-        if (timer_stream_.size() <= stream_timer_.back()) timer_stream_.resize(stream_timer_.back() + 1, UINT32_MAX);
-        timer_stream_[stream_timer_.back()] = static_cast<std::uint32_t>(s);
+        const engine::TimerId timer = stream_run_[s].timer = sim_.make_timer();
+        if (timer_stream_.size() <= timer) timer_stream_.resize(timer + 1, UINT32_MAX);
+        timer_stream_[timer] = static_cast<std::uint32_t>(s);
     }
     comm_active_.assign(g_.rank_count, 0);
     engine::assign_huge(timeline_.ops, n, traces::OpTiming{});
@@ -210,7 +208,7 @@ void ReplayEngine::make_ready(OpId id) {
     const traces::Op& op = g_.ops[id.index()];
     traces::OpTiming& t = timeline_.ops[id.index()];
     t.ready = sim_.now();
-    stream_current_[op.stream.index()] = id;
+    stream_run_[op.stream.index()].current = id;
     switch (op.kind) {
         case OpKind::compute:
         case OpKind::delay:
@@ -242,33 +240,34 @@ void ReplayEngine::start_compute(OpId id) {
     const std::size_t s = op.stream.index();
     // A host delay is its recorded duration, never slowed: the GPU is idle on that stream.
     const bool delay = op.kind == OpKind::delay;
+    // (The GPU's type from a by-rank array: its device record, read here for it, was a cache miss per kernel.)
+    const std::uint32_t spec = rank_gpu_spec_[op.rank.index()];
     const Time work =
         delay ? std::max(Time{0}, op.duration)
-              : compute_time(g_, op, cluster_.gpu_spec(gpu_of(op.rank)), options_.compute, &gemm_efficiencies_,
-                             static_cast<std::size_t>(cluster_.device(gpu_of(op.rank)).gpu_spec));
-    compute_remaining_ps_[s] = static_cast<double>(work.count());
-    if (!delay && options_.variability.active()) compute_remaining_ps_[s] *= work_factor(id);
-    compute_speed_[s] = delay ? 1.0 : compute_speed(op.rank);
-    compute_since_[s] = sim_.now();
-    const auto ps = static_cast<std::int64_t>(std::ceil(compute_remaining_ps_[s] / compute_speed_[s] - 1e-6));
-    sim_.arm(stream_timer_[s], sim_.now() + Time{ps}, to_u16(EventKind::compute_done));
+              : compute_time(g_, op, cluster_.gpu_specs()[spec], options_.compute, &gemm_efficiencies_, spec);
+    StreamRun& run = stream_run_[s];
+    run.remaining_ps = static_cast<double>(work.count());
+    if (!delay && options_.variability.active()) run.remaining_ps *= work_factor(id);
+    run.speed = delay ? 1.0 : compute_speed(op.rank);
+    run.since = sim_.now();
+    const auto ps = static_cast<std::int64_t>(std::ceil(run.remaining_ps / run.speed - 1e-6));
+    sim_.arm(run.timer, sim_.now() + Time{ps}, to_u16(EventKind::compute_done));
 }
 
 void ReplayEngine::retime_computes(RankId rank) {
     const double speed = compute_speed(rank);
     for (std::uint32_t k = rank_stream_offsets_[rank.index()]; k < rank_stream_offsets_[rank.index() + 1]; ++k) {
-        const std::size_t s = rank_streams_[k].index();
-        const OpId current = stream_current_[s];
+        StreamRun& run = stream_run_[rank_streams_[k].index()];
         // (The op's kind read last: a miss, where a stream's state is at hand.)
-        if (!current.valid() || speed == compute_speed_[s] || !sim_.armed(stream_timer_[s]) ||
-            g_.ops[current.index()].kind != OpKind::compute)
+        if (!run.current.valid() || speed == run.speed || !sim_.armed(run.timer) ||
+            g_.ops[run.current.index()].kind != OpKind::compute)
             continue;
-        compute_remaining_ps_[s] -= static_cast<double>((sim_.now() - compute_since_[s]).count()) * compute_speed_[s];
-        compute_remaining_ps_[s] = std::max(0.0, compute_remaining_ps_[s]);
-        compute_speed_[s] = speed;
-        compute_since_[s] = sim_.now();
-        const auto ps = static_cast<std::int64_t>(std::ceil(compute_remaining_ps_[s] / speed - 1e-6));
-        sim_.arm(stream_timer_[s], sim_.now() + Time{ps}, to_u16(EventKind::compute_done));
+        run.remaining_ps -= static_cast<double>((sim_.now() - run.since).count()) * run.speed;
+        run.remaining_ps = std::max(0.0, run.remaining_ps);
+        run.speed = speed;
+        run.since = sim_.now();
+        const auto ps = static_cast<std::int64_t>(std::ceil(run.remaining_ps / speed - 1e-6));
+        sim_.arm(run.timer, sim_.now() + Time{ps}, to_u16(EventKind::compute_done));
     }
 }
 
@@ -288,7 +287,7 @@ void ReplayEngine::complete(OpId id) {
 
 void ReplayEngine::end_on_stream(OpId id, std::size_t stream) {
     timeline_.ops[id.index()].end = sim_.now();
-    stream_current_[stream] = OpId::invalid();
+    stream_run_[stream].current = OpId::invalid();
     ++completed_;
 }
 
@@ -379,7 +378,7 @@ ReplayResult ReplayEngine::run() {
             // A kernel's end (complete() without reading the op: its stream is the timer's, and it does not
             // communicate).
             const std::uint32_t s = timer_stream_[e.target];
-            const OpId op = stream_current_[s];
+            const OpId op = stream_run_[s].current;
             prefetch_next_kernel_end();
             end_on_stream(op, s);
             release_dependents(op);

@@ -257,7 +257,7 @@ private:
         std::uint32_t target = 0;
         std::uint16_t kind = 0;
         if (!sim_.next_event(target, kind) || kind != to_u16(EventKind::compute_done)) return;
-        const traces::OpId next = stream_current_[timer_stream_[target]];
+        const traces::OpId next = stream_run_[timer_stream_[target]].current;
         if (!next.valid()) return;
         __builtin_prefetch(&op_state_[next.index()]);
         __builtin_prefetch(&timeline_.ops[next.index()]);
@@ -286,6 +286,7 @@ private:
     GemmEfficiencies gemm_efficiencies_;  // by GPU type and GEMM shape, computed once
 
     std::vector<topo::DeviceId> rank_gpu_;
+    std::vector<std::uint32_t> rank_gpu_spec_;  // by rank: its GPU's type (Cluster::gpu_specs), read by every kernel
     std::vector<topo::DeviceId> rank_host_;
     /// What the replay keeps of an op while it runs, side by side: an op's end reads its stream successor and its
     /// dependents, and releases each (its count), one record each rather than a line of six arrays. 16 bytes: the
@@ -326,12 +327,18 @@ private:
     void reset_instance(Instance& inst);
     std::vector<std::uint32_t> rank_stream_offsets_;  // streams of each rank (CSR)
     std::vector<traces::StreamId> rank_streams_;
-    std::vector<traces::OpId> stream_current_;  // op occupying each stream
-    std::vector<engine::TimerId> stream_timer_;
-    std::vector<std::uint32_t> timer_stream_;
-    std::vector<double> compute_remaining_ps_;      // by stream: full-speed work left in the current compute op
-    std::vector<double> compute_speed_;             // by stream
-    std::vector<engine::Time> compute_since_;       // by stream
+    /// A stream's run state in one record: an op's readiness, its kernel's start and end, and a retime read and write
+    /// it together, and with tens of thousands of streams each array of it was a cache miss of its own.
+    struct StreamRun {
+        traces::OpId current;       // the op occupying the stream
+        engine::TimerId timer = 0;  // its kernel's end
+        double remaining_ps = 0;    // full-speed work left in the current compute op
+        double speed = 1;           // the rate that work goes at
+        engine::Time since{0};      // since when
+    };
+    static_assert(sizeof(StreamRun) == 32);
+    std::vector<StreamRun> stream_run_;             // by stream
+    std::vector<std::uint32_t> timer_stream_;       // by timer
     std::vector<int> comm_active_;                  // by rank
     std::vector<double> rank_slowdown_;             // by rank: product of the timed stragglers' slowdowns in effect
     std::vector<std::uint32_t> straggler_offsets_;  // by rank (CSR): the stragglers naming it

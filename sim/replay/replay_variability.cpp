@@ -115,7 +115,7 @@ void ReplayEngine::apply_cluster_event(std::uint32_t index) {
         if (rank_gpu_[r] != gpu) continue;
         std::string doing;
         for (std::uint32_t k = rank_stream_offsets_[r]; k < rank_stream_offsets_[r + 1]; ++k) {
-            const OpId current = stream_current_[rank_streams_[k].index()];
+            const OpId current = stream_run_[rank_streams_[k].index()].current;
             if (current.valid()) doing += (doing.empty() ? "" : ", ") + g_.describe(current);
         }
         std::uint64_t left = 0;
