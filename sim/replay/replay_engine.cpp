@@ -187,10 +187,12 @@ void ReplayEngine::setup() {
         rank_streams_[at[g_.streams[s].rank.index()]++] = traces::StreamId::from_index(s);
     stream_run_.assign(g_.streams.size(), StreamRun{});
     for (std::size_t s = 0; s < g_.streams.size(); ++s) {
-        const engine::TimerId timer = stream_run_[s].timer = sim_.make_timer();
-        if (timer_stream_.size() <= timer) timer_stream_.resize(timer + 1, UINT32_MAX);
-        timer_stream_[timer] = static_cast<std::uint32_t>(s);
+        stream_run_[s].rank = g_.streams[s].rank;
+        const engine::TimerId timer = sim_.make_timer();
+        if (s == 0) first_stream_timer_ = timer;
+        CLUSTERSIM_CHECK(timer == timer_of(s), "stream timers made out of order");
     }
+    rank_kernels_.assign(g_.rank_count, 0);
     comm_active_.assign(g_.rank_count, 0);
     engine::assign_huge(timeline_.ops, n, traces::OpTiming{});
     engine::assign_huge(timeline_.critical_preds, n, OpId::invalid());
@@ -251,15 +253,17 @@ void ReplayEngine::start_compute(OpId id) {
     run.speed = delay ? 1.0 : compute_speed(op.rank);
     run.since = sim_.now();
     const auto ps = static_cast<std::int64_t>(std::ceil(run.remaining_ps / run.speed - 1e-6));
-    sim_.arm(run.timer, sim_.now() + Time{ps}, to_u16(EventKind::compute_done));
+    ++rank_kernels_[op.rank.index()];
+    sim_.arm(timer_of(s), sim_.now() + Time{ps}, to_u16(EventKind::compute_done));
 }
 
 void ReplayEngine::retime_computes(RankId rank) {
+    if (rank_kernels_[rank.index()] == 0) return;
     const double speed = compute_speed(rank);
     for (std::uint32_t k = rank_stream_offsets_[rank.index()]; k < rank_stream_offsets_[rank.index() + 1]; ++k) {
         StreamRun& run = stream_run_[rank_streams_[k].index()];
         // (The op's kind read last: a miss, where a stream's state is at hand.)
-        if (!run.current.valid() || speed == run.speed || !sim_.armed(run.timer) ||
+        if (!run.current.valid() || speed == run.speed || !sim_.armed(timer_of(rank_streams_[k].index())) ||
             g_.ops[run.current.index()].kind != OpKind::compute)
             continue;
         run.remaining_ps -= static_cast<double>((sim_.now() - run.since).count()) * run.speed;
@@ -267,7 +271,7 @@ void ReplayEngine::retime_computes(RankId rank) {
         run.speed = speed;
         run.since = sim_.now();
         const auto ps = static_cast<std::int64_t>(std::ceil(run.remaining_ps / speed - 1e-6));
-        sim_.arm(run.timer, sim_.now() + Time{ps}, to_u16(EventKind::compute_done));
+        sim_.arm(timer_of(rank_streams_[k].index()), sim_.now() + Time{ps}, to_u16(EventKind::compute_done));
     }
 }
 
@@ -377,8 +381,9 @@ ReplayResult ReplayEngine::run() {
             CLUSTERSIM_CHECK(e.kind == to_u16(EventKind::compute_done), "unknown event kind {}", e.kind);
             // A kernel's end (complete() without reading the op: its stream is the timer's, and it does not
             // communicate).
-            const std::uint32_t s = timer_stream_[e.target];
+            const std::uint32_t s = stream_of_timer(e.target);
             const OpId op = stream_run_[s].current;
+            --rank_kernels_[stream_run_[s].rank.index()];
             prefetch_next_kernel_end();
             end_on_stream(op, s);
             release_dependents(op);
