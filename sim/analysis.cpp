@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "engine/error.h"
+#include "engine/huge_pages.h"
 
 namespace clustersim::sim {
 
@@ -184,7 +185,8 @@ traces::RunSummary summarize_run(const traces::OpGraph& g, const traces::Timelin
     std::vector<std::uint32_t> offsets(g.rank_count + 1, 0);
     for (const traces::Op& op : g.ops) ++offsets[op.rank.index() + 1];
     for (std::uint32_t r = 0; r < g.rank_count; ++r) offsets[r + 1] += offsets[r];
-    std::vector<traces::OpId> by_rank(g.ops.size());
+    std::vector<traces::OpId> by_rank;
+    engine::assign_huge(by_rank, g.ops.size(), traces::OpId::invalid());  // (4 bytes per op: on huge pages too)
     std::vector<std::uint32_t> fill(offsets.begin(), offsets.end() - 1);
     for (std::size_t i = 0; i < g.ops.size(); ++i) by_rank[fill[g.ops[i].rank.index()]++] = traces::OpId::from_index(i);
     // Ranks claimed in increasing order by up to `threads` workers, each written to its own slot. A worker stops at

@@ -133,7 +133,7 @@ void ReplayEngine::setup() {
             const std::size_t members = std::max<std::size_t>(1, g_.comms[c].ranks.size());
             expected_calls += static_cast<std::size_t>((collective_ops[c] + members - 1) / members);
         }
-        calls_.reserve(expected_calls);
+        engine::reserve_huge(calls_, expected_calls);  // (a million calls of a GPT-3 step: 100+ MB)
     }
     for (std::size_t i = 0; i < n; ++i) {
         const traces::Op& op = g_.ops[i];
