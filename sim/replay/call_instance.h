@@ -45,11 +45,11 @@ struct SlotRoute {
     std::uint32_t epoch = 0;
     CostMemo memo;  // its last single flow's cost on that route (a ring's steps repeat it)
 };
-/// One collective call as the outputs keep it, for the whole run; its state while in flight is a CallInstance
-/// (a slot of instances_, reused once the call is done): a 1,024-GPU GPT-3 iteration has 1.2 M calls, and
-/// 664 bytes of in-flight state each were a gigabyte.
+/// One collective call, for the whole run: what its members' sizes are and where its state is while in flight, a
+/// CallInstance (a slot of instances_, reused once the call is done: a 1,024-GPU GPT-3 iteration has 1.2 M calls,
+/// and 664 bytes of in-flight state each were a gigabyte). What the outputs keep of it, its CollectiveRecord, is in
+/// an array of its own by the same index (ReplayEngine::call_records_), handed to the result without a copy.
 struct CollectiveCall {
-    CollectiveRecord record;                  // comm, bytes (the first member's); the rest once done
     std::vector<std::uint64_t> member_bytes;  // by member, only when the members' sizes differ
     std::uint32_t slot = UINT32_MAX;          // its CallInstance while in flight
 };

@@ -45,7 +45,7 @@ std::uint32_t ReplayEngine::instance_of(std::uint32_t call) {
     }
     Instance& inst = instances_[c.slot];  // (fresh: new, or reset when released)
     inst.call = call;
-    inst.comm = c.record.comm;
+    inst.comm = call_records_[call].comm;
     inst.members.assign(g_.comms[inst.comm.index()].ranks.size(), OpId::invalid());
     return c.slot;
 }
@@ -59,7 +59,7 @@ void ReplayEngine::release_instance(std::uint32_t index) {
         if (!op.valid() && m.valid()) op = m;
     }
     // (The record's communicator and size were set with the call.)
-    CollectiveRecord& r = call.record;
+    CollectiveRecord& r = call_records_[inst.call];
     r.algorithm = inst.algorithm;
     r.modelled_protocol = inst.modelled_protocol;
     r.protocol = inst.protocol;

@@ -129,7 +129,7 @@ std::string ReplayEngine::deadlock_report() const {
     std::vector<std::uint32_t> call_seq(calls_.size(), 0);
     {
         std::vector<std::uint32_t> per_comm(g_.comms.size(), 0);
-        for (std::size_t i = 0; i < calls_.size(); ++i) call_seq[i] = per_comm[calls_[i].record.comm.index()]++;
+        for (std::size_t i = 0; i < calls_.size(); ++i) call_seq[i] = per_comm[call_records_[i].comm.index()]++;
     }
     for (std::uint32_t r = 0; r < g_.rank_count; ++r) {
         for (std::uint32_t k = rank_stream_offsets_[r]; k < rank_stream_offsets_[r + 1]; ++k) {

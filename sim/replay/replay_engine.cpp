@@ -133,7 +133,8 @@ void ReplayEngine::setup() {
             const std::size_t members = std::max<std::size_t>(1, g_.comms[c].ranks.size());
             expected_calls += static_cast<std::size_t>((collective_ops[c] + members - 1) / members);
         }
-        engine::reserve_huge(calls_, expected_calls);  // (a million calls of a GPT-3 step: 100+ MB)
+        engine::reserve_huge(calls_, expected_calls);  // (a million calls in a GPT-3 step)
+        engine::reserve_huge(call_records_, expected_calls);
     }
     for (std::size_t i = 0; i < n; ++i) {
         const traces::Op& op = g_.ops[i];
@@ -144,15 +145,16 @@ void ReplayEngine::setup() {
             auto& list = comm_instances[op.comm().index()];
             if (k == list.size()) {
                 list.push_back(static_cast<std::uint32_t>(calls_.size()));
-                Call& call = calls_.emplace_back();
-                call.record.comm = op.comm();
-                call.record.bytes = op.bytes;
+                calls_.emplace_back();
+                CollectiveRecord& record = call_records_.emplace_back();
+                record.comm = op.comm();
+                record.bytes = op.bytes;
             }
             op_state_[i].partner = list[k];
             // Per-member sizes (all_gather, all_to_all), kept only when they differ.
             Call& call = calls_[list[k]];
-            if (op.bytes != call.record.bytes && call.member_bytes.empty())
-                call.member_bytes.assign(ranks.size(), call.record.bytes);
+            const std::uint64_t bytes = call_records_[list[k]].bytes;
+            if (op.bytes != bytes && call.member_bytes.empty()) call.member_bytes.assign(ranks.size(), bytes);
             if (!call.member_bytes.empty()) call.member_bytes[member] = op.bytes;
         } else if (op.kind == OpKind::send || op.kind == OpKind::recv) {
             const std::uint32_t src = op.kind == OpKind::send ? op.rank.value : op.peer().value;
@@ -455,8 +457,7 @@ ReplayResult ReplayEngine::run() {
     // Every op completed, so every call is done and its record filled in (its slot given back).
     CLUSTERSIM_CHECK(free_instances_.size() == instances_.size(), "{} collective call(s) still in flight at the end",
                      instances_.size() - free_instances_.size());
-    result.collectives.reserve(calls_.size());
-    for (Call& call : calls_) result.collectives.push_back(std::move(call.record));
+    result.collectives = std::move(call_records_);  // (no copy: a million records in a GPT-3 step)
     result.events = sim_.events_processed();
     result.flows = net_.flows_completed();
     result.rate_updates = net_.rate_updates();

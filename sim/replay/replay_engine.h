@@ -315,9 +315,10 @@ private:
     [[nodiscard]] std::uint32_t member_of(traces::RankId rank, traces::CommId comm) const;
     std::vector<OpState> op_state_;  // by op, and one past the last (the dependents' end)
     std::vector<traces::OpId> dependents_;
-    std::vector<std::uint8_t> p2p_arrived_;  // by eager send: its data arrived before the recv was posted
-    std::vector<Call> calls_;                // by call (the partner of a collective op)
-    std::vector<Instance> instances_;        // by slot: calls in flight
+    std::vector<std::uint8_t> p2p_arrived_;       // by eager send: its data arrived before the recv was posted
+    std::vector<Call> calls_;                     // by call (the partner of a collective op)
+    std::vector<CollectiveRecord> call_records_;  // by call: what the outputs keep of it (moved out at the end)
+    std::vector<Instance> instances_;             // by slot: calls in flight
     std::vector<std::uint32_t> free_instances_;
     /// The call's in-flight state (a slot, set up on its first member's arrival).
     std::uint32_t instance_of(std::uint32_t call);
