@@ -263,9 +263,10 @@ void ReplayEngine::retime_computes(RankId rank) {
     if (rank_kernels_[rank.index()] == 0) return;
     const double speed = compute_speed(rank);
     for (std::uint32_t k = rank_stream_offsets_[rank.index()]; k < rank_stream_offsets_[rank.index() + 1]; ++k) {
-        StreamRun& run = stream_run_[rank_streams_[k].index()];
+        const std::size_t s = rank_streams_[k].index();
+        StreamRun& run = stream_run_[s];
         // (The op's kind read last: a miss, where a stream's state is at hand.)
-        if (!run.current.valid() || speed == run.speed || !sim_.armed(timer_of(rank_streams_[k].index())) ||
+        if (!run.current.valid() || speed == run.speed || !sim_.armed(timer_of(s)) ||
             g_.ops[run.current.index()].kind != OpKind::compute)
             continue;
         run.remaining_ps -= static_cast<double>((sim_.now() - run.since).count()) * run.speed;
@@ -273,7 +274,7 @@ void ReplayEngine::retime_computes(RankId rank) {
         run.speed = speed;
         run.since = sim_.now();
         const auto ps = static_cast<std::int64_t>(std::ceil(run.remaining_ps / speed - 1e-6));
-        sim_.arm(timer_of(rank_streams_[k].index()), sim_.now() + Time{ps}, to_u16(EventKind::compute_done));
+        sim_.arm(timer_of(s), sim_.now() + Time{ps}, to_u16(EventKind::compute_done));
     }
 }
 
