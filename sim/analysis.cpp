@@ -273,7 +273,7 @@ std::vector<CollectiveComparison> compare_collectives(const traces::OpGraph& g, 
     std::vector<CollectiveComparison> rows;
     for (std::size_t i = 0; i < g.ops.size(); ++i) {
         const traces::Op& op = g.ops[i];
-        if (op.kind != OpKind::collective || !op.has_duration()) continue;
+        if (op.kind != OpKind::collective || !g.has_duration(traces::OpId::from_index(i))) continue;
         auto it = std::find_if(rows.begin(), rows.end(), [&](const auto& r) { return r.kind == op.collective; });
         if (it == rows.end()) {
             rows.push_back(CollectiveComparison{op.collective});
@@ -281,7 +281,7 @@ std::vector<CollectiveComparison> compare_collectives(const traces::OpGraph& g, 
         }
         const traces::OpTiming& t = tl.ops[i];
         ++it->calls;
-        it->traced += op.duration;
+        it->traced += g.durations[i];
         it->simulated_wait += t.start - t.ready;
         it->simulated_transfer += t.end - t.start;
     }

@@ -72,15 +72,16 @@ double GemmEfficiencies::get(const traces::OpGraph& graph, std::uint32_t shape, 
     return e;
 }
 
-engine::Time compute_time(const traces::OpGraph& graph, const traces::Op& op, const topo::GpuSpec& gpu,
+engine::Time compute_time(const traces::OpGraph& graph, traces::OpId id, const topo::GpuSpec& gpu,
                           const ComputeModel& model, GemmEfficiencies* cache, std::size_t gpu_type) {
     if (model.scale != 1) {
         ComputeModel unscaled = model;
         unscaled.scale = 1;
-        const auto t = compute_time(graph, op, gpu, unscaled, cache, gpu_type);
+        const auto t = compute_time(graph, id, gpu, unscaled, cache, gpu_type);
         return engine::Time{static_cast<std::int64_t>(std::llround(static_cast<double>(t.count()) * model.scale))};
     }
-    if (op.has_duration()) return op.duration;
+    if (graph.has_duration(id)) return graph.durations[id.index()];
+    const traces::Op& op = graph.ops[id.index()];
     const auto cls = static_cast<std::size_t>(op.kernel_class);
     const double peak = gpu.peak_flops(compute_dtype(op.dtype));
     double seconds = 0;

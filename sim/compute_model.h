@@ -52,9 +52,9 @@ private:
     std::vector<double> values_;  // [gpu_type][shape]; < 0: not computed yet
 };
 
-/// Time of compute op `op` of `graph` on `gpu`: measured, or the roofline estimate plus the GPU's kernel
+/// Time of compute op `id` of `graph` on `gpu`: measured, or the roofline estimate plus the GPU's kernel
 /// overhead, and at least min_kernel_time. `cache` (optional) keeps GEMM efficiencies of `gpu_type` across calls.
-engine::Time compute_time(const traces::OpGraph& graph, const traces::Op& op, const topo::GpuSpec& gpu,
+engine::Time compute_time(const traces::OpGraph& graph, traces::OpId id, const topo::GpuSpec& gpu,
                           const ComputeModel& model, GemmEfficiencies* cache = nullptr, std::size_t gpu_type = 0);
 
 topo::Dtype compute_dtype(traces::DataType type);

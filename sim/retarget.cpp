@@ -23,10 +23,13 @@ double retarget_factor(const traces::Op& op, const topo::GpuSpec& from, const to
 }
 
 void retarget(traces::OpGraph& graph, const topo::GpuSpec& from, const topo::GpuSpec& to) {
-    for (traces::Op& op : graph.ops) {
-        if (op.kind != traces::OpKind::compute || !op.has_duration()) continue;
-        op.duration = engine::Time{static_cast<std::int64_t>(
-            std::llround(static_cast<double>(op.duration.count()) * retarget_factor(op, from, to)))};
+    if (graph.durations.empty()) return;
+    for (std::size_t i = 0; i < graph.ops.size(); ++i) {
+        const traces::Op& op = graph.ops[i];
+        engine::Time& duration = graph.durations[i];
+        if (op.kind != traces::OpKind::compute || duration.count() < 0) continue;
+        duration = engine::Time{static_cast<std::int64_t>(
+            std::llround(static_cast<double>(duration.count()) * retarget_factor(op, from, to)))};
     }
 }
 

@@ -40,6 +40,7 @@ OpGraph repeat_iterations(const OpGraph& graph, std::uint32_t iterations, const 
     out.ops.clear();
     out.dep_ids.clear();
     out.dep_offsets.assign(1, 0);
+    out.durations.clear();
     out.ops.reserve(n * iterations);
     out.dep_offsets.reserve(n * iterations + 1);
     out.iteration_starts.clear();
@@ -55,7 +56,7 @@ OpGraph repeat_iterations(const OpGraph& graph, std::uint32_t iterations, const 
                 for (const OpId l : rank_last[op.rank.index()])
                     deps.push_back(OpId{l.value + shift - static_cast<std::uint32_t>(n)});
             }
-            out.add(op, deps);
+            out.add(op, deps, graph.duration(OpId::from_index(i)));
         }
     }
     out.derived.push_back(

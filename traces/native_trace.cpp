@@ -124,8 +124,9 @@ void read_op(const Reader& r, const json& j, const std::string& path, OpGraph& g
     // GPU and link (docs/formats.md).
     if (j.contains("flops")) op.set_flops(r.number_at(j["flops"], path + ".flops", 1e20));
     if (j.contains("bytes")) op.bytes = r.unsigned_at(j["bytes"], path + ".bytes", std::uint64_t{1} << 50);
+    engine::Time duration{-1};
     if (j.contains("duration_ps"))
-        op.duration = engine::Time{
+        duration = engine::Time{
             static_cast<std::int64_t>(r.unsigned_at(j["duration_ps"], path + ".duration_ps", Reader::quantity_max))};
     if (op.is_communication()) op.set_comm(CommId{r.id_at(r.member(j, path, "comm"), path + ".comm")});
     if (op.kind == OpKind::collective)
@@ -166,7 +167,7 @@ void read_op(const Reader& r, const json& j, const std::string& path, OpGraph& g
             deps.push_back(OpId{static_cast<std::uint32_t>(dep)});
         }
     }
-    g.add(op, deps);
+    g.add(op, deps, duration);
 }
 
 }  // namespace
@@ -283,7 +284,7 @@ std::string native_trace_text(const OpGraph& g) {
             out += fmt::format(", \"class\": \"{}\", \"flops\": {}", kernel_class_name(op.kernel_class),
                                json_number(op.flops()));
         out += fmt::format(", \"dtype\": \"{}\", \"bytes\": {}", data_type_name(op.dtype), op.bytes);
-        if (op.has_duration()) out += fmt::format(", \"duration_ps\": {}", op.duration.count());
+        if (g.has_duration(OpId::from_index(i))) out += fmt::format(", \"duration_ps\": {}", g.durations[i].count());
         if (op.is_communication()) out += fmt::format(", \"comm\": {}", op.comm().value);
         if (op.kind == OpKind::collective)
             out += fmt::format(", \"collective\": \"{}\"", collective_kind_name(op.collective));

@@ -164,11 +164,24 @@ std::uint32_t OpGraph::intern(const GemmShape& shape) {
     return static_cast<std::uint32_t>(gemm_shapes.size() - 1);
 }
 
-OpId OpGraph::add(const Op& op, std::span<const OpId> deps) {
+OpId OpGraph::add(const Op& op, std::span<const OpId> deps, engine::Time duration) {
     ops.push_back(op);
     dep_ids.insert(dep_ids.end(), deps.begin(), deps.end());
     dep_offsets.push_back(static_cast<std::uint32_t>(dep_ids.size()));
-    return OpId::from_index(ops.size() - 1);
+    const OpId id = OpId::from_index(ops.size() - 1);
+    if (!durations.empty())
+        durations.push_back(duration);
+    else if (duration.count() >= 0)
+        set_duration(id, duration);
+    return id;
+}
+
+void OpGraph::set_duration(OpId op, engine::Time duration) {
+    if (durations.empty()) {
+        if (duration.count() < 0) return;
+        durations.assign(ops.size(), engine::Time{-1});
+    }
+    durations[op.index()] = duration;
 }
 
 std::uint32_t OpGraph::iteration_of(OpId op) const {

@@ -92,9 +92,9 @@ struct TrainingFacts {
     bool operator==(const TrainingFacts&) const = default;
 };
 
-/// One op, 48 bytes; names are interned in OpGraph::names. Fields that only one family of kinds uses share their
-/// storage, behind accessors that give the default for the other kinds (memory is most of a large run: 65 M ops
-/// for one unfolded iteration on 16,384 GPUs, docs/architecture.md):
+/// One op, 40 bytes; names are interned in OpGraph::names, measured durations kept beside (OpGraph::durations). Fields
+/// that only one family of kinds uses share their storage, behind accessors that give the default for the other kinds
+/// (memory is most of a large run: 65 M ops for one unfolded iteration on 16,384 GPUs, docs/architecture.md):
 /// - `flops()` (compute) with `comm()` and `peer()` (communication);
 /// - `shape()` (compute), `algorithm()` (collective) and `tag()` (send/recv).
 /// Set the kind first: a setter writes its field whatever the kind, a getter reads it only for its own kinds.
@@ -111,8 +111,7 @@ struct Op {
     // Read and written through the accessors below, stored so that zero is each field's default: the tag, or one
     // more than shape or algorithm; the bits of `flops`, or the complements of comm (low half) and peer (high half).
     std::uint32_t detail_bits = 0;
-    std::uint64_t bytes = 0;    // compute: bytes touched; collective: per-rank buffer; send/recv/copy: message
-    engine::Time duration{-1};  // measured duration, or -1 when the trace has none
+    std::uint64_t bytes = 0;  // compute: bytes touched; collective: per-rank buffer; send/recv/copy: message
     std::uint64_t payload_bits = 0;
 
     /// Compute: FLOPs (0 for the other kinds).
@@ -144,14 +143,13 @@ struct Op {
     [[nodiscard]] std::uint32_t tag() const { return is_point_to_point() ? detail_bits : 0; }
     void set_tag(std::uint32_t tag) { detail_bits = tag; }
 
-    [[nodiscard]] bool has_duration() const { return duration.count() >= 0; }
     [[nodiscard]] bool is_communication() const {
         return kind == OpKind::collective || kind == OpKind::send || kind == OpKind::recv;
     }
     [[nodiscard]] bool is_point_to_point() const { return kind == OpKind::send || kind == OpKind::recv; }
     bool operator==(const Op&) const = default;
 };
-static_assert(sizeof(Op) == 48);
+static_assert(sizeof(Op) == 40);
 
 struct Stream {
     RankId rank;
@@ -181,6 +179,10 @@ public:
     TrainingFacts training;
     std::vector<std::uint32_t> dep_offsets = {0};  // CSR: deps of op i are dep_ids[dep_offsets[i] .. [i+1])
     std::vector<OpId> dep_ids;
+    /// Measured durations by op (-1 for an op without one), or empty when no op has one, as for every generated
+    /// graph (8 bytes an op that a 35 M-op run does not keep). Kept by add() and set_duration(); code that moves
+    /// ops moves their durations with them.
+    std::vector<engine::Time> durations;
     std::string source;  // file or generator it came from, for messages
     /// Iteration time measured in the trace this graph was imported from (-1 when unknown).
     engine::Time traced_iteration{-1};
@@ -222,8 +224,15 @@ public:
     std::uint32_t intern(std::string_view name);
     /// Interns a GEMM shape (linear in the distinct shapes, which generators keep to a few dozen).
     std::uint32_t intern(const GemmShape& shape);
-    /// Appends an op with its dependencies (ops of the same rank added earlier).
-    OpId add(const Op& op, std::span<const OpId> deps = {});
+    /// Appends an op with its dependencies (ops of the same rank added earlier) and its measured duration (-1:
+    /// none).
+    OpId add(const Op& op, std::span<const OpId> deps = {}, engine::Time duration = engine::Time{-1});
+    /// The measured duration of `op`, or -1 when the trace has none.
+    [[nodiscard]] engine::Time duration(OpId op) const {
+        return durations.empty() ? engine::Time{-1} : durations[op.index()];
+    }
+    [[nodiscard]] bool has_duration(OpId op) const { return duration(op).count() >= 0; }
+    void set_duration(OpId op, engine::Time duration);
 
     [[nodiscard]] std::span<const OpId> deps(OpId op) const {
         return {dep_ids.data() + dep_offsets[op.index()], dep_ids.data() + dep_offsets[op.index() + 1]};

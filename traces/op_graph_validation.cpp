@@ -60,6 +60,8 @@ void check_folded(const OpGraph& g, const Communicator& c) {
 
 void check_ids(const OpGraph& g) {
     if (g.rank_count == 0) reject(g, "the trace has no ranks");
+    CLUSTERSIM_CHECK(g.durations.empty() || g.durations.size() == g.ops.size(), "{}: {} durations for {} ops", g.source,
+                     g.durations.size(), g.ops.size());
     check_job_ranks(g);
     for (std::size_t s = 0; s < g.streams.size(); ++s) {
         if (g.streams[s].rank.value >= g.rank_count)

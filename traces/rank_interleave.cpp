@@ -32,6 +32,9 @@ void interleave_ranks(OpGraph& graph, std::size_t first, InterleaveScratch& scra
     // The tail aside: its ops, and its dependencies with offsets from the tail's first.
     const std::uint32_t dep_base = graph.dep_offsets[first];
     scratch.ops.assign(graph.ops.begin() + static_cast<std::ptrdiff_t>(first), graph.ops.end());
+    const bool timed = !graph.durations.empty();
+    if (timed)
+        scratch.durations.assign(graph.durations.begin() + static_cast<std::ptrdiff_t>(first), graph.durations.end());
     scratch.dep_offsets.clear();
     for (std::size_t i = first; i <= end; ++i) scratch.dep_offsets.push_back(graph.dep_offsets[i] - dep_base);
     scratch.dep_ids.assign(graph.dep_ids.begin() + dep_base, graph.dep_ids.end());
@@ -51,6 +54,7 @@ void interleave_ranks(OpGraph& graph, std::size_t first, InterleaveScratch& scra
             if (k >= scratch.run_size[r]) continue;
             const std::uint32_t old = scratch.run_first[r] + k;
             graph.ops[first + place] = scratch.ops[old];
+            if (timed) graph.durations[first + place] = scratch.durations[old];
             for (std::uint32_t d = scratch.dep_offsets[old]; d < scratch.dep_offsets[old + 1]; ++d) {
                 const OpId dep = scratch.dep_ids[d];
                 graph.dep_ids.push_back(

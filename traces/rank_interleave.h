@@ -13,6 +13,7 @@ namespace clustersim::traces {
 /// Buffers interleave_ranks reuses from one call to the next (a generator calls it once per group of ranks).
 struct InterleaveScratch {
     std::vector<Op> ops;
+    std::vector<engine::Time> durations;  // the tail's, when the graph keeps durations
     std::vector<std::uint32_t> dep_offsets;
     std::vector<OpId> dep_ids;
     std::vector<std::uint32_t> run_first, run_size;  // each rank's ops: where they start in the tail, how many

@@ -247,8 +247,8 @@ void ReplayEngine::start_compute(OpId id) {
     // (The GPU's type from a by-rank array: its device record, read here for it, was a cache miss per kernel.)
     const std::uint32_t spec = rank_gpu_spec_[op.rank.index()];
     const Time work =
-        delay ? std::max(Time{0}, op.duration)
-              : compute_time(g_, op, cluster_.gpu_specs()[spec], options_.compute, &gemm_efficiencies_, spec);
+        delay ? std::max(Time{0}, g_.duration(id))
+              : compute_time(g_, id, cluster_.gpu_specs()[spec], options_.compute, &gemm_efficiencies_, spec);
     StreamRun& run = stream_run_[s];
     run.remaining_ps = static_cast<double>(work.count());
     if (!delay && options_.variability.active()) run.remaining_ps *= work_factor(id);

@@ -27,10 +27,10 @@ void ReplayEngine::arrive_modelled(OpId id) {
     if (inst.first_arrival.count() < 0) inst.first_arrival = sim_.now();
     inst.last_arrival = sim_.now();
     if (++inst.arrived < ranks.size()) return;
-    if (traced_only(op)) {
+    if (traced_only(id)) {
         // Unsized in the trace: the shortest member's kernel time, the one that waited least for the others.
         Time shortest{INT64_MAX};
-        for (const OpId m : inst.members) shortest = std::min(shortest, g_.ops[m.index()].duration);
+        for (const OpId m : inst.members) shortest = std::min(shortest, g_.duration(m));
         inst.first_start = sim_.now();
         inst.ideal = shortest;
         sim_.schedule_after(inst.ideal, to_u16(EventKind::modelled_done), index);

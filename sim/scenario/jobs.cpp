@@ -88,7 +88,7 @@ traces::OpGraph merge_jobs(const std::vector<Job>& jobs, std::vector<JobSlice>& 
             deps.clear();
             for (const traces::OpId d : g.deps(traces::OpId::from_index(i)))
                 deps.push_back(traces::OpId{op0 + d.value});
-            out.add(op, deps);
+            out.add(op, deps, g.duration(traces::OpId::from_index(i)));
         }
         JobSlice slice{job.name, job.description, rank0, g.rank_count, job.gpus, job.start, g};
         rank_to_gpu.insert(rank_to_gpu.end(), job.gpus.begin(), job.gpus.end());

@@ -237,10 +237,11 @@ std::vector<double> empirical_jitter_factors(const traces::OpGraph& graph) {
     // (name, occurrence on its rank) -> durations; ordered keys, so the factors come out in one order.
     std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<std::int64_t>> groups;
     std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint32_t> seen;  // (rank, name) -> occurrences so far
-    for (const traces::Op& op : graph.ops) {
-        if (op.kind != traces::OpKind::compute || !op.has_duration() || op.duration.count() <= 0) continue;
+    for (std::size_t i = 0; i < graph.durations.size(); ++i) {
+        const traces::Op& op = graph.ops[i];
+        if (op.kind != traces::OpKind::compute || graph.durations[i].count() <= 0) continue;
         const std::uint32_t occurrence = by_occurrence ? seen[{op.rank.value, op.name}]++ : 0;
-        groups[{op.name, occurrence}].push_back(op.duration.count());
+        groups[{op.name, occurrence}].push_back(graph.durations[i].count());
     }
     std::vector<double> factors;
     for (auto& [key, durations] : groups) {

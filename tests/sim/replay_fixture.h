@@ -22,8 +22,7 @@ struct GraphBuilder {
                          std::vector<traces::OpId> deps = {}) {
         traces::Op op{traces::RankId{rank}, g.stream(traces::RankId{rank}, stream), g.intern("compute"),
                       traces::OpKind::compute};
-        op.duration = duration;
-        return g.add(op, deps);
+        return g.add(op, deps, duration);
     }
     traces::OpId collective(std::uint32_t rank, const std::string& stream, const std::string& comm,
                             std::vector<std::uint32_t> members, std::uint64_t bytes,

@@ -14,18 +14,14 @@ TEST_CASE("retargeting scales compute-bound kernels by peak FLOP/s and the rest 
     const auto s = g.stream(traces::RankId{0}, "compute");
     traces::Op gemm{traces::RankId{0},     s, g.intern("gemm"), traces::OpKind::compute, traces::KernelClass::gemm,
                     traces::DataType::fp16};
-    gemm.duration = engine::Time{100'000'000};
     traces::Op copy = gemm;
     copy.kernel_class = traces::KernelClass::elementwise;
     traces::Op delay = gemm;
     delay.kind = traces::OpKind::delay;
-    g.add(gemm);
-    g.add(copy);
-    g.add(delay);
+    for (const auto& op : {gemm, copy, delay}) g.add(op, {}, engine::Time{100'000'000});
     sim::retarget(g, v100, h100);
     // FP16 tensor: 125 -> 989.4 TFLOP/s: 100 us x 125 / 989.4 = 12.63392 us. HBM: 900 -> 3350 GB/s: 26.86567 us
     // (rounded to ps).
-    REQUIRE(g.ops[0].duration == engine::Time{12'633'920});
-    REQUIRE(g.ops[1].duration == engine::Time{26'865'672});
-    REQUIRE(g.ops[2].duration == engine::Time{100'000'000});  // host time is not the GPU's
+    REQUIRE(g.durations == std::vector<engine::Time>{engine::Time{12'633'920}, engine::Time{26'865'672},
+                                                     engine::Time{100'000'000}});  // host time is not the GPU's
 }

@@ -325,20 +325,20 @@ TEST_CASE("recorded cudaStreamWaitEvent waits win over inference; the previous i
     // It waits for the producer through the 1 us dispatch gap the trace shows after the producer's end.
     const auto gap = traces::OpId::from_index(consumer.index() - 1);
     REQUIRE(g.names[g.ops[gap.index()].name] == "dispatch gap");
-    REQUIRE(g.ops[gap.index()].duration == engine::Time{1'000'000});
+    REQUIRE(g.duration(gap) == engine::Time{1'000'000});
     const auto deps = g.deps(gap);
     REQUIRE(deps.size() == 1);
     REQUIRE(deps[0] == producer);
     REQUIRE(g.deps(consumer).empty());
     const auto tail = op_named("previous iteration");
     REQUIRE(tail.valid());
-    REQUIRE(g.ops[tail.index()].duration == engine::Time{6'000'000});  // window start to the tail's end
+    REQUIRE(g.duration(tail) == engine::Time{6'000'000});  // window start to the tail's end
     // The faithful replay still reproduces the step: the consumer ends at 51 us.
     const auto result = sim::replay(g, topo::load_topology("dgx-h100", {}), sim::ReplayOptions{});
     REQUIRE(result.timeline.makespan == engine::Time{51'000'000});
     // A what-if that shortens the producer moves the consumer; the bystander does not hold it.
     auto faster = g;
-    faster.ops[producer.index()].duration = engine::Time{10'000'000};
+    faster.set_duration(producer, engine::Time{10'000'000});
     REQUIRE(sim::replay(faster, topo::load_topology("dgx-h100", {}), sim::ReplayOptions{}).timeline.makespan ==
             engine::Time{40'500'000});
 }

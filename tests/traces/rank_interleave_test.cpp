@@ -32,7 +32,8 @@ TEST_CASE("interleaved ranks take turns and keep their order and dependencies", 
         for (std::uint32_t k = 0; k < sizes[r]; ++k) {
             std::vector<OpId> deps = {previous};
             if (ranks[r] == 0 && k == 2) deps.push_back(first);
-            previous = g.add(tagged(ranks[r], k), deps);
+            // Measured durations (in ps, the tag again) travel with their ops.
+            previous = g.add(tagged(ranks[r], k), deps, engine::Time{ranks[r] * 100 + k});
             if (k == 0) first = previous;
         }
     }
@@ -44,6 +45,9 @@ TEST_CASE("interleaved ranks take turns and keep their order and dependencies", 
     REQUIRE(g.ops.size() == 11);
     REQUIRE(g.ops[0].bytes == 300);
     for (std::size_t i = 0; i < expected.size(); ++i) REQUIRE(g.ops[1 + i].bytes == expected[i]);
+    REQUIRE(g.durations.size() == g.ops.size());
+    REQUIRE(!g.has_duration(OpId{0}));
+    for (std::size_t i = 1; i < g.ops.size(); ++i) REQUIRE(g.durations[i].count() == std::int64_t(g.ops[i].bytes));
     // Every dependency names the same op as before, and an earlier one.
     for (std::uint32_t i = 1; i < g.ops.size(); ++i) {
         const auto deps = g.deps(OpId::from_index(i));

@@ -135,8 +135,8 @@ TEST_CASE("AICB workloads list every micro-batch: they expand to one iteration, 
     REQUIRE(count(g, 8, traces::OpKind::recv) == 2);
     // Every line's compute once: forward 1,040,001 ns, input gradient 800,003, weight gradient 710,001, updates 600.
     engine::Time compute{0};
-    for (const auto& op : g.ops) {
-        if (op.rank.value == 0 && op.kind == traces::OpKind::compute) compute += op.duration;
+    for (std::size_t i = 0; i < g.ops.size(); ++i) {
+        if (g.ops[i].rank.value == 0 && g.ops[i].kind == traces::OpKind::compute) compute += g.durations[i];
     }
     REQUIRE(compute == engine::Time{2'550'605'000});
     // SimAI sizes an all-gather by its output: 64 MiB over 4 replicas is 16 MiB from each; ASTRA-sim by the input.

@@ -17,13 +17,14 @@ void require_back_to_back(const std::string& example, const std::vector<std::str
     const topo::GpuSpec& gpu = scenario.cluster.gpu_spec(scenario.cluster.gpus().front());
     engine::Time sum{0};
     std::size_t kernels = 0;
-    for (const auto& op : g.ops) {
+    for (std::size_t i = 0; i < g.ops.size(); ++i) {
+        const auto& op = g.ops[i];
         REQUIRE(op.rank.value == 0);
         if (op.kind == traces::OpKind::compute) {
-            sum += sim::compute_time(g, op, gpu, scenario.options.compute);
+            sum += sim::compute_time(g, traces::OpId::from_index(i), gpu, scenario.options.compute);
             ++kernels;
         } else if (op.kind == traces::OpKind::delay) {
-            sum += op.duration;
+            sum += g.duration(traces::OpId::from_index(i));
         }
     }
     INFO(example << ": " << kernels << " kernels");

@@ -305,11 +305,12 @@ TEST_CASE("CPU offload: each rank's part of every bucket down, stepped on the ho
     const auto g = generate("{generator: layers, model: vgg16, dp: 4, offload: optimizer, host_bandwidth: 50 GB/s}");
     double down = 0, up = 0, host_s = 0, scattered = 0, gathered = 0;
     bool gpu_optimizer_state = false;
-    for (const auto& op : g.ops) {
+    for (std::size_t i = 0; i < g.ops.size(); ++i) {
+        const auto& op = g.ops[i];
         if (op.rank.value != 0) continue;
         if (op.kind == OpKind::memcpy_d2h) down += double(op.bytes);
         if (op.kind == OpKind::memcpy_h2d) up += double(op.bytes);
-        if (op.kind == OpKind::delay) host_s += engine::to_seconds(op.duration);
+        if (op.kind == OpKind::delay) host_s += engine::to_seconds(g.durations[i]);
         if (op.kind == OpKind::collective && op.collective == CollectiveKind::reduce_scatter)
             scattered += double(op.bytes);
         if (op.kind == OpKind::collective && op.collective == CollectiveKind::all_gather) gathered += double(op.bytes);

@@ -39,6 +39,7 @@ traces::OpGraph replay_workload(const ReplayWorkloadConfig& c) {
         std::uint32_t collectives = 0;
         for (std::uint32_t i = 0; i < c.ops_per_rank; ++i) {
             traces::Op op{traces::RankId{r}, stream, compute_name, traces::OpKind::compute, traces::KernelClass::gemm};
+            engine::Time duration{-1};
             if ((i + 1) % c.collective_every == 0) {
                 const bool data_parallel = ++collectives % c.dp_every == 0;
                 op.kind = traces::OpKind::collective;
@@ -47,9 +48,9 @@ traces::OpGraph replay_workload(const ReplayWorkloadConfig& c) {
                 op.bytes = data_parallel ? c.dp_bytes : c.tp_bytes;
             } else {
                 // 50..500 us, the same for every rank of a node step so that the ranks stay in step.
-                op.duration = engine::Time{50'000'000 + static_cast<std::int64_t>(engine::splitmix64(i) % 450'000'000)};
+                duration = engine::Time{50'000'000 + static_cast<std::int64_t>(engine::splitmix64(i) % 450'000'000)};
             }
-            g.add(op);
+            g.add(op, {}, duration);
         }
     }
     return g;

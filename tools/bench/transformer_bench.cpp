@@ -39,7 +39,8 @@ int main(int argc, char** argv) {
     floor.ops.reserve(g.ops.size());
     const traces::OpId dep[] = {traces::OpId{0}};
     for (std::size_t i = 0; i < g.ops.size(); ++i)
-        floor.add(g.ops[i], i ? std::span<const traces::OpId>(dep) : std::span<const traces::OpId>{});
+        floor.add(g.ops[i], i ? std::span<const traces::OpId>(dep) : std::span<const traces::OpId>{},
+                  g.duration(traces::OpId::from_index(i)));
     const double floor_s = since(t0);
     std::printf("transformer benchmark: GPT-3 175B, TP 8, PP 16, DP 8, 1F1B, 192 micro-batches per replica\n\n");
     std::printf(

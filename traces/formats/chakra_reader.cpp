@@ -295,10 +295,11 @@ OpGraph read_chakra(const std::vector<std::string>& given) {
             ++placed;
             const chakra::Node& n = nodes[i];
             Op op{rank, StreamId{}, g.intern(n.name())};
+            engine::Time duration{-1};
             switch (n.type()) {
                 case chakra::COMP_NODE:
                     op.kind = integer_attr(n, "is_cpu_op", file).value_or(0) ? OpKind::delay : OpKind::compute;
-                    op.duration = duration_of(n, file);
+                    duration = duration_of(n, file);
                     op.stream = g.stream(rank, op.kind == OpKind::delay ? "cpu" : "compute");
                     break;
                 case chakra::COMM_COLL_NODE:
@@ -343,7 +344,7 @@ OpGraph read_chakra(const std::vector<std::string>& given) {
             }
             std::vector<OpId> deps;
             for (const std::size_t d : lists[i]) deps.push_back(op_of[d]);
-            op_of[i] = g.add(op, deps);
+            op_of[i] = g.add(op, deps, duration);
             for (const std::size_t d : dependents[i]) {
                 if (--waiting[d] == 0) ready.emplace(nodes[d].id(), d);
             }

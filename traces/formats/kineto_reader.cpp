@@ -263,9 +263,9 @@ void build_rank(OpGraph& g, const RankTrace& trace, std::uint32_t rank, const Ki
         if (tail_end[slot] > previous_end) {
             // The previous iteration's tail still ran on this stream: a wait of its own, not host time.
             Op delay{r, stream, g.intern("previous iteration"), OpKind::delay};
-            delay.duration = std::min(tail_end[slot], e.start) - previous_end;
-            if (options.keep_gaps && delay.duration > Time{0}) g.add(delay);
-            previous_end += delay.duration;
+            const Time waited = std::min(tail_end[slot], e.start) - previous_end;
+            if (options.keep_gaps && waited > Time{0}) g.add(delay, {}, waited);
+            previous_end += waited;
             tail_end[slot] = Time{INT64_MIN};
         }
         // Host time: until the launch finished (or, without a launch record, until the kernel started).
@@ -306,19 +306,16 @@ void build_rank(OpGraph& g, const RankTrace& trace, std::uint32_t rank, const Ki
         }
         if (options.keep_gaps && host_gap > Time{0}) {
             Op delay{r, stream, g.intern("host gap"), OpKind::delay};
-            delay.duration = host_gap;
-            g.add(delay);
+            g.add(delay, {}, host_gap);
         }
         if (options.keep_gaps && waited_for.count() != INT64_MIN && e.start > waited_for) {
             // The dispatch gap between the awaited kernel's end and this start, kept after the dependency.
             Op delay{r, stream, g.intern("dispatch gap"), OpKind::delay};
-            delay.duration = e.start - waited_for;
-            g.add(delay, deps);
+            g.add(delay, deps, e.start - waited_for);
             deps.clear();
         }
         Op op{r, stream, g.intern(e.name.substr(0, e.name.find('('))), e.kind, e.kernel_class, e.dtype};
         op.bytes = e.bytes;
-        op.duration = e.end - e.start;  // collectives: the traced kernel time, for comparison only
         if (e.kind == OpKind::collective) {
             op.collective = e.collective;
             std::vector<std::uint32_t> members = e.group_ranks;
@@ -341,7 +338,7 @@ void build_rank(OpGraph& g, const RankTrace& trace, std::uint32_t rank, const Ki
             }
             op.set_comm(it->second);
         }
-        const OpId id = g.add(op, deps);
+        const OpId id = g.add(op, deps, e.end - e.start);  // collectives: the traced kernel time, for comparison only
         op_of_event.push_back(id);
         ends.emplace_back(e.end, id);
         previous_end = e.end;
@@ -435,7 +432,8 @@ OpGraph read_kineto(const std::vector<std::string>& files, const KinetoOptions& 
     // A collective the trace gives no size for is not simulated as 0 bytes: the replay keeps its traced kernel
     // time (docs/models.md "Replay").
     std::size_t unsized = 0;
-    for (const Op& op : g.ops) unsized += op.kind == OpKind::collective && op.bytes == 0 && op.has_duration();
+    for (std::size_t i = 0; i < g.ops.size(); ++i)
+        unsized += g.ops[i].kind == OpKind::collective && g.ops[i].bytes == 0 && g.has_duration(OpId::from_index(i));
     if (unsized > 0)
         engine::layer_log("traces").warn("{}: {} collectives without a size kept their traced duration", files.front(),
                                          unsized);

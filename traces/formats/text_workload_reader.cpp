@@ -167,8 +167,7 @@ OpGraph read_text_workload(const std::string& path, const TextWorkloadOptions& o
                 }
                 auto add_compute = [&](const std::string& name, engine::Time duration, std::vector<OpId> deps = {}) {
                     Op op{r, compute, g.intern(name), OpKind::compute, KernelClass::other};
-                    op.duration = duration;
-                    return g.add(op, deps);
+                    return g.add(op, deps, duration);
                 };
                 auto add_collective = [&](const TextLayer& l, std::size_t p, StreamId stream,
                                           std::vector<OpId> deps) -> OpId {

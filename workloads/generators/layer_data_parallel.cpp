@@ -309,8 +309,7 @@ void LayerBuilder::build_rank() {
                                 OpKind::delay,
                                 traces::KernelClass::other,
                                 plan_.dtype};
-                late.duration = engine::Time{0};
-                next = {g_.add(late, std::vector<OpId>{step_done})};
+                next = {g_.add(late, std::vector<OpId>{step_done}, engine::Time{0})};
                 continue;
             }
             // The round's clients average; each then sends the model to the next round's newcomers it serves.

@@ -143,8 +143,7 @@ OpGraph build_pipeline_data_parallel(const engine::Params& params) {
                 traces::Op op{rank, compute, g.intern(name), OpKind::compute, traces::KernelClass::gemm, s.dtype};
                 op.set_flops(flops);
                 op.bytes = static_cast<std::uint64_t>(layer_bytes * s.layers / s.chunks);
-                op.duration = fixed;
-                last_compute = g.add(op, deps);
+                last_compute = g.add(op, deps, fixed);
                 return last_compute;
             };
             // A message between stages: compressed (encoded on the sender's compute stream before the send, decoded

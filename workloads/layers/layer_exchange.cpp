@@ -103,8 +103,9 @@ void LayerBuilder::offload_bucket(std::uint32_t step, double bytes, OpId after) 
     // The host's optimizer step: fp32 master weights and optimizer state read and written, the gradients read.
     traces::Op cpu{rank_,         g_.stream(rank_, "host optimizer"), g_.intern("host optimizer " + name),
                    OpKind::delay, traces::KernelClass::optimizer,     traces::DataType::fp32};
-    cpu.duration = engine::from_seconds(part * ((plan_.adam ? 28.0 : 20.0) + grad_width) / plan_.host_bandwidth);
-    const OpId on_host = g_.add(cpu, std::vector<OpId>{down});
+    const OpId on_host =
+        g_.add(cpu, std::vector<OpId>{down},
+               engine::from_seconds(part * ((plan_.adam ? 28.0 : 20.0) + grad_width) / plan_.host_bandwidth));
     OpId back = copy(OpKind::memcpy_h2d, "offload h2d", width * part, "parameters to GPU " + name, on_host);
     if (plan_.dp > 1) {
         traces::Op gather{rank_,

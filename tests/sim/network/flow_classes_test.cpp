@@ -250,8 +250,7 @@ TEST_CASE("late ranks and competing traffic give the same replay with and withou
         for (const traces::RankId r : all) {
             traces::Op compute{r, g.stream(r, "compute"), g.intern("kernel"), traces::OpKind::compute,
                                traces::KernelClass::gemm};
-            compute.duration = engine::Time{static_cast<std::int64_t>(rng() % 40) * 1'000'000};
-            const traces::OpId c = g.add(compute);
+            const traces::OpId c = g.add(compute, {}, engine::Time{static_cast<std::int64_t>(rng() % 40) * 1'000'000});
             traces::Op op{r, g.stream(r, call % 2 ? "tp" : "dp"), g.intern("grads"), traces::OpKind::collective,
                           traces::KernelClass::communication};
             op.bytes = call % 2 ? (8 << 20) : (32 << 20);
