@@ -59,6 +59,13 @@ traces::RankBreakdown analyze_rank(const traces::OpGraph& g, const traces::Timel
         last_id = id.value;
         return tl.contention(id, contention_at);
     };
+    std::size_t wait_at = 0;  // (the same for ready times)
+    std::uint32_t last_wait_id = 0;
+    const auto ready = [&](traces::OpId id) {
+        if (id.value < last_wait_id) wait_at = 0;
+        last_wait_id = id.value;
+        return tl.ready(id, wait_at);
+    };
     for (const traces::OpId id : rank_ops) {
         const traces::Op& op = g.ops[id.index()];
         const traces::OpTiming& t = tl.ops[id.index()];
@@ -68,13 +75,13 @@ traces::RankBreakdown analyze_rank(const traces::OpGraph& g, const traces::Timel
                 add(t.start, t.end, compute_track);
                 break;
             case OpKind::collective:
-                add(t.ready, t.start, peer_track);
+                add(ready(id), t.start, peer_track);
                 add(t.start, t.end, transfer_track);
                 add(t.end - contention(id), t.end, network_track);
                 break;
             case OpKind::send:
             case OpKind::recv:
-                add(t.ready, t.start, dependency_track);
+                add(ready(id), t.start, dependency_track);
                 add(t.start, t.end, transfer_track);
                 add(t.end - contention(id), t.end, network_track);
                 break;
@@ -247,6 +254,7 @@ std::vector<traces::GroupCommunication> communication_by_group(const traces::OpG
         if (it == rows.end()) it = rows.insert(rows.end(), traces::GroupCommunication{family});
         row_of[c] = static_cast<std::uint32_t>(it - rows.begin());
     }
+    std::size_t wait_at = 0;  // (ops in ascending order: each search of a ready time starts at the last one found)
     for (std::size_t i = 0; i < g.ops.size(); ++i) {
         const traces::Op& op = g.ops[i];
         if (!op.is_communication()) continue;
@@ -254,7 +262,7 @@ std::vector<traces::GroupCommunication> communication_by_group(const traces::OpG
         const traces::OpTiming& t = tl.ops[i];
         ++row.ops;
         row.bytes += op.bytes;
-        row.waiting += t.start - t.ready;
+        row.waiting += t.start - tl.ready(traces::OpId::from_index(i), wait_at);
         row.transferring += t.end - t.start;
     }
     std::erase_if(rows, [](const auto& r) { return r.ops == 0; });
@@ -271,6 +279,7 @@ namespace clustersim::sim {
 
 std::vector<CollectiveComparison> compare_collectives(const traces::OpGraph& g, const traces::Timeline& tl) {
     std::vector<CollectiveComparison> rows;
+    std::size_t wait_at = 0;  // (ops in ascending order: each search of a ready time starts at the last one found)
     for (std::size_t i = 0; i < g.ops.size(); ++i) {
         const traces::Op& op = g.ops[i];
         if (op.kind != OpKind::collective || !g.has_duration(traces::OpId::from_index(i))) continue;
@@ -282,7 +291,7 @@ std::vector<CollectiveComparison> compare_collectives(const traces::OpGraph& g, 
         const traces::OpTiming& t = tl.ops[i];
         ++it->calls;
         it->traced += g.durations[i];
-        it->simulated_wait += t.start - t.ready;
+        it->simulated_wait += t.start - tl.ready(traces::OpId::from_index(i), wait_at);
         it->simulated_transfer += t.end - t.start;
     }
     std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.kind < b.kind; });

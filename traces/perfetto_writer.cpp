@@ -115,16 +115,18 @@ void write_perfetto_json(std::ostream& stream, const OpGraph& g, const Timeline&
     for (const Communicator& comm : g.comms) append_json_string(quoted_comms.emplace_back(), comm.name);
     std::string args;
     std::size_t contention_at = 0;  // (ops in ascending order: each contention search starts at the last one found)
+    std::size_t wait_at = 0;        // (the same for ready times)
     for (std::size_t i = 0; i < g.ops.size(); ++i) {
         const Op& op = g.ops[i];
         if (!shown(op.rank)) continue;
         const OpTiming& t = tl.ops[i];
         const std::uint32_t pid = op.rank.value + 1, tid = op.stream.value;
-        if (op.is_communication() && t.start > t.ready) {
+        const engine::Time ready = op.is_communication() ? tl.ready(OpId::from_index(i), wait_at) : t.start;
+        if (t.start > ready) {
             std::string& wait = quoted_waits[op.name];
             if (wait.empty()) append_json_string(wait, "wait: " + g.names[op.name]);
-            slice(out, wait, op.kind == OpKind::collective ? "peer_wait" : "dependency_wait", pid, tid, t.ready,
-                  t.start, "");
+            slice(out, wait, op.kind == OpKind::collective ? "peer_wait" : "dependency_wait", pid, tid, ready, t.start,
+                  "");
         }
         const char* category = op.kind == OpKind::compute                                       ? "compute"
                                : op.is_communication()                                          ? "communication"

@@ -439,6 +439,7 @@ void ReplayEngine::finish_member(std::uint32_t index, std::uint32_t member) {
     // Shown as one wait followed by one transfer: the member's time inside the call with none of its own
     // transfers in flight (waiting for peers, directly or through the algorithm's dependencies) comes first.
     t.start = sim_.now() - inst.member_busy[member];
+    note_ready(op, inst.member_arrival[member], t.start);
     if (inst.tap != FlowNetwork::no_tap) inst.member_end[member] = sim_.now();  // (a call being recorded)
     timeline_.critical_preds[op.index()] = inst.last_trigger;
     // Contention: how much later than on an empty network this member finished, counted from the collective's

@@ -20,22 +20,32 @@ void ReplayEngine::arrive_p2p(OpId id) {
     set_comm_active(op.rank, +1);
     const std::uint32_t partner = op_state_[id.index()].partner;
     CLUSTERSIM_CHECK(partner != UINT32_MAX, "unmatched {}", g_.describe(id));
-    const traces::OpTiming& other = timeline_.ops[partner];
     const OpId send = op.kind == OpKind::send ? id : OpId{partner};
     const OpId recv = op.kind == OpKind::send ? OpId{partner} : id;
     if (g_.ops[send.index()].eager) {
         // Buffered send: it goes at once; the recv ends when both it is posted and the data is there.
         if (op.kind == OpKind::recv) {
-            if (p2p_arrived_[send.index()]) {
+            if (p2p_arrived_.find(send.value)) {
+                p2p_arrived_.erase(send.value);
                 timeline_.ops[id.index()].start = sim_.now();  // (its trigger is its critical predecessor)
                 done_queue_.push_back(id);
+            } else {
+                bool inserted = false;
+                p2p_posted_.find_or_insert(id.value, inserted) = sim_.now();  // the data comes later
             }
             return;
         }
         timeline_.ops[id.index()].start = sim_.now();  // (its trigger is its critical predecessor)
     } else {
-        if (other.ready.count() < 0) return;  // rendezvous: the peer has not been posted yet, wait for it
-        const OpId later = trigger(id);       // the later side's trigger, for both
+        const Time* other_ready = p2p_posted_.find(partner);
+        if (!other_ready) {  // rendezvous: the peer has not been posted yet, wait for it
+            bool inserted = false;
+            p2p_posted_.find_or_insert(id.value, inserted) = sim_.now();
+            return;
+        }
+        note_ready(OpId{partner}, *other_ready, sim_.now());
+        p2p_posted_.erase(partner);
+        const OpId later = trigger(id);  // the later side's trigger, for both
         for (const OpId side : {send, recv}) {
             timeline_.ops[side.index()].start = sim_.now();
             timeline_.critical_preds[side.index()] = later;
@@ -102,16 +112,21 @@ void ReplayEngine::on_flow(FlowId flow, std::uint32_t owner) {
             note_contention(OpId{id}, delay);
             done_queue_.push_back(OpId{id});
             traces::OpTiming& r = timeline_.ops[recv];
-            if (!g_.ops[id].eager || r.ready.count() >= 0) {
+            const Time* posted = g_.ops[id].eager ? p2p_posted_.find(recv) : nullptr;
+            if (!g_.ops[id].eager || posted) {
                 // The recv was posted (always so for a rendezvous): it ends with the data.
-                if (g_.ops[id].eager) {
-                    r.start = std::max(r.ready, start);
-                    if (r.ready < start) timeline_.critical_preds[recv] = OpId{id};  // (else: its trigger)
+                if (posted) {
+                    const Time ready = *posted;
+                    p2p_posted_.erase(recv);
+                    r.start = std::max(ready, start);
+                    note_ready(OpId{recv}, ready, r.start);
+                    if (ready < start) timeline_.critical_preds[recv] = OpId{id};  // (else: its trigger)
                 }
                 note_contention(OpId{recv}, std::min(delay, sim_.now() - r.start));
                 done_queue_.push_back(OpId{recv});
             } else {
-                p2p_arrived_[id] = 1;  // the recv, when posted, ends at once
+                bool inserted = false;
+                p2p_arrived_.find_or_insert(id, inserted) = 1;  // the recv, when posted, ends at once
             }
             return;
         }

@@ -85,10 +85,8 @@ void ReplayEngine::setup() {
     engine::PageWarmer warmer;
     engine::reserve_huge_fresh(timeline_.ops, n);
     engine::reserve_huge_fresh(timeline_.critical_preds, n);
-    engine::reserve_huge_fresh(p2p_arrived_, n);
     warmer.warm(timeline_.ops.data(), n * sizeof(traces::OpTiming));
     warmer.warm(timeline_.critical_preds.data(), n * sizeof(OpId));
-    warmer.warm(p2p_arrived_.data(), n);
     engine::assign_huge(op_state_, n + 1, OpState{});
     std::vector<OpId> last_on_stream(g_.streams.size(), OpId::invalid());
     // Dependents (CSR) built in place: each op's count at the next one's offset, summed into offsets, filled with
@@ -198,7 +196,6 @@ void ReplayEngine::setup() {
     comm_active_.assign(g_.rank_count, 0);
     engine::assign_huge(timeline_.ops, n, traces::OpTiming{});
     engine::assign_huge(timeline_.critical_preds, n, OpId::invalid());
-    engine::assign_huge(p2p_arrived_, n, std::uint8_t{0});
     setup_stragglers();
     for (std::uint32_t k = 0; k < options_.cluster_events.size(); ++k)
         sim_.schedule_at(options_.cluster_events[k].at, to_u16(EventKind::cluster_event), k);
@@ -210,8 +207,6 @@ void ReplayEngine::setup() {
 
 void ReplayEngine::make_ready(OpId id) {
     const traces::Op& op = g_.ops[id.index()];
-    traces::OpTiming& t = timeline_.ops[id.index()];
-    t.ready = sim_.now();
     stream_run_[op.stream.index()].current = id;
     switch (op.kind) {
         case OpKind::compute:
@@ -231,7 +226,7 @@ void ReplayEngine::make_ready(OpId id) {
             break;
         case OpKind::alloc:
         case OpKind::free:
-            t.start = sim_.now();  // (its trigger is its critical predecessor)
+            timeline_.ops[id.index()].start = sim_.now();  // (its trigger is its critical predecessor)
             done_queue_.push_back(id);
             break;
     }
@@ -412,6 +407,13 @@ ReplayResult ReplayEngine::run() {
                                         [](const auto& a, const auto& b) { return a.first == b.first; }) ==
                          timeline_.contentions.end(),
                      "an op's contention noted twice");
+    // Ready times by op (each op's is noted once, when it starts).
+    std::sort(timeline_.waits.begin(), timeline_.waits.end(),
+              [](const auto& a, const auto& b) { return a.first.value < b.first.value; });
+    CLUSTERSIM_CHECK(
+        std::adjacent_find(timeline_.waits.begin(), timeline_.waits.end(),
+                           [](const auto& a, const auto& b) { return a.first == b.first; }) == timeline_.waits.end(),
+        "an op's ready time noted twice");
     // Point-to-point transfers by arrival, then send: not in the order one instant's events happened to run.
     std::sort(timeline_.transfers.begin(), timeline_.transfers.end(),
               [](const auto& a, const auto& b) { return std::tie(a.end, a.send) < std::tie(b.end, b.send); });

@@ -313,11 +313,19 @@ private:
     void note_contention(traces::OpId op, engine::Time contention) {
         if (contention > engine::Time{0}) timeline_.contentions.emplace_back(op, contention);
     }
+    /// Records when an op was ready (Timeline::waits): kept only when before its start; sorted when the run ends.
+    void note_ready(traces::OpId op, engine::Time ready, engine::Time start) {
+        if (ready < start) timeline_.waits.emplace_back(op, ready);
+    }
     /// The place of `rank` in `comm` (a member: checked by the graph's validation).
     [[nodiscard]] std::uint32_t member_of(traces::RankId rank, traces::CommId comm) const;
     std::vector<OpState> op_state_;  // by op, and one past the last (the dependents' end)
     std::vector<traces::OpId> dependents_;
-    std::vector<std::uint8_t> p2p_arrived_;       // by eager send: its data arrived before the recv was posted
+    // Messages' sides waiting for the other, by op id (only looked up, never iterated): a posted send or recv
+    // waiting for its partner, or an eager recv for the data, with when it was ready; an eager send whose data
+    // arrived before its recv was posted.
+    engine::FlatMap64<engine::Time> p2p_posted_;
+    engine::FlatMap64<std::uint8_t> p2p_arrived_;
     std::vector<Call> calls_;                     // by call (the partner of a collective op)
     std::vector<CollectiveRecord> call_records_;  // by call: what the outputs keep of it (moved out at the end)
     std::vector<Instance> instances_;             // by slot: calls in flight

@@ -21,8 +21,10 @@ void ReplayEngine::arrive_modelled(OpId id) {
     Instance& inst = instances_[index];
     const auto& ranks = g_.comms[inst.comm.index()].ranks;
     const std::uint32_t member = member_of(op.rank, op.comm());
+    if (!inst.planned) inst.member_arrival.assign(ranks.size(), Time{0});
     inst.planned = true;
     inst.members[member] = id;
+    inst.member_arrival[member] = sim_.now();
     note_arrival_trigger(inst, member, trigger(id));
     if (inst.first_arrival.count() < 0) inst.first_arrival = sim_.now();
     inst.last_arrival = sim_.now();
@@ -208,6 +210,7 @@ void ReplayEngine::finish_modelled(std::uint32_t index) {
         traces::OpTiming& t = timeline_.ops[op.index()];
         // As for simulated calls: the wait for the last member first, then the modelled transfer time.
         t.start = sim_.now() - inst.ideal;
+        note_ready(op, inst.member_arrival[m], t.start);
         timeline_.critical_preds[op.index()] = inst.last_trigger;
         // (No contention: the model's time is an empty network's.)
         done_queue_.push_back(op);

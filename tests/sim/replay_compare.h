@@ -13,6 +13,7 @@ inline void require_same_replay(const sim::ReplayResult& fast, const sim::Replay
     REQUIRE(fast.timeline.ops == reference.timeline.ops);
     REQUIRE(fast.timeline.critical_preds == reference.timeline.critical_preds);
     REQUIRE(fast.timeline.contentions == reference.timeline.contentions);
+    REQUIRE(fast.timeline.waits == reference.timeline.waits);
     REQUIRE(fast.flows == reference.flows);
     REQUIRE(fast.bytes_on_network == reference.bytes_on_network);
     REQUIRE(fast.timeline.transfers == reference.timeline.transfers);

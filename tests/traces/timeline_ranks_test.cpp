@@ -78,8 +78,8 @@ TEST_CASE("a timeline of some ranks leaves out the others' slices, arrows and me
     g.add(traces::Op{r1, g.stream(r1, "s"), g.intern("buffer1"), traces::OpKind::alloc});
     traces::Timeline tl;
     for (int i = 0; i < 4; ++i)
-        tl.ops.push_back(
-            traces::OpTiming{engine::Time{0}, engine::Time{i * 1'000'000}, engine::Time{(i + 1) * 1'000'000}});
+        tl.ops.push_back(traces::OpTiming{engine::Time{i * 1'000'000}, engine::Time{(i + 1) * 1'000'000}});
+    tl.waits = {{recv, engine::Time{0}}};  // ready at 0, started at 1 us
     tl.transfers.push_back({send, recv, engine::Time{0}, engine::Time{2'000'000}});
 
     const std::string all = traces::perfetto_json(g, tl, {});
