@@ -261,7 +261,7 @@ std::vector<traces::GroupCommunication> communication_by_group(const traces::OpG
         traces::GroupCommunication& row = rows[row_of[op.comm().index()]];
         const traces::OpTiming& t = tl.ops[i];
         ++row.ops;
-        row.bytes += op.bytes;
+        row.bytes += op.bytes();
         row.waiting += t.start - tl.ready(traces::OpId::from_index(i), wait_at);
         row.transferring += t.end - t.start;
     }

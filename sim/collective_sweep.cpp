@@ -19,6 +19,9 @@ namespace {
 std::vector<std::uint64_t> sizes(const CollectiveSweepOptions& o) {
     if (o.min_bytes == 0 || o.max_bytes < o.min_bytes || !(o.factor > 1))
         throw engine::InputError("expected 0 < --min <= --max and --factor > 1");
+    if (o.max_bytes > traces::Op::max_op_bytes)
+        throw engine::InputError(
+            fmt::format("--max: {} bytes is more than a collective op holds (2^48 - 2, 256 TiB)", o.max_bytes));
     std::vector<std::uint64_t> out;
     for (double s = static_cast<double>(o.min_bytes); s <= static_cast<double>(o.max_bytes) * (1 + 1e-9); s *= o.factor)
         out.push_back(static_cast<std::uint64_t>(s));
@@ -45,7 +48,7 @@ traces::OpGraph collective_graph(std::uint32_t ranks, const std::vector<std::vec
             traces::Op op{r, g.stream(r, fmt::format("comm{}", k)), g.intern(traces::collective_kind_name(kind)),
                           traces::OpKind::collective};
             op.collective = kind;
-            op.bytes = bytes;
+            op.set_bytes(bytes);
             op.set_comm(comm);
             g.add(op);
         }

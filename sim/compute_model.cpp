@@ -96,9 +96,9 @@ engine::Time compute_time(const traces::OpGraph& graph, traces::OpId id, const t
         else
             seconds = op.flops() / (peak * model.flops_efficiency[cls]);
     }
-    if (op.bytes > 0)
+    if (op.bytes() > 0)
         seconds = std::max(
-            seconds, static_cast<double>(op.bytes) / (gpu.hbm_bandwidth_bytes_per_s * model.memory_efficiency[cls]));
+            seconds, static_cast<double>(op.bytes()) / (gpu.hbm_bandwidth_bytes_per_s * model.memory_efficiency[cls]));
     return std::max(model.min_kernel_time, engine::from_seconds(seconds) + engine::Time{gpu.kernel_overhead_ps});
 }
 

@@ -18,8 +18,8 @@ std::vector<traces::RankMemory> memory_peaks(const traces::OpGraph& g, const top
         if (op.kind != traces::OpKind::alloc && op.kind != traces::OpKind::free) continue;
         const std::size_t r = op.rank.index();
         auto& h = held[r];
-        const auto use = static_cast<std::size_t>(op.memory);
-        h[use] += op.kind == traces::OpKind::alloc ? static_cast<double>(op.bytes) : -static_cast<double>(op.bytes);
+        const auto use = static_cast<std::size_t>(op.memory());
+        h[use] += op.kind == traces::OpKind::alloc ? static_cast<double>(op.bytes()) : -static_cast<double>(op.bytes());
         allocates[r] = 1;
         double total = 0;
         for (const double b : h) total += b;

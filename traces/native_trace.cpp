@@ -123,7 +123,7 @@ void read_op(const Reader& r, const json& j, const std::string& path, OpGraph& g
     // FLOPs and bytes bounded so that any kernel or message fits the 53 days a run can represent on the slowest
     // GPU and link (docs/formats.md).
     if (j.contains("flops")) op.set_flops(r.number_at(j["flops"], path + ".flops", 1e20));
-    if (j.contains("bytes")) op.bytes = r.unsigned_at(j["bytes"], path + ".bytes", std::uint64_t{1} << 50);
+    if (j.contains("bytes")) op.set_bytes(r.unsigned_at(j["bytes"], path + ".bytes", Op::max_op_bytes));
     engine::Time duration{-1};
     if (j.contains("duration_ps"))
         duration = engine::Time{
@@ -142,7 +142,7 @@ void read_op(const Reader& r, const json& j, const std::string& path, OpGraph& g
         }
     }
     if (j.contains("algorithm")) op.set_algorithm(g.intern(r.string_at(j["algorithm"], path + ".algorithm")));
-    if (j.contains("memory")) op.memory = r.enum_at(j["memory"], path + ".memory", &parse_memory_use, "memory use");
+    if (j.contains("memory")) op.set_memory(r.enum_at(j["memory"], path + ".memory", &parse_memory_use, "memory use"));
     if (j.contains("gemm")) {
         const json& m = j["gemm"];
         if (!m.is_array() || m.size() != 4) r.fail(path + ".gemm", "expected [m, n, k, batch]");
@@ -283,7 +283,7 @@ std::string native_trace_text(const OpGraph& g) {
         if (op.kind == OpKind::compute)
             out += fmt::format(", \"class\": \"{}\", \"flops\": {}", kernel_class_name(op.kernel_class),
                                json_number(op.flops()));
-        out += fmt::format(", \"dtype\": \"{}\", \"bytes\": {}", data_type_name(op.dtype), op.bytes);
+        out += fmt::format(", \"dtype\": \"{}\", \"bytes\": {}", data_type_name(op.dtype), op.bytes());
         if (g.has_duration(OpId::from_index(i))) out += fmt::format(", \"duration_ps\": {}", g.durations[i].count());
         if (op.is_communication()) out += fmt::format(", \"comm\": {}", op.comm().value);
         if (op.kind == OpKind::collective)
@@ -294,7 +294,7 @@ std::string native_trace_text(const OpGraph& g) {
         if (op.algorithm() != no_algorithm)
             out += fmt::format(", \"algorithm\": {}", json_string(g.names[op.algorithm()]));
         if (op.kind == OpKind::alloc || op.kind == OpKind::free)
-            out += fmt::format(", \"memory\": \"{}\"", memory_use_name(op.memory));
+            out += fmt::format(", \"memory\": \"{}\"", memory_use_name(op.memory()));
         if (op.shape() != no_shape) {
             const GemmShape& m = g.gemm_shapes[op.shape()];
             out += fmt::format(", \"gemm\": [{}, {}, {}, {}]", m.m, m.n, m.k, m.batch);

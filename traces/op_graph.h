@@ -92,27 +92,50 @@ struct TrainingFacts {
     bool operator==(const TrainingFacts&) const = default;
 };
 
-/// One op, 40 bytes; names are interned in OpGraph::names, measured durations kept beside (OpGraph::durations). Fields
+/// One op, 32 bytes; names are interned in OpGraph::names, measured durations kept beside (OpGraph::durations). Fields
 /// that only one family of kinds uses share their storage, behind accessors that give the default for the other kinds
 /// (memory is most of a large run: 65 M ops for one unfolded iteration on 16,384 GPUs, docs/architecture.md):
 /// - `flops()` (compute) with `comm()` and `peer()` (communication);
-/// - `shape()` (compute), `algorithm()` (collective) and `tag()` (send/recv).
+/// - `shape()` (compute), `algorithm()` (collective) and `tag()` (send/recv);
+/// - `collective` (collective) with `memory()` (alloc/free).
+/// The size and the kinds share one word of bit fields (the size in 48 bits, through `bytes()` and `set_bytes()`).
 /// Set the kind first: a setter writes its field whatever the kind, a getter reads it only for its own kinds.
 struct Op {
+    Op() = default;
+    Op(RankId rank_, StreamId stream_, std::uint32_t name_, OpKind kind_ = OpKind::compute,
+       KernelClass kernel_class_ = KernelClass::other, DataType dtype_ = DataType::fp16)
+        : rank(rank_), stream(stream_), name(name_), kind(kind_), kernel_class(kernel_class_), dtype(dtype_) {}
+
     RankId rank;
     StreamId stream;
     std::uint32_t name = 0;  // index into OpGraph::names
-    OpKind kind = OpKind::compute;
-    KernelClass kernel_class = KernelClass::other;
-    DataType dtype = DataType::fp16;
-    CollectiveKind collective = CollectiveKind::all_reduce;
-    bool eager = false;                   // send only: starts without waiting for the recv (buffered, as ASTRA-sim)
-    MemoryUse memory = MemoryUse::other;  // alloc/free only
     // Read and written through the accessors below, stored so that zero is each field's default: the tag, or one
     // more than shape or algorithm; the bits of `flops`, or the complements of comm (low half) and peer (high half).
     std::uint32_t detail_bits = 0;
-    std::uint64_t bytes = 0;  // compute: bytes touched; collective: per-rank buffer; send/recv/copy: message
+    // One 8-byte word: the size in 48 bits (read and written through bytes() and set_bytes()), then the kinds.
+    std::uint64_t bytes_bits : 48 = 0;
+    OpKind kind : 4 = OpKind::compute;
+    KernelClass kernel_class : 3 = KernelClass::other;
+    DataType dtype : 3 = DataType::fp16;
+    // Collectives: their kind; alloc/free: what they hold, as a MemoryUse (memory() and set_memory()).
+    CollectiveKind collective : 3 = CollectiveKind::all_reduce;
+    bool eager : 1 = false;  // send only: starts without waiting for the recv (buffered, as ASTRA-sim)
     std::uint64_t payload_bits = 0;
+
+    /// Compute: bytes touched; collective: per-rank buffer; send/recv/copy: message; alloc/free: bytes held.
+    [[nodiscard]] std::uint64_t bytes() const { return bytes_bits; }
+    /// A size beyond max_op_bytes is kept as too_large_bytes, never wrapped: readers refuse such sizes where they
+    /// read them, and generated graphs are checked for it (sim/scenario/workload_reader.cpp).
+    void set_bytes(std::uint64_t bytes) { bytes_bits = std::min(bytes, too_large_bytes); }
+    /// The largest size an op holds: 2^48 - 2 bytes (256 TiB).
+    static constexpr std::uint64_t max_op_bytes = (std::uint64_t{1} << 48) - 2;
+    /// What set_bytes() keeps for a larger size.
+    static constexpr std::uint64_t too_large_bytes = max_op_bytes + 1;
+    /// Alloc/free: what the memory holds (`other` for the other kinds).
+    [[nodiscard]] MemoryUse memory() const {
+        return kind == OpKind::alloc || kind == OpKind::free ? static_cast<MemoryUse>(collective) : MemoryUse::other;
+    }
+    void set_memory(MemoryUse use) { collective = static_cast<CollectiveKind>(use); }
 
     /// Compute: FLOPs (0 for the other kinds).
     [[nodiscard]] double flops() const { return kind == OpKind::compute ? std::bit_cast<double>(payload_bits) : 0.0; }
@@ -149,7 +172,11 @@ struct Op {
     [[nodiscard]] bool is_point_to_point() const { return kind == OpKind::send || kind == OpKind::recv; }
     bool operator==(const Op&) const = default;
 };
-static_assert(sizeof(Op) == 40);
+static_assert(sizeof(Op) == 32);
+// (Every value of each kind fits its bit field.)
+static_assert(static_cast<int>(OpKind::delay) < 16 && static_cast<int>(KernelClass::other) < 8 &&
+              static_cast<int>(DataType::int64) < 8 && static_cast<int>(CollectiveKind::barrier) < 8 &&
+              static_cast<int>(MemoryUse::buffers) < 8);
 
 struct Stream {
     RankId rank;

@@ -213,10 +213,11 @@ void check_matching(const OpGraph& g) {
                     reject(g, fmt::format("collective #{} on '{}': {} is {} but {} is {}", k, g.comms[c].name,
                                           g.describe(*first), collective_kind_name(a.collective), g.describe(id),
                                           collective_kind_name(b.collective)));
-                if (a.bytes != b.bytes && !takes_member_sizes(a.collective))
-                    reject(g, fmt::format("collective #{} on '{}': {} has {} bytes but {} has {} (only all_gather "
-                                          "and all_to_all take per-member sizes)",
-                                          k, g.comms[c].name, g.describe(*first), a.bytes, g.describe(id), b.bytes));
+                if (a.bytes() != b.bytes() && !takes_member_sizes(a.collective))
+                    reject(g,
+                           fmt::format("collective #{} on '{}': {} has {} bytes but {} has {} (only all_gather "
+                                       "and all_to_all take per-member sizes)",
+                                       k, g.comms[c].name, g.describe(*first), a.bytes(), g.describe(id), b.bytes()));
             }
         }
     }
@@ -227,9 +228,9 @@ void check_matching(const OpGraph& g) {
             reject(g, fmt::format("{} has no matching recv on rank {}", g.describe(list[matched]), std::get<1>(key)));
         for (std::size_t k = 0; k < list.size(); ++k) {
             const OpId r = it->second[k];
-            if (g.ops[list[k].index()].bytes != g.ops[r.index()].bytes)
+            if (g.ops[list[k].index()].bytes() != g.ops[r.index()].bytes())
                 reject(g, fmt::format("{} sends {} bytes but the matching {} expects {}", g.describe(list[k]),
-                                      g.ops[list[k].index()].bytes, g.describe(r), g.ops[r.index()].bytes));
+                                      g.ops[list[k].index()].bytes(), g.describe(r), g.ops[r.index()].bytes()));
         }
     }
     for (const auto& [key, list] : recvs) {

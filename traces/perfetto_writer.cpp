@@ -39,7 +39,7 @@ void slice(std::string& out, std::string_view quoted_name, const char* category,
 
 void op_args(std::string& args, const std::vector<std::string>& quoted_comms, const Op& op, engine::Time contention) {
     args.clear();
-    fmt::format_to(std::back_inserter(args), "\"bytes\":{}", op.bytes);
+    fmt::format_to(std::back_inserter(args), "\"bytes\":{}", op.bytes());
     if (op.kind == OpKind::compute) {
         fmt::format_to(std::back_inserter(args), ",\"class\":\"{}\",\"flops\":", kernel_class_name(op.kernel_class));
         append_json_number(args, op.flops());
@@ -158,7 +158,7 @@ void write_perfetto_json(std::ostream& stream, const OpGraph& g, const Timeline&
         const Op& op = g.ops[i];
         if ((op.kind != OpKind::alloc && op.kind != OpKind::free) || !shown(op.rank)) continue;
         double& h = held[op.rank.index()];
-        h += op.kind == OpKind::alloc ? static_cast<double>(op.bytes) : -static_cast<double>(op.bytes);
+        h += op.kind == OpKind::alloc ? static_cast<double>(op.bytes()) : -static_cast<double>(op.bytes());
         out += fmt::format(",\n{{\"ph\":\"C\",\"name\":\"memory\",\"pid\":{},\"ts\":{},\"args\":{{\"GiB\":{}}}}}",
                            op.rank.value + 1, microseconds_text(tl.ops[i].start), json_number(h / (1u << 30)));
         flush_if_full();

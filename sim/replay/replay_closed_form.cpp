@@ -87,7 +87,7 @@ bool ReplayEngine::try_closed_form(std::uint32_t index, const traces::Op& op, st
         repeats_on_ && inst.plan().scheduled() && link_alias_.empty() && calls_[inst.call].member_bytes.empty() &&
         std::none_of(rings.begin(), rings.end(), [](const RingSchedule& r) { return r.relay != UINT32_MAX; }) &&
         std::none_of(inst.member_left.begin(), inst.member_left.end(), [](std::uint32_t n) { return n == 0; });
-    const RepeatKey key{comm,   op.collective,  op.dtype,      op.bytes,
+    const RepeatKey key{comm,   op.collective,  op.dtype,      op.bytes(),
                         chunks, inst.algorithm, inst.protocol, inst.modelled_protocol};
     if (recordable && use_closed_record(index, key)) return true;
     // Every route without a choice of paths (one flow per transfer), on links that never carried a flow; a ring's

@@ -105,7 +105,7 @@ void ReplayEngine::plan_instance(std::uint32_t index, const traces::Op& op) {
         } else if (algorithm) {
             nccl_algorithm = NcclAlgorithm::ring;
         }
-        const NcclEstimate choice = nccl_choose(op.collective, nccl_bytes(op.collective, op.bytes, info.ranks), info,
+        const NcclEstimate choice = nccl_choose(op.collective, nccl_bytes(op.collective, op.bytes(), info.ranks), info,
                                                 nccl_algorithm, options_.protocol);
         if (!algorithm) {
             algorithm = choice.algorithm == NcclAlgorithm::tree   ? tree
@@ -123,13 +123,13 @@ void ReplayEngine::plan_instance(std::uint32_t index, const traces::Op& op) {
         inst.modelled_protocol = true;
     }
     const std::uint32_t chunks =
-        pipeline_chunks(op.bytes, inst.modelled_protocol ? inst.protocol : NcclProtocol::simple,
+        pipeline_chunks(op.bytes(), inst.modelled_protocol ? inst.protocol : NcclProtocol::simple,
                         static_cast<std::uint32_t>(ranks.size()));
     inst.algorithm = algorithm.value_or(default_algorithm(op.collective));
     // A plan this call repeats (members of one size only: the key holds one) is read where it is kept, not copied
     // (a copy of a tensor-parallel call's 8 rings was 1.5% of the LLaMA plan's samples at 16,384 GPUs); a listed one
     // comes with its arrays, copied (the executor counts down in them).
-    const PlanKey key{inst.comm.value, op.collective, op.bytes, chunks, inst.algorithm};
+    const PlanKey key{inst.comm.value, op.collective, op.bytes(), chunks, inst.algorithm};
     const bool cacheable = calls_[inst.call].member_bytes.empty();
     CachedPlan* cached = cacheable ? plan_cache_.find(key) : nullptr;
     const PlanCache::Schedule* kept_schedule = cacheable && !cached ? plan_cache_.find_schedule(key) : nullptr;
@@ -143,7 +143,7 @@ void ReplayEngine::plan_instance(std::uint32_t index, const traces::Op& op) {
         PlanRequest& request = plan_request_;
         request.kind = op.collective;
         request.members = static_cast<std::uint32_t>(ranks.size());
-        request.bytes = op.bytes;
+        request.bytes = op.bytes();
         request.chunks = chunks;
         request.member_bytes = calls_[inst.call].member_bytes;
         request.node_of = setup.node_of;
@@ -158,7 +158,7 @@ void ReplayEngine::plan_instance(std::uint32_t index, const traces::Op& op) {
             throw engine::InputError(
                 engine::SourceLocation{g_.source},
                 fmt::format("rank {} {} on '{}' of {}: {}", op.rank.value, traces::collective_kind_name(op.collective),
-                            g_.comms[inst.comm.index()].name, engine::format_bytes(static_cast<double>(op.bytes)),
+                            g_.comms[inst.comm.index()].name, engine::format_bytes(static_cast<double>(op.bytes())),
                             e.message()));
         }
         if (cacheable && inst.plan().scheduled()) plan_cache_.keep_schedule(key, {inst.plan(), inst.algorithm});

@@ -61,7 +61,7 @@ void ReplayEngine::arrive_p2p(OpId id) {
                               : route.kept        ? route.kept->efficiency
                                                   : route_efficiency(route.links);
     net_.start_flow_on_route(gpu_of(s.rank), gpu_of(s.peer()), route.links,
-                             static_cast<std::uint64_t>(std::ceil(static_cast<double>(s.bytes) / efficiency)),
+                             static_cast<std::uint64_t>(std::ceil(static_cast<double>(s.bytes()) / efficiency)),
                              (owner_p2p << owner_shift) | send.value, 1, engine::Time{0},
                              route.kept ? &route.kept->cost : nullptr);
 }
@@ -75,7 +75,7 @@ void ReplayEngine::start_copy(OpId id) {
         throw engine::InputError(
             fmt::format("{}: the GPU of rank {} has no host CPU in the topology", g_.describe(id), op.rank.value));
     const bool to_device = op.kind == OpKind::memcpy_h2d;
-    net_.start_flow(to_device ? host : gpu, to_device ? gpu : host, op.bytes, engine::hash_combine(id.value, 2),
+    net_.start_flow(to_device ? host : gpu, to_device ? gpu : host, op.bytes(), engine::hash_combine(id.value, 2),
                     (owner_copy << owner_shift) | id.value);
 }
 

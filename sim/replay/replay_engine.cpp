@@ -146,14 +146,14 @@ void ReplayEngine::setup() {
                 calls_.emplace_back();
                 CollectiveRecord& record = call_records_.emplace_back();
                 record.comm = op.comm();
-                record.bytes = op.bytes;
+                record.bytes = op.bytes();
             }
             op_state_[i].partner = list[k];
             // Per-member sizes (all_gather, all_to_all), kept only when they differ.
             Call& call = calls_[list[k]];
             const std::uint64_t bytes = call_records_[list[k]].bytes;
-            if (op.bytes != bytes && call.member_bytes.empty()) call.member_bytes.assign(ranks.size(), bytes);
-            if (!call.member_bytes.empty()) call.member_bytes[member] = op.bytes;
+            if (op.bytes() != bytes && call.member_bytes.empty()) call.member_bytes.assign(ranks.size(), bytes);
+            if (!call.member_bytes.empty()) call.member_bytes[member] = op.bytes();
         } else if (op.kind == OpKind::send || op.kind == OpKind::recv) {
             const std::uint32_t src = op.kind == OpKind::send ? op.rank.value : op.peer().value;
             const std::uint32_t dst = op.kind == OpKind::send ? op.peer().value : op.rank.value;

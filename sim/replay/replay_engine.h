@@ -82,7 +82,7 @@ private:
     /// A collective the trace gives no size for but a kernel time: it keeps that time (the shortest member's, once
     /// every member has arrived), never a 0-byte transfer.
     [[nodiscard]] bool traced_only(traces::OpId id) const {
-        return g_.ops[id.index()].bytes == 0 && g_.has_duration(id);
+        return g_.ops[id.index()].bytes() == 0 && g_.has_duration(id);
     }
     [[nodiscard]] ModelledCost simulated_cost(const traces::Op& op, const traces::Communicator& comm);
     void finish_modelled(std::uint32_t instance);

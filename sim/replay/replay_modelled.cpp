@@ -39,7 +39,7 @@ void ReplayEngine::arrive_modelled(OpId id) {
         return;
     }
     // Every call of one shape (communicator, kind, size) costs the same: computed once.
-    const std::array<std::uint64_t, 3> key = {inst.comm.value, static_cast<std::uint64_t>(op.collective), op.bytes};
+    const std::array<std::uint64_t, 3> key = {inst.comm.value, static_cast<std::uint64_t>(op.collective), op.bytes()};
     auto cached = std::lower_bound(modelled_costs_.begin(), modelled_costs_.end(), key,
                                    [](const auto& entry, const auto& k) { return entry.first < k; });
     if (cached == modelled_costs_.end() || cached->first != key)
@@ -76,7 +76,7 @@ ReplayEngine::ModelledCost ReplayEngine::modelled_cost(const traces::Op& op, tra
         // actually crosses, not one route's bottleneck. With protocols, as in the simulation: Simple's base latency
         // once, each transfer's per-hop latency, and its bytes over the route's NCCL efficiency.
         const NcclProtocol protocol = options_.protocol.value_or(NcclProtocol::simple);
-        const double share = static_cast<double>(op.bytes) / n;
+        const double share = static_cast<double>(op.bytes()) / n;
         std::vector<std::int32_t> node(n);
         std::vector<std::uint32_t> local(n), slot(n);  // index among its node's members; its node's entry
         std::vector<std::pair<std::int32_t, std::vector<std::uint32_t>>> by_node;  // node -> members, in order
@@ -152,7 +152,7 @@ ReplayEngine::ModelledCost ReplayEngine::modelled_cost(const traces::Op& op, tra
         std::optional<NcclAlgorithm> forced;
         if (options_.algorithm)
             forced = *options_.algorithm == tree_algorithm_ ? NcclAlgorithm::tree : NcclAlgorithm::ring;
-        const std::uint64_t bytes = nccl_bytes(op.collective, op.bytes, n);
+        const std::uint64_t bytes = nccl_bytes(op.collective, op.bytes(), n);
         const NcclEstimate choice = nccl_choose(op.collective, bytes, info, forced, options_.protocol);
         cost.algorithm = choice.algorithm == NcclAlgorithm::tree   ? tree_algorithm_
                          : choice.algorithm == NcclAlgorithm::nvls ? nvls_algorithm_

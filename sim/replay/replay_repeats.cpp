@@ -36,7 +36,7 @@ void ReplayEngine::plan_repeat(std::uint32_t index, const traces::Op& op, std::u
         inst.plan().size() == 0 ||
         std::any_of(inst.member_left.begin(), inst.member_left.end(), [](std::uint32_t n) { return n == 0; }))
         return;
-    const RepeatKey key{comm,   op.collective,  op.dtype,      op.bytes,
+    const RepeatKey key{comm,   op.collective,  op.dtype,      op.bytes(),
                         chunks, inst.algorithm, inst.protocol, inst.modelled_protocol};
     if (comm_repeats_.empty()) comm_repeats_.resize(g_.comms.size());
     const auto& kept = comm_repeats_[comm];

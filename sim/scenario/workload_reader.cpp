@@ -107,16 +107,17 @@ traces::OpGraph read_workload(const engine::YamlValue& workload, const std::stri
     const std::string balanced = resolve_balanced_stages(params, cluster, entry.build);
     traces::OpGraph graph = entry.build(params);
     if (!balanced.empty()) graph.derived.push_back(balanced);
-    // Generated sizes stay within what inputs may give (1 PiB, as engine/units.h) and FLOPs within what the clock
-    // can time: beyond, a plan's kernels and transfers would pass the clock's range.
+    // Generated sizes stay within what an op holds (256 TiB: a larger one is kept as too_large_bytes) and FLOPs
+    // within what the clock can time: beyond, a plan's kernels and transfers would pass the clock's range.
     for (std::size_t i = 0; i < graph.ops.size(); ++i) {
         const traces::Op& op = graph.ops[i];
-        if (static_cast<double>(op.bytes) > 0x1p50 || op.flops() > 1e18)
-            workload.fail(
-                fmt::format("{} would move {} and compute {:.3g} FLOPs: beyond 1 PiB or 1e18 FLOPs in "
-                            "one op; make the plan smaller",
-                            graph.describe(traces::OpId::from_index(i)),
-                            engine::format_bytes(static_cast<double>(op.bytes)), op.flops()));
+        const bool too_large = op.bytes() > traces::Op::max_op_bytes;
+        if (too_large || op.flops() > 1e18)
+            workload.fail(fmt::format(
+                "{} would move {} and compute {:.3g} FLOPs: beyond 256 TiB or 1e18 FLOPs in "
+                "one op; make the plan smaller",
+                graph.describe(traces::OpId::from_index(i)),
+                too_large ? "256 TiB or more" : engine::format_bytes(static_cast<double>(op.bytes())), op.flops()));
     }
     return graph;
 }

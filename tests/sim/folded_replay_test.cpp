@@ -87,7 +87,7 @@ TEST_CASE("folded calls simulated alone on their whole group match the whole job
         traces::Op op{r, alone.stream(r, "dp"), alone.intern("grad_gather wg ALLGATHER"), traces::OpKind::collective,
                       traces::KernelClass::communication};
         op.collective = traces::CollectiveKind::all_gather;
-        op.bytes = 67'108'864 / 16;
+        op.set_bytes(67'108'864 / 16);
         op.set_comm(c);
         alone.add(op);
     }
@@ -143,13 +143,13 @@ TEST_CASE("the cost-model collective mode times every call by NCCL's model, clos
         traces::Op op{r, g.stream(r, "comm"), g.intern("grads"), traces::OpKind::collective,
                       traces::KernelClass::communication};
         op.collective = traces::CollectiveKind::all_reduce;
-        op.bytes = 1ULL << 30;
+        op.set_bytes(1ULL << 30);
         op.set_comm(world);
         g.add(op);
     }
     traces::Op single{traces::RankId{0}, g.stream(traces::RankId{0}, "comm"), g.intern("self"),
                       traces::OpKind::collective, traces::KernelClass::communication};
-    single.bytes = 1 << 20;
+    single.set_bytes(1 << 20);
     single.set_comm(alone);
     g.add(single);
     sim::ReplayOptions modelled;
@@ -183,7 +183,7 @@ TEST_CASE("a replay reports its progress every 2^16 events, monotonically", "[si
         for (const traces::RankId r : all) {
             traces::Op op{r, g.stream(r, "comm"), g.intern("grads"), traces::OpKind::collective,
                           traces::KernelClass::communication};
-            op.bytes = 1 << 24;
+            op.set_bytes(1 << 24);
             op.set_comm(world);
             g.add(op);
         }

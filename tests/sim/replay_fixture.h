@@ -33,7 +33,7 @@ struct GraphBuilder {
         traces::Op op{traces::RankId{rank}, g.stream(traces::RankId{rank}, stream), g.intern(comm + " collective"),
                       traces::OpKind::collective};
         op.collective = kind;
-        op.bytes = bytes;
+        op.set_bytes(bytes);
         op.set_comm(g.communicator(comm, ranks));
         return g.add(op, deps);
     }
@@ -42,7 +42,7 @@ struct GraphBuilder {
         const std::uint32_t lo = std::min(rank, peer), hi = std::max(rank, peer);
         traces::Op op{traces::RankId{rank}, g.stream(traces::RankId{rank}, stream),
                       g.intern(kind == traces::OpKind::send ? "send" : "recv"), kind};
-        op.bytes = bytes;
+        op.set_bytes(bytes);
         op.set_peer(traces::RankId{peer});
         op.set_comm(g.communicator("p2p" + std::to_string(lo) + "-" + std::to_string(hi),
                                    {traces::RankId{lo}, traces::RankId{hi}}));

@@ -46,10 +46,10 @@ TEST_CASE("a Kineto trace with NCCL kernel args imports its iteration's GPU even
             }) == 2);
     // Sizes from the kernels' args: an all-reduce of 53,120 floats and a broadcast of 53 longs.
     REQUIRE(count_ops(g, 0, [](const traces::Op& op) {
-                return op.kind == OpKind::collective && op.bytes == 53'120 * 4;
+                return op.kind == OpKind::collective && op.bytes() == 53'120 * 4;
             }) == 1);
-    REQUIRE(count_ops(g, 0, [](const traces::Op& op) { return op.kind == OpKind::collective && op.bytes == 53 * 8; }) ==
-            1);
+    REQUIRE(count_ops(g, 0,
+                      [](const traces::Op& op) { return op.kind == OpKind::collective && op.bytes() == 53 * 8; }) == 1);
     // Rank 1 has no file: it replays rank 0's ops (SPMD fill).
     REQUIRE(count_ops(g, 1, [](const traces::Op&) { return true; }) ==
             count_ops(g, 0, [](const traces::Op&) { return true; }));
@@ -263,7 +263,7 @@ TEST_CASE("SendRecv kernels take their collective from the enclosing op; unsized
     std::vector<traces::OpId> ids;
     for (std::size_t i = 0; i < g.ops.size(); ++i)
         if (g.ops[i].rank.value == 0 && g.ops[i].kind == traces::OpKind::collective) {
-            rank0.emplace_back(g.ops[i].collective, g.ops[i].bytes);
+            rank0.emplace_back(g.ops[i].collective, g.ops[i].bytes());
             ids.push_back(traces::OpId::from_index(i));
         }
     using K = traces::CollectiveKind;
@@ -362,7 +362,7 @@ TEST_CASE("two sampled ranks of one job replay together, with their own all-to-a
     for (const auto& op : g.ops) {
         if (op.kind == OpKind::collective && op.collective == traces::CollectiveKind::all_to_all &&
             first_a2a.size() < 2 && (first_a2a.empty() || op.rank.value != 0))
-            first_a2a.push_back(op.bytes);
+            first_a2a.push_back(op.bytes());
     }
     REQUIRE(first_a2a == std::vector<std::uint64_t>{3072, 1'358'954'496});
     const auto result = sim::replay(g, topo::load_topology("dgx-a100", {"nodes=16"}), sim::ReplayOptions{});

@@ -69,3 +69,41 @@ TEST_CASE("an op's shared fields read back as set for their kinds and as default
     b.set_tag(1);
     REQUIRE(a != b);
 }
+
+TEST_CASE("an op's size and kinds share one word without touching each other", "[traces]") {
+    // Every kind at its largest value with the largest size, then each field changed alone: the others stay.
+    Op op;
+    op.set_bytes(Op::max_op_bytes);
+    op.kind = OpKind::delay;
+    op.kernel_class = KernelClass::other;
+    op.dtype = DataType::int64;
+    op.collective = CollectiveKind::barrier;
+    op.eager = true;
+    REQUIRE(op.bytes() == Op::max_op_bytes);
+    REQUIRE(op.kind == OpKind::delay);
+    REQUIRE(op.kernel_class == KernelClass::other);
+    REQUIRE(op.dtype == DataType::int64);
+    REQUIRE(op.collective == CollectiveKind::barrier);
+    REQUIRE(op.eager);
+    op.set_bytes(0);
+    REQUIRE(op.kind == OpKind::delay);
+    REQUIRE(op.dtype == DataType::int64);
+    REQUIRE(op.eager);
+    op.eager = false;
+    REQUIRE(op.collective == CollectiveKind::barrier);
+    REQUIRE(op.bytes() == 0);
+    // A size beyond what an op holds is kept as one mark, which readers and the generated graphs' check refuse;
+    // never wrapped into a small one.
+    for (const std::uint64_t beyond : {Op::max_op_bytes + 1, std::uint64_t{1} << 48, std::uint64_t{UINT64_MAX}}) {
+        op.set_bytes(beyond);
+        REQUIRE(op.bytes() == Op::too_large_bytes);
+        REQUIRE(op.kind == OpKind::delay);
+    }
+    // What an alloc holds shares the collective kind's bits; other kinds read `other`.
+    Op alloc;
+    alloc.kind = OpKind::alloc;
+    alloc.set_memory(MemoryUse::buffers);
+    REQUIRE(alloc.memory() == MemoryUse::buffers);
+    alloc.kind = OpKind::compute;
+    REQUIRE(alloc.memory() == MemoryUse::other);
+}

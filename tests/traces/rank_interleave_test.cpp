@@ -14,7 +14,7 @@ namespace {
 // An op tagged by its bytes (rank * 100 + its place in the rank), so that it can be followed across the reordering.
 traces::Op tagged(std::uint32_t rank, std::uint32_t k) {
     traces::Op op{RankId{rank}, traces::StreamId{rank}, 0, traces::OpKind::compute};
-    op.bytes = rank * 100 + k;
+    op.set_bytes(rank * 100 + k);
     return op;
 }
 
@@ -43,19 +43,19 @@ TEST_CASE("interleaved ranks take turns and keep their order and dependencies", 
     // Turns: 2.0 0.0 1.0 | 2.1 0.1 1.1 | 2.2 0.2 | 0.3 | 0.4.
     const std::vector<std::uint64_t> expected = {200, 0, 100, 201, 1, 101, 202, 2, 3, 4};
     REQUIRE(g.ops.size() == 11);
-    REQUIRE(g.ops[0].bytes == 300);
-    for (std::size_t i = 0; i < expected.size(); ++i) REQUIRE(g.ops[1 + i].bytes == expected[i]);
+    REQUIRE(g.ops[0].bytes() == 300);
+    for (std::size_t i = 0; i < expected.size(); ++i) REQUIRE(g.ops[1 + i].bytes() == expected[i]);
     REQUIRE(g.durations.size() == g.ops.size());
     REQUIRE(!g.has_duration(OpId{0}));
-    for (std::size_t i = 1; i < g.ops.size(); ++i) REQUIRE(g.durations[i].count() == std::int64_t(g.ops[i].bytes));
+    for (std::size_t i = 1; i < g.ops.size(); ++i) REQUIRE(g.durations[i].count() == std::int64_t(g.ops[i].bytes()));
     // Every dependency names the same op as before, and an earlier one.
     for (std::uint32_t i = 1; i < g.ops.size(); ++i) {
         const auto deps = g.deps(OpId::from_index(i));
-        const std::uint64_t tag = g.ops[i].bytes, k = tag % 100;
+        const std::uint64_t tag = g.ops[i].bytes(), k = tag % 100;
         std::vector<std::uint64_t> dep_tags;
         for (const OpId d : deps) {
             REQUIRE(d.index() < i);
-            dep_tags.push_back(g.ops[d.index()].bytes);
+            dep_tags.push_back(g.ops[d.index()].bytes());
         }
         std::vector<std::uint64_t> want = {k == 0 ? 300 : tag - 1};
         if (tag == 2) want.push_back(0);

@@ -32,7 +32,7 @@ TEST_CASE("SimAI and ASTRA-sim text workloads expand to per-rank graphs with the
         std::uint64_t bytes = 0;
         for (const auto& op : g.ops) {
             if (op.rank.value == 0 && op.kind == traces::OpKind::collective) {
-                bytes += op.bytes;
+                bytes += op.bytes();
                 REQUIRE(g.comms[op.comm().index()].ranks.size() == 8);
             }
         }
@@ -81,6 +81,10 @@ TEST_CASE("malformed text workloads name the file and the line", "[traces][text]
     // A compute time of 9e18 ns cannot be represented in picoseconds: refused, not wrapped into a short run.
     REQUIRE_THROWS_WITH(traces::read_text_workload(testing::test_data("traces/text_huge_compute.txt"), {}),
                         Contains("text_huge_compute.txt:3: compute time 9000000000000000000 is out of range"));
+    // A size of 2^48 - 1 bytes is more than an op holds: refused where it is read.
+    REQUIRE_THROWS_WITH(traces::read_text_workload(testing::test_data("traces/text_huge_size.txt"), {}),
+                        Contains("text_huge_size.txt:3: communication size: 281474976710655 bytes is more than an op "
+                                 "holds"));
     REQUIRE_THROWS_WITH(traces::read_text_workload(testing::test_data("traces/text_short_line.txt"), {}),
                         Contains("text_short_line.txt:4: expected 12 fields") && Contains("got 7"));
     REQUIRE_THROWS_WITH(traces::read_text_workload(testing::test_data("traces/text_bad_comm.txt"), {}),
@@ -143,7 +147,7 @@ TEST_CASE("AICB workloads list every micro-batch: they expand to one iteration, 
     auto gather_bytes = [](const traces::OpGraph& graph) {
         for (const auto& op : graph.ops) {
             if (op.kind == traces::OpKind::collective && op.collective == traces::CollectiveKind::all_gather)
-                return op.bytes;
+                return op.bytes();
         }
         return std::uint64_t{0};
     };

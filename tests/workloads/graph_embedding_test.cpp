@@ -94,14 +94,14 @@ TEST_CASE("graph_embedding: loads, buckets and their kernels meet the closed for
         const std::string& name = g.names[op.name];
         if (op.kind == traces::OpKind::memcpy_h2d) {
             ++loads;
-            REQUIRE(op.bytes == static_cast<std::uint64_t>(partition_bytes));
+            REQUIRE(op.bytes() == static_cast<std::uint64_t>(partition_bytes));
         }
         if (op.kind == traces::OpKind::memcpy_d2h) ++evictions;
         if (name.size() > 7 && name.compare(name.size() - 7, 7, " scores") == 0) {
             ++buckets;
             REQUIRE(op.flops() == Approx(6 * bucket_edges * 10 * 64));
         }
-        if (op.kind == traces::OpKind::alloc) REQUIRE(op.bytes == static_cast<std::uint64_t>(2 * partition_bytes));
+        if (op.kind == traces::OpKind::alloc) REQUIRE(op.bytes() == static_cast<std::uint64_t>(2 * partition_bytes));
     }
     REQUIRE(buckets == 16);
     const Counts counts = check_order(4, 2, PartitionOrdering::buffer_aware, 1);

@@ -24,7 +24,7 @@ TEST_CASE("inference: memory, FLOPs and collectives per pass meet the closed for
     for (const auto& op : g.ops) {
         if (op.rank.value != 0) continue;  // stage 0, tensor rank 0
         const std::string& name = g.names[op.name];
-        if (op.kind == OpKind::alloc && name == "alloc KV cache") cache = double(op.bytes);
+        if (op.kind == OpKind::alloc && name == "alloc KV cache") cache = double(op.bytes());
         if (op.kind == OpKind::collective) ++all_reduces;
         if (name.find("attention") != std::string::npos && op.kind == OpKind::compute) {
             if (name.rfind("prefill ", 0) == 0) prefill_attention += op.flops();
@@ -61,18 +61,18 @@ TEST_CASE("inference of a MoE model with expert parallelism meets the closed for
     for (const auto& op : g.ops) {
         if (op.rank.value != 0) continue;  // replica 0, tensor rank 0
         const std::string& name = g.names[op.name];
-        if (name == "alloc weights") weights = double(op.bytes);
-        if (name == "alloc KV cache") cache = double(op.bytes);
+        if (name == "alloc weights") weights = double(op.bytes());
+        if (name == "alloc KV cache") cache = double(op.bytes());
         if (op.kind == OpKind::collective && op.collective == traces::CollectiveKind::all_to_all) {
             if (name.find("dispatch") != std::string::npos) ++dispatches;
             if (name.find("combine") != std::string::npos) ++combines;
-            if (name == "prefill layer0 dispatch") prefill_dispatch = double(op.bytes);
+            if (name == "prefill layer0 dispatch") prefill_dispatch = double(op.bytes());
             REQUIRE(g.comms[op.comm().index()].ranks.size() == 4);  // the stage's ep x tp ranks
         }
         if (name.size() > 8 && name.compare(name.size() - 8, 8, " experts") == 0) {
             ++expert_kernels;
             if (name.rfind("prefill ", 0) == 0) prefill_flops += op.flops();
-            if (name.rfind("decode2 ", 0) == 0) decode2_bytes += double(op.bytes);
+            if (name.rfind("decode2 ", 0) == 0) decode2_bytes += double(op.bytes());
         }
     }
     // Weights: per layer the attention and router over tp, a quarter of the experts; both tables (one stage).

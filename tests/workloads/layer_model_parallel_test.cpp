@@ -34,15 +34,15 @@ TEST_CASE("model-parallel layers gather activations and reduce gradients over th
     for (const auto& op : g.ops) {
         if (op.rank.value != 0) continue;
         const std::string& name = g.names[op.name];
-        if (op.kind == OpKind::alloc && name == "alloc parameters") params = op.bytes;
+        if (op.kind == OpKind::alloc && name == "alloc parameters") params = op.bytes();
         if (op.kind != OpKind::collective) continue;
         const std::size_t members = g.comms[op.comm().index()].ranks.size();
         if (name.find("bucket") != std::string::npos) {
-            (members == 8 ? reduced_world : reduced_shard) += op.bytes;
+            (members == 8 ? reduced_world : reduced_shard) += op.bytes();
             if (members != 8) REQUIRE(members == 2);  // the ranks holding the same share: one per group
             continue;
         }
-        bytes[name] = op.bytes;
+        bytes[name] = op.bytes();
         group_sizes[name] = members;
     }
     // Forward: rank 0's 16 samples of e's outputs into f, then its share of f's and g's neurons (16 x 64 x 2 bytes).

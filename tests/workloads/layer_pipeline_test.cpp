@@ -98,7 +98,7 @@ TEST_CASE("pipeline messages and each stage's gradient reduction meet their clos
     for (const auto& op : g.ops) {
         const std::string& name = g.names[op.name];
         if (op.kind == OpKind::collective) {
-            reduced[op.rank.value] += op.bytes;
+            reduced[op.rank.value] += op.bytes();
             // Over the stage's two replicas: ranks s and 3 + s.
             const auto& members = g.comms[op.comm().index()].ranks;
             REQUIRE(members.size() == 2);
@@ -109,8 +109,8 @@ TEST_CASE("pipeline messages and each stage's gradient reduction meet their clos
             ++sends[name.find("send act") != std::string::npos ? "act" : "grad"];
             // Stage 0 sends layer c's output forward, 8 samples x 64 values x 2 bytes; stage 2 sends back the
             // gradient of its input (layer f's output).
-            if (op.rank.value == 0) REQUIRE(op.bytes == 8 * 64 * 2);
-            if (op.rank.value == 2) REQUIRE(op.bytes == 8 * 64 * 2);
+            if (op.rank.value == 0) REQUIRE(op.bytes() == 8 * 64 * 2);
+            if (op.rank.value == 2) REQUIRE(op.bytes() == 8 * 64 * 2);
         }
     }
     // fp32 gradients of each stage's layers: 1,000 + 2,000 + 3,000, 4,000 + 5,000 + 6,000, 7,000 + 8,000.

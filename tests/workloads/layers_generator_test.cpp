@@ -29,7 +29,7 @@ Collectives rank0_collectives(const traces::OpGraph& g) {
     Collectives c;
     for (const auto& op : g.ops) {
         if (op.rank.value != 0 || op.kind != OpKind::collective) continue;
-        c.bytes.push_back(op.bytes);
+        c.bytes.push_back(op.bytes());
         c.kinds.push_back(op.collective);
     }
     return c;
@@ -152,7 +152,7 @@ TEST_CASE("gossip graphs: partners per round, symmetric where undirected, one me
     for (const auto& op : g.ops) {
         if (op.kind == OpKind::send) {
             ++sends;
-            REQUIRE(op.bytes == 4 * 25'557'032ULL);
+            REQUIRE(op.bytes() == 4 * 25'557'032ULL);
         }
         recvs += op.kind == OpKind::recv;
         collectives += op.kind == OpKind::collective;
@@ -196,7 +196,7 @@ TEST_CASE("hierarchical local SGD: averages in groups, over all ranks every glob
     std::map<std::string, std::uint64_t> calls;  // by communicator
     for (const auto& op : g.ops) {
         if (op.kind != OpKind::collective) continue;
-        REQUIRE(op.bytes == 4 * 25'557'032ULL);  // the fp32 parameters
+        REQUIRE(op.bytes() == 4 * 25'557'032ULL);  // the fp32 parameters
         ++calls[g.comms[op.comm().index()].name];
     }
     REQUIRE(calls == std::map<std::string, std::uint64_t>{{"dp", 8 * 2}, {"dp group 0", 4 * 2}, {"dp group 1", 4 * 2}});
@@ -232,7 +232,7 @@ TEST_CASE("federated rounds: sampled clients train, average among themselves, ne
             ++backward_ops[op.rank.value];
         if (op.kind == OpKind::collective) {
             ++averages;
-            REQUIRE(op.bytes == 4 * 25'557'032ULL);
+            REQUIRE(op.bytes() == 4 * 25'557'032ULL);
             REQUIRE(g.comms[op.comm().index()].name.rfind("round ", 0) == 0);
         }
         sends += op.kind == OpKind::send;
@@ -270,8 +270,8 @@ TEST_CASE("parameter servers: pushes and pulls of each shard, one update per ste
         std::uint64_t pushed = 0, pulled = 0, updates = 0, collectives = 0;
         for (const auto& op : g.ops) {
             const std::string& name = g.names[op.name];
-            if (op.rank.value < 4 && op.kind == OpKind::send) pushed += op.bytes;
-            if (op.rank.value < 4 && op.kind == OpKind::recv) pulled += op.bytes;
+            if (op.rank.value < 4 && op.kind == OpKind::send) pushed += op.bytes();
+            if (op.rank.value < 4 && op.kind == OpKind::recv) pulled += op.bytes();
             if (op.rank.value >= 4 && op.kind == OpKind::compute &&
                 (name.find("update") != std::string::npos || name.find("apply") != std::string::npos))
                 ++updates;
@@ -308,13 +308,14 @@ TEST_CASE("CPU offload: each rank's part of every bucket down, stepped on the ho
     for (std::size_t i = 0; i < g.ops.size(); ++i) {
         const auto& op = g.ops[i];
         if (op.rank.value != 0) continue;
-        if (op.kind == OpKind::memcpy_d2h) down += double(op.bytes);
-        if (op.kind == OpKind::memcpy_h2d) up += double(op.bytes);
+        if (op.kind == OpKind::memcpy_d2h) down += double(op.bytes());
+        if (op.kind == OpKind::memcpy_h2d) up += double(op.bytes());
         if (op.kind == OpKind::delay) host_s += engine::to_seconds(g.durations[i]);
         if (op.kind == OpKind::collective && op.collective == CollectiveKind::reduce_scatter)
-            scattered += double(op.bytes);
-        if (op.kind == OpKind::collective && op.collective == CollectiveKind::all_gather) gathered += double(op.bytes);
-        gpu_optimizer_state |= op.kind == OpKind::alloc && op.memory == traces::MemoryUse::optimizer_state;
+            scattered += double(op.bytes());
+        if (op.kind == OpKind::collective && op.collective == CollectiveKind::all_gather)
+            gathered += double(op.bytes());
+        gpu_optimizer_state |= op.kind == OpKind::alloc && op.memory() == traces::MemoryUse::optimizer_state;
     }
     REQUIRE(scattered == Approx(4.0 * params).margin(64));     // every fp32 gradient, bucket by bucket
     REQUIRE(down == Approx(4.0 * params / 4).margin(64));      // this rank's quarter

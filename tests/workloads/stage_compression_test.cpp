@@ -43,7 +43,7 @@ constexpr double activation = 2.0 * 32 * 64 * 2;  // 8,192 bytes
 
 TEST_CASE("pipeline messages compress by codec and direction", "[workloads][compression]") {
     const auto plain = build("pipeline", pipeline);
-    for (const traces::OpId op : named(plain, "send")) REQUIRE(plain.ops[op.index()].bytes == 8192);
+    for (const traces::OpId op : named(plain, "send")) REQUIRE(plain.ops[op.index()].bytes() == 8192);
     REQUIRE(named(plain, "encode").empty());
 
     // Top-k of a quarter of the elements, both ways: each kept bf16 value with a 4-byte index, 8,192 x 0.25 x 6 / 2.
@@ -51,17 +51,17 @@ TEST_CASE("pipeline messages compress by codec and direction", "[workloads][comp
         build("pipeline", pipeline + "pp_compression: topk\npp_compression_ratio: 0.25\npp_compress: both\n");
     const auto sends = named(topk, "send");
     REQUIRE(sends.size() == 12);  // 3 boundaries x 2 micro-batches x 2 directions
-    for (const traces::OpId op : sends) REQUIRE(topk.ops[op.index()].bytes == 6144);
-    for (const traces::OpId op : named(topk, "recv")) REQUIRE(topk.ops[op.index()].bytes == 6144);
+    for (const traces::OpId op : sends) REQUIRE(topk.ops[op.index()].bytes() == 6144);
+    for (const traces::OpId op : named(topk, "recv")) REQUIRE(topk.ops[op.index()].bytes() == 6144);
     const auto encodes = named(topk, "encode"), decodes = named(topk, "decode");
     REQUIRE(encodes.size() == 12);
     REQUIRE(decodes.size() == 12);
     for (const traces::OpId op : encodes) {
         // Reads the tensor and the residual, writes the message and the residual.
-        REQUIRE(topk.ops[op.index()].bytes == static_cast<std::uint64_t>(activation + 6144 + 2 * activation));
+        REQUIRE(topk.ops[op.index()].bytes() == static_cast<std::uint64_t>(activation + 6144 + 2 * activation));
         REQUIRE(topk.ops[op.index()].kind == OpKind::compute);
     }
-    for (const traces::OpId op : decodes) REQUIRE(topk.ops[op.index()].bytes == 6144 + 8192);
+    for (const traces::OpId op : decodes) REQUIRE(topk.ops[op.index()].bytes() == 6144 + 8192);
     // Each send waits for its encode; each decode for its receive, on the receiver's compute stream.
     for (const traces::OpId send : sends) {
         const auto deps = topk.deps(send);
@@ -78,11 +78,11 @@ TEST_CASE("pipeline messages compress by codec and direction", "[workloads][comp
     // Quantization of the gradients only (the default direction), without error feedback.
     const auto grads =
         build("pipeline", pipeline + "pp_compression: quantize\npp_compression_ratio: 0.5\npp_error_feedback: false\n");
-    for (const traces::OpId op : named(grads, "send act")) REQUIRE(grads.ops[op.index()].bytes == 8192);
-    for (const traces::OpId op : named(grads, "send grad")) REQUIRE(grads.ops[op.index()].bytes == 4096);
+    for (const traces::OpId op : named(grads, "send act")) REQUIRE(grads.ops[op.index()].bytes() == 8192);
+    for (const traces::OpId op : named(grads, "send grad")) REQUIRE(grads.ops[op.index()].bytes() == 4096);
     REQUIRE(named(grads, "encode act").empty());
     REQUIRE(named(grads, "encode grad").size() == 6);
-    for (const traces::OpId op : named(grads, "encode grad")) REQUIRE(grads.ops[op.index()].bytes == 8192 + 4096);
+    for (const traces::OpId op : named(grads, "encode grad")) REQUIRE(grads.ops[op.index()].bytes() == 8192 + 4096);
 }
 
 TEST_CASE("transformer stage messages compress, with the residuals in memory", "[workloads][compression]") {
@@ -105,14 +105,15 @@ pp_compress: both
     constexpr std::uint64_t boundary = 128 * 256 * 2, sent = boundary / 8;
     const auto sends = named(g, "send");
     REQUIRE(sends.size() == 6);  // 3 micro-batches, one activation forward and one gradient back
-    for (const traces::OpId op : sends) REQUIRE(g.ops[op.index()].bytes == sent);
+    for (const traces::OpId op : sends) REQUIRE(g.ops[op.index()].bytes() == sent);
     REQUIRE(named(g, "encode").size() == 6);
     REQUIRE(named(g, "decode").size() == 6);
-    for (const traces::OpId op : named(g, "encode")) REQUIRE(g.ops[op.index()].bytes == boundary + sent + 2 * boundary);
+    for (const traces::OpId op : named(g, "encode"))
+        REQUIRE(g.ops[op.index()].bytes() == boundary + sent + 2 * boundary);
     // One residual per compressed direction (2) and model chunk (1) on each rank.
     const auto residuals = named(g, "alloc compression residuals");
     REQUIRE(residuals.size() == 2);
-    for (const traces::OpId op : residuals) REQUIRE(g.ops[op.index()].bytes == 2 * boundary);
+    for (const traces::OpId op : residuals) REQUIRE(g.ops[op.index()].bytes() == 2 * boundary);
 }
 
 TEST_CASE("compressing the messages of a slow pipeline link saves their closed-form time", "[workloads][compression]") {
@@ -186,11 +187,12 @@ dp_compression_ratio: 0.25
         if (name == "optimizer step") optimizer = i;
         if (name.rfind("encode dp grads", 0) == 0) {
             ++encodes;
-            grads += double(op.bytes);  // the encoder's traffic: the bucket, the residual read and written, the message
+            grads +=
+                double(op.bytes());  // the encoder's traffic: the bucket, the residual read and written, the message
         }
         if (name.rfind("decode dp grads", 0) == 0) decodes.push_back(i);
         if (op.kind == OpKind::collective && op.collective == traces::CollectiveKind::all_gather)
-            sent += double(op.bytes);
+            sent += double(op.bytes());
     }
     REQUIRE(encodes >= 1);
     REQUIRE(decodes.size() == encodes);

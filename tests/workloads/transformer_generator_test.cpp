@@ -108,7 +108,7 @@ TEST_CASE("TP, SP and EP collectives have the Megatron counts and sizes", "[work
         for (const auto& op : g.ops)
             if (op.rank.value == rank && op.kind == OpKind::collective && op.collective == kind &&
                 g.comms[op.comm().index()].name.rfind(family, 0) == 0) {
-                REQUIRE(op.bytes == bytes);
+                REQUIRE(op.bytes() == bytes);
                 ++n;
             }
         return n;
@@ -134,8 +134,8 @@ TEST_CASE("ZeRO-3 gathers every parameter once per pass and reduce-scatters ever
     double gathered = 0, scattered = 0;
     for (const auto& op : g.ops) {
         if (op.rank.value != 0 || op.kind != OpKind::collective) continue;
-        if (op.collective == CollectiveKind::all_gather) gathered += double(op.bytes) * 4;  // contribution x members
-        if (op.collective == CollectiveKind::reduce_scatter) scattered += double(op.bytes);
+        if (op.collective == CollectiveKind::all_gather) gathered += double(op.bytes()) * 4;  // contribution x members
+        if (op.collective == CollectiveKind::reduce_scatter) scattered += double(op.bytes());
     }
     const double params = workloads::stage_params(plan, 0).total();
     const double passes = 2.0 * plan.microbatches;  // forward and backward of each micro-batch

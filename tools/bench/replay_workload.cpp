@@ -45,7 +45,7 @@ traces::OpGraph replay_workload(const ReplayWorkloadConfig& c) {
                 op.kind = traces::OpKind::collective;
                 op.name = data_parallel ? dp_name : tp_name;
                 op.set_comm(data_parallel ? dp[std::size_t{r / 8 / group} * 8 + r % 8] : tp[r / 8]);
-                op.bytes = data_parallel ? c.dp_bytes : c.tp_bytes;
+                op.set_bytes(data_parallel ? c.dp_bytes : c.tp_bytes);
             } else {
                 // 50..500 us, the same for every rank of a node step so that the ranks stay in step.
                 duration = engine::Time{50'000'000 + static_cast<std::int64_t>(engine::splitmix64(i) % 450'000'000)};

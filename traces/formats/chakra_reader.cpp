@@ -82,11 +82,11 @@ std::optional<std::int64_t> integer_attr(const chakra::Node& node, const std::st
     return std::nullopt;
 }
 
-/// A node's comm_size in bytes: 0 when absent; negative or beyond 2^62 is a located error.
+/// A node's comm_size in bytes: 0 when absent; negative or beyond what an op holds (2^48 - 2) is a located error.
 std::uint64_t comm_size(const chakra::Node& node, const std::string& file) {
     const std::int64_t size = integer_attr(node, "comm_size", file).value_or(0);
-    if (size < 0 || size > (std::int64_t{1} << 62))
-        reject(file, fmt::format("node {} '{}': comm_size {} is out of range (expected 0 to 2^62 bytes)", node.id(),
+    if (size < 0 || size > static_cast<std::int64_t>(Op::max_op_bytes))
+        reject(file, fmt::format("node {} '{}': comm_size {} is out of range (expected 0 to 2^48 - 2 bytes)", node.id(),
                                  node.name().substr(0, 80), size));
     return static_cast<std::uint64_t>(size);
 }
@@ -306,7 +306,7 @@ OpGraph read_chakra(const std::vector<std::string>& given) {
                     op.kind = OpKind::collective;
                     op.kernel_class = KernelClass::communication;  // as every reader files communication
                     op.collective = collective_of(integer_attr(n, "comm_type", file).value_or(0), file, n);
-                    op.bytes = comm_size(n, file);
+                    op.set_bytes(comm_size(n, file));
                     op.set_comm(g.communicator("world", world));
                     op.stream = g.stream(rank, "comm");
                     break;
@@ -326,7 +326,7 @@ OpGraph read_chakra(const std::vector<std::string>& given) {
                         reject(file, fmt::format("node {} '{}': comm_tag {} is out of range (expected 0 to 2^32-1)",
                                                  n.id(), n.name().substr(0, 80), tag));
                     op.set_tag(static_cast<std::uint32_t>(tag));
-                    op.bytes = comm_size(n, file);
+                    op.set_bytes(comm_size(n, file));
                     const std::uint32_t lo = std::min(r, op.peer().value), hi = std::max(r, op.peer().value);
                     op.set_comm(g.communicator(fmt::format("p2p.{}-{}", lo, hi), {RankId{lo}, RankId{hi}}));
                     op.stream = g.stream(rank, send ? "send" : "recv");

@@ -54,12 +54,12 @@ struct CommCpuOp {
     }
 };
 
-/// A size read from a trace, as whole bytes: beyond 2^62 (or negative, or not finite) it is an input error, never a
-/// wrapped value.
+/// A size read from a trace, as whole bytes: beyond what an op holds, 2^48 - 2 (or negative, or not finite), it is an
+/// input error, never a wrapped value.
 std::uint64_t checked_bytes(double bytes, const std::string& file, std::size_t event) {
-    if (!(bytes >= 0) || bytes > 4.6e18)
-        reject(file, fmt::format("traceEvents[{}]: a message of {} bytes is out of range (expected 0 to 2^62)", event,
-                                 bytes));
+    if (!(bytes >= 0) || bytes > static_cast<double>(Op::max_op_bytes))
+        reject(file, fmt::format("traceEvents[{}]: a message of {} bytes is out of range (expected 0 to 2^48 - 2)",
+                                 event, bytes));
     return static_cast<std::uint64_t>(bytes);
 }
 
@@ -315,7 +315,7 @@ void build_rank(OpGraph& g, const RankTrace& trace, std::uint32_t rank, const Ki
             deps.clear();
         }
         Op op{r, stream, g.intern(e.name.substr(0, e.name.find('('))), e.kind, e.kernel_class, e.dtype};
-        op.bytes = e.bytes;
+        op.set_bytes(e.bytes);
         if (e.kind == OpKind::collective) {
             op.collective = e.collective;
             std::vector<std::uint32_t> members = e.group_ranks;
@@ -433,7 +433,7 @@ OpGraph read_kineto(const std::vector<std::string>& files, const KinetoOptions& 
     // time (docs/models.md "Replay").
     std::size_t unsized = 0;
     for (std::size_t i = 0; i < g.ops.size(); ++i)
-        unsized += g.ops[i].kind == OpKind::collective && g.ops[i].bytes == 0 && g.has_duration(OpId::from_index(i));
+        unsized += g.ops[i].kind == OpKind::collective && g.ops[i].bytes() == 0 && g.has_duration(OpId::from_index(i));
     if (unsized > 0)
         engine::layer_log("traces").warn("{}: {} collectives without a size kept their traced duration", files.front(),
                                          unsized);

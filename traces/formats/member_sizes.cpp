@@ -27,11 +27,11 @@ void reconcile_member_sizes(OpGraph& g, const std::string& file) {
             for (const auto& m : issued[c]) {
                 const Op& op = g.ops[m[k].index()];
                 same_kind = same_kind && op.collective == first.collective;
-                lo = std::min(lo, op.bytes);
-                hi = std::max(hi, op.bytes);
+                lo = std::min(lo, op.bytes());
+                hi = std::max(hi, op.bytes());
             }
             if (!same_kind || lo == hi || lo == 0) continue;  // a kind mismatch or unsized member: validation says
-            for (const auto& m : issued[c]) g.ops[m[k].index()].bytes = hi;
+            for (const auto& m : issued[c]) g.ops[m[k].index()].set_bytes(hi);
             if (reconciled++ == 0)
                 example = fmt::format("{} #{} on '{}': {} to {} bytes", collective_kind_name(first.collective), k,
                                       g.comms[c].name, lo, hi);

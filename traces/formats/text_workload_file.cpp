@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "engine/error.h"
+#include "traces/op_graph.h"
 #include "traces/text_file.h"
 
 namespace clustersim::traces {
@@ -123,6 +124,13 @@ TextWorkloadFile parse_text_workload_file(const std::string& path, engine::Time 
             fail(line, fmt::format("{}: expected a non-negative integer, got \"{}\"", what, w));
         return v;
     };
+    // A size: at most what an op holds (traces::Op::max_op_bytes).
+    auto bytes_at = [&](const std::string& w, int line, const char* what) {
+        const std::uint64_t v = unsigned_at(w, line, what);
+        if (v > Op::max_op_bytes)
+            fail(line, fmt::format("{}: {} bytes is more than an op holds (at most 2^48 - 2)", what, v));
+        return v;
+    };
     // A time in the file's unit, in range: beyond about 28 hours (1e17 ps) a run's times cannot be represented.
     auto time_at = [&](const std::string& w, int line, const char* what) {
         const std::uint64_t v = unsigned_at(w, line, what);
@@ -172,7 +180,7 @@ TextWorkloadFile parse_text_workload_file(const std::string& path, engine::Time 
             h.pp_comm = v;
     }
     for (std::size_t i = 1; i + 1 < head.size(); ++i) {
-        if (head[i] == "pp_comm") h.pp_comm = unsigned_at(head[i + 1], 1, "pp_comm");
+        if (head[i] == "pp_comm") h.pp_comm = bytes_at(head[i + 1], 1, "pp_comm");
     }
     const auto count_words = words(lines[1]);
     if (count_words.empty()) fail(2, "expected the number of layers");
@@ -197,7 +205,7 @@ TextWorkloadFile parse_text_workload_file(const std::string& path, engine::Time 
             TextPhase& phase = layer.phases[p];
             phase.compute = time_at(w[2 + 3 * p], line, "compute time");
             phase.comm = w[3 + 3 * p];
-            phase.bytes = unsigned_at(w[4 + 3 * p], line, "communication size");
+            phase.bytes = bytes_at(w[4 + 3 * p], line, "communication size");
         }
         layer.update = time_at(w[11], line, "update time");
         layers.push_back(std::move(layer));

@@ -178,12 +178,12 @@ OpGraph read_text_workload(const std::string& path, const TextWorkloadOptions& o
                     Op op{r, stream, g.intern(fmt::format("{} {} {}", l.name, phase_names[p], ph.comm)),
                           OpKind::collective, KernelClass::communication};
                     op.collective = *kind;
-                    op.bytes = ph.bytes;
+                    op.set_bytes(ph.bytes);
                     op.set_comm(group(ph.comm, p, stage, replica, t));
                     if (options.simai && op.collective == CollectiveKind::all_gather) {
                         const Communicator& c = g.comms[op.comm().index()];
                         const std::uint64_t n = c.folded() ? c.job_members.size() : c.ranks.size();
-                        op.bytes = (ph.bytes + n - 1) / n;  // SimAI sizes the output; clustersim each rank's part
+                        op.set_bytes((ph.bytes + n - 1) / n);  // SimAI sizes the output; clustersim each rank's part
                     }
                     return g.add(op, deps);
                 };
@@ -192,7 +192,7 @@ OpGraph read_text_workload(const std::string& path, const TextWorkloadOptions& o
                     const std::uint32_t lo = std::min(stage, peer_stage), hi = std::max(stage, peer_stage);
                     Op op{r, pp_streams[(activation ? 0 : 2) + (kind == OpKind::send ? 1 : 0)], g.intern(name), kind,
                           KernelClass::communication};
-                    op.bytes = h.pp_comm;
+                    op.set_bytes(h.pp_comm);
                     op.set_peer(rank_of(peer_stage, replica, t));
                     op.set_comm(g.communicator(
                         fmt::format("pp.{}.{}-{}.d{}.t{}", activation ? "act" : "grad", lo, hi, replica, t),

@@ -242,7 +242,7 @@ OpGraph build_dlrm(const engine::Params& params) {
                           std::vector<OpId> deps) {
             traces::Op op = op_of(compute, name, OpKind::compute, cls);
             op.set_flops(flops);
-            op.bytes = engine::saturated_bytes(bytes);
+            op.set_bytes(engine::saturated_bytes(bytes));
             return g.add(op, deps);
         };
         auto collective = [&](traces::StreamId stream, const std::string& name, CollectiveKind kind, double bytes,
@@ -250,14 +250,14 @@ OpGraph build_dlrm(const engine::Params& params) {
             traces::Op op = op_of(stream, name, OpKind::collective, traces::KernelClass::communication);
             op.collective = kind;
             // all_gather ops carry each rank's contribution: the backward's is the reduce-scatter's share.
-            op.bytes = engine::saturated_bytes(kind == CollectiveKind::all_gather ? bytes / n : bytes);
+            op.set_bytes(engine::saturated_bytes(kind == CollectiveKind::all_gather ? bytes / n : bytes));
             op.set_comm(world);
             return g.add(op, deps);
         };
         auto memory = [&](traces::MemoryUse use, double bytes, const char* name) {
             traces::Op op = op_of(compute, fmt::format("alloc {}", name), OpKind::alloc, traces::KernelClass::other);
-            op.bytes = engine::saturated_bytes(bytes);
-            op.memory = use;
+            op.set_bytes(engine::saturated_bytes(bytes));
+            op.set_memory(use);
             g.add(op);
         };
         memory(traces::MemoryUse::parameters, rows_held * width + 4 * dense_params, "embedding shard and MLPs");

@@ -116,8 +116,8 @@ OpGraph build_graph_embedding(const engine::Params& params) {
         return traces::Op{rank, stream, g.intern(name), kind, cls, plan.dtype};
     };
     traces::Op buffer = op_of(compute, "alloc partition buffer", OpKind::alloc, traces::KernelClass::other);
-    buffer.bytes = engine::saturated_bytes(plan.buffer * partition_bytes);
-    buffer.memory = traces::MemoryUse::parameters;
+    buffer.set_bytes(engine::saturated_bytes(plan.buffer * partition_bytes));
+    buffer.set_memory(traces::MemoryUse::parameters);
     g.add(buffer);
     std::vector<OpId> loaded(plan.partitions), last_use(plan.partitions);  // by partition
     std::uint64_t loads = 0, evictions = 0;
@@ -128,7 +128,7 @@ OpGraph build_graph_embedding(const engine::Params& params) {
             if (s.out != UINT32_MAX) {
                 traces::Op out = op_of(to_host, fmt::format("evict partition {}", s.out), OpKind::memcpy_d2h,
                                        traces::KernelClass::communication);
-                out.bytes = engine::saturated_bytes(partition_bytes);
+                out.set_bytes(engine::saturated_bytes(partition_bytes));
                 std::vector<OpId> deps;
                 if (last_use[s.out].valid()) deps.push_back(last_use[s.out]);
                 slot.push_back(g.add(out, deps));
@@ -136,7 +136,7 @@ OpGraph build_graph_embedding(const engine::Params& params) {
             }
             traces::Op in = op_of(to_device, fmt::format("load partition {}", s.in), OpKind::memcpy_h2d,
                                   traces::KernelClass::communication);
-            in.bytes = engine::saturated_bytes(partition_bytes);
+            in.set_bytes(engine::saturated_bytes(partition_bytes));
             loaded[s.in] = g.add(in, slot);
             last_use[s.in] = OpId::invalid();
             ++loads;
@@ -147,10 +147,10 @@ OpGraph build_graph_embedding(const engine::Params& params) {
             if (loaded[part].valid()) deps.push_back(loaded[part]);
         traces::Op score = op_of(compute, tag + " scores", OpKind::compute, traces::KernelClass::gemm);
         score.set_flops(6 * bucket_edges * plan.negatives * dim);
-        score.bytes = engine::saturated_bytes(width * bucket_edges * 3 * dim);
+        score.set_bytes(engine::saturated_bytes(width * bucket_edges * 3 * dim));
         const OpId scored = g.add(score, deps);
         traces::Op update = op_of(compute, tag + " update", OpKind::compute, traces::KernelClass::embedding);
-        update.bytes = engine::saturated_bytes(width * bucket_edges * 14 * dim);
+        update.set_bytes(engine::saturated_bytes(width * bucket_edges * 14 * dim));
         last_use[step.lhs] = last_use[step.rhs] = g.add(update, std::vector<OpId>{scored});
     }
     g.derived.push_back(fmt::format("partition loads: {}", loads));

@@ -165,7 +165,7 @@ OpGraph build_inference(const engine::Params& params) {
                                   traces::GemmShape shape, std::vector<OpId> deps) {
                     traces::Op op{rank, compute, g.intern(name), OpKind::compute, cls, plan.dtype};
                     op.set_flops(flops);
-                    op.bytes = engine::saturated_bytes(bytes);
+                    op.set_bytes(engine::saturated_bytes(bytes));
                     if (shape.m > 0) op.set_shape(g.intern(shape));
                     return g.add(op, deps);
                 };
@@ -176,7 +176,7 @@ OpGraph build_inference(const engine::Params& params) {
                         rank,      compute, g.intern(name), OpKind::collective, traces::KernelClass::communication,
                         plan.dtype};
                     op.collective = kind;
-                    op.bytes = engine::saturated_bytes(bytes);
+                    op.set_bytes(engine::saturated_bytes(bytes));
                     op.set_comm(comm);
                     return g.add(op);
                 };
@@ -186,7 +186,7 @@ OpGraph build_inference(const engine::Params& params) {
                     traces::Op op{
                         rank,      g.stream(rank, stream), g.intern(name), kind, traces::KernelClass::communication,
                         plan.dtype};
-                    op.bytes = engine::saturated_bytes(bytes);
+                    op.set_bytes(engine::saturated_bytes(bytes));
                     op.set_comm(comm);
                     op.set_peer(peer);
                     return g.add(op, deps);
@@ -201,15 +201,15 @@ OpGraph build_inference(const engine::Params& params) {
                 const double stage_weights =
                     (per_stage - moe_layers) * layer_weights +
                     moe_layers * (moe_dense_weights + m.experts * expert_weights / width_ranks);
-                weights.bytes = engine::saturated_bytes(
-                    width * (stage_weights + (first ? table : 0) + (last && !m.tie_embeddings ? table : 0)));
-                weights.memory = traces::MemoryUse::parameters;
+                weights.set_bytes(engine::saturated_bytes(
+                    width * (stage_weights + (first ? table : 0) + (last && !m.tie_embeddings ? table : 0))));
+                weights.set_memory(traces::MemoryUse::parameters);
                 g.add(weights);
                 traces::Op cache = weights;
                 cache.name = g.intern("alloc KV cache");
-                cache.bytes =
-                    engine::saturated_bytes(2 * b * (plan.prompt + plan.output) * kv_dim / tp * width * per_stage);
-                cache.memory = traces::MemoryUse::buffers;
+                cache.set_bytes(
+                    engine::saturated_bytes(2 * b * (plan.prompt + plan.output) * kv_dim / tp * width * per_stage));
+                cache.set_memory(traces::MemoryUse::buffers);
                 g.add(cache);
                 const std::size_t slot = st * width_ranks + e * tp + t;
                 // One pass over the stage: prefill (step 0, every prompt token) or a decode step (one token each).

@@ -167,7 +167,7 @@ OpId LayerBuilder::compute(const std::string& name, traces::KernelClass cls, dou
                            std::uint32_t shape, std::vector<OpId> deps) {
     traces::Op op{rank_, compute_, g_.intern(name), OpKind::compute, cls, plan_.dtype};
     op.set_flops(flops);
-    op.bytes = engine::saturated_bytes(bytes);
+    op.set_bytes(engine::saturated_bytes(bytes));
     op.set_shape(shape);
     last_compute_ = g_.add(op, deps);
     return last_compute_;
@@ -212,7 +212,7 @@ OpId LayerBuilder::collective(CollectiveKind kind, double bytes, const std::stri
     traces::Op op{rank_,           dp_, g_.intern(name), OpKind::collective, traces::KernelClass::communication,
                   plan_.grad_dtype};
     op.collective = kind;
-    op.bytes = engine::saturated_bytes(bytes);
+    op.set_bytes(engine::saturated_bytes(bytes));
     op.set_comm(comm.valid() ? comm : world_);
     return g_.add(op, deps);
 }
@@ -224,8 +224,8 @@ void LayerBuilder::memory(OpKind kind, traces::MemoryUse use, double bytes, cons
                   kind,
                   traces::KernelClass::other,
                   plan_.dtype};
-    op.bytes = engine::saturated_bytes(bytes);
-    op.memory = use;
+    op.set_bytes(engine::saturated_bytes(bytes));
+    op.set_memory(use);
     g_.add(op);
 }
 

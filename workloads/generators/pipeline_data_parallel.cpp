@@ -142,7 +142,7 @@ OpGraph build_pipeline_data_parallel(const engine::Params& params) {
             auto compute_op = [&](const std::string& name, double flops, engine::Time fixed, std::vector<OpId> deps) {
                 traces::Op op{rank, compute, g.intern(name), OpKind::compute, traces::KernelClass::gemm, s.dtype};
                 op.set_flops(flops);
-                op.bytes = static_cast<std::uint64_t>(layer_bytes * s.layers / s.chunks);
+                op.set_bytes(static_cast<std::uint64_t>(layer_bytes * s.layers / s.chunks));
                 last_compute = g.add(op, deps, fixed);
                 return last_compute;
             };
@@ -159,14 +159,14 @@ OpGraph build_pipeline_data_parallel(const engine::Params& params) {
                                   OpKind::compute,
                                   traces::KernelClass::elementwise,
                                   s.dtype};
-                    op.bytes = engine::saturated_bytes(traffic);
+                    op.set_bytes(engine::saturated_bytes(traffic));
                     last_compute = g.add(op, std::vector<OpId>{after});
                     return last_compute;
                 };
                 if (compressed && kind == OpKind::send)
                     deps = {codec_kernel("encode", s.compression.codec.encode_traffic(bytes, sent), deps.front())};
                 traces::Op op{rank, stream, g.intern(name), kind, traces::KernelClass::communication, s.dtype};
-                op.bytes = engine::saturated_bytes(sent);
+                op.set_bytes(engine::saturated_bytes(sent));
                 op.set_comm(comm);
                 op.set_peer(rank_of(d, peer_stage));
                 const OpId message = g.add(op, deps);
@@ -236,7 +236,7 @@ OpGraph build_pipeline_data_parallel(const engine::Params& params) {
                                       traces::KernelClass::communication,
                                       s.dtype};
                         ar.collective = traces::CollectiveKind::all_reduce;
-                        ar.bytes = layer_grad_bytes;
+                        ar.set_bytes(layer_grad_bytes);
                         ar.set_comm(dp_comm[st]);
                         last_allreduce = g.add(ar, std::vector<OpId>{last_backward});
                     }
@@ -254,8 +254,8 @@ OpGraph build_pipeline_data_parallel(const engine::Params& params) {
                                OpKind::compute,
                                traces::KernelClass::optimizer,
                                traces::DataType::fp32};
-                opt.bytes =
-                    static_cast<std::uint64_t>(16 * 12 * h * h * s.layers);  // fp32 master weights and Adam moments
+                opt.set_bytes(
+                    static_cast<std::uint64_t>(16 * 12 * h * h * s.layers));  // fp32 master weights and Adam moments
                 g.add(opt, deps);
             }
         }

@@ -65,7 +65,7 @@ OpId LayerBuilder::gossip_round(std::uint32_t step, std::uint32_t round, OpId af
                           kind,
                           traces::KernelClass::communication,
                           plan_.grad_dtype};
-            op.bytes = engine::saturated_bytes(message);
+            op.set_bytes(engine::saturated_bytes(message));
             op.set_comm(p2p_comm_);
             op.set_peer(RankId{peers[k]});
             exchanged.push_back(g_.add(op, std::vector<OpId>{ready}));
@@ -80,7 +80,7 @@ OpId LayerBuilder::p2p(OpKind kind, const std::string& stream, std::uint32_t pee
                        const std::string& name, std::vector<OpId> deps) {
     traces::Op op{rank_, g_.stream(rank_, stream),           g_.intern(name),
                   kind,  traces::KernelClass::communication, plan_.grad_dtype};
-    op.bytes = engine::saturated_bytes(bytes);
+    op.set_bytes(engine::saturated_bytes(bytes));
     op.set_comm(p2p_comm_);
     op.set_peer(RankId{peer});
     return g_.add(op, deps);
@@ -96,7 +96,7 @@ void LayerBuilder::offload_bucket(std::uint32_t step, double bytes, OpId after) 
     if (plan_.dp > 1) ready = collective(CollectiveKind::reduce_scatter, bytes, "reduce-scatter " + name, {after});
     auto copy = [&](OpKind kind, const char* stream, double size, const std::string& what, OpId dep) {
         traces::Op op{rank_, g_.stream(rank_, stream), g_.intern(what), kind, traces::KernelClass::other, plan_.dtype};
-        op.bytes = engine::saturated_bytes(size);
+        op.set_bytes(engine::saturated_bytes(size));
         return g_.add(op, std::vector<OpId>{dep});
     };
     const OpId down = copy(OpKind::memcpy_d2h, "offload d2h", grad_width * part, "gradients to host " + name, ready);
@@ -115,7 +115,7 @@ void LayerBuilder::offload_bucket(std::uint32_t step, double bytes, OpId after) 
                           traces::KernelClass::communication,
                           plan_.dtype};
         gather.collective = CollectiveKind::all_gather;
-        gather.bytes = engine::saturated_bytes(width * part);  // each rank's contribution
+        gather.set_bytes(engine::saturated_bytes(width * part));  // each rank's contribution
         gather.set_comm(world_);
         back = g_.add(gather, std::vector<OpId>{back});
     }

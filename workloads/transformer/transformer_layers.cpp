@@ -57,7 +57,7 @@ traces::OpId TransformerBuilder::compute_named(std::string_view name, const Kern
 traces::OpId TransformerBuilder::compute_id(std::uint32_t name, const KernelCost& cost) {
     traces::Op op{traces::RankId{sim_rank_}, s_.compute, name, OpKind::compute, cost.kernel_class, plan_.dtype};
     op.set_flops(cost.flops);
-    op.bytes = whole_bytes(cost.bytes);
+    op.set_bytes(whole_bytes(cost.bytes));
     if (cost.shape.m > 0) op.set_shape(g_.intern(cost.shape));
     last_compute_ = g_.add(op, pending_);
     pending_.clear();
@@ -78,7 +78,7 @@ traces::OpId TransformerBuilder::collective_id(traces::StreamId stream, traces::
                   traces::KernelClass::communication,
                   plan_.dtype == traces::DataType::fp8 ? traces::DataType::bf16 : plan_.dtype};
     op.collective = kind;
-    op.bytes = whole_bytes(bytes);
+    op.set_bytes(whole_bytes(bytes));
     op.set_comm(comm);
     if (stream == s_.compute) {
         pending_.insert(pending_.end(), deps.begin(), deps.end());
@@ -97,7 +97,7 @@ traces::OpId TransformerBuilder::p2p(OpKind kind, traces::StreamId stream, trace
                   kind,
                   traces::KernelClass::communication,
                   plan_.dtype == traces::DataType::fp8 ? traces::DataType::bf16 : plan_.dtype};
-    op.bytes = whole_bytes(bytes);
+    op.set_bytes(whole_bytes(bytes));
     op.set_comm(comm);
     op.set_peer(traces::RankId{sim_index_[peer]});  // pipeline and CP peers share the folded coordinates
     return g_.add(op, deps);
@@ -110,8 +110,8 @@ traces::OpId TransformerBuilder::memory(OpKind kind, traces::MemoryUse use, doub
                   kind,
                   traces::KernelClass::other,
                   plan_.dtype};
-    op.bytes = whole_bytes(bytes);
-    op.memory = use;
+    op.set_bytes(whole_bytes(bytes));
+    op.set_memory(use);
     return g_.add(op);
 }
 

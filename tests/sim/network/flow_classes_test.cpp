@@ -142,7 +142,7 @@ traces::OpGraph all_reduce_graph(std::uint32_t n, std::uint64_t bytes) {
     for (const traces::RankId r : world_of(g, n)) {
         traces::Op op{r, g.stream(r, "comm"), g.intern("grads"), traces::OpKind::collective,
                       traces::KernelClass::communication};
-        op.bytes = bytes;
+        op.set_bytes(bytes);
         op.set_comm(traces::CommId{0});
         g.add(op);
     }
@@ -253,7 +253,7 @@ TEST_CASE("late ranks and competing traffic give the same replay with and withou
             const traces::OpId c = g.add(compute, {}, engine::Time{static_cast<std::int64_t>(rng() % 40) * 1'000'000});
             traces::Op op{r, g.stream(r, call % 2 ? "tp" : "dp"), g.intern("grads"), traces::OpKind::collective,
                           traces::KernelClass::communication};
-            op.bytes = call % 2 ? (8 << 20) : (32 << 20);
+            op.set_bytes(call % 2 ? (8 << 20) : (32 << 20));
             op.set_comm(call % 2 ? node[r.value / 8] : world);
             const traces::OpId after[] = {c};
             g.add(op, after);
