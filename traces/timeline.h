@@ -109,11 +109,21 @@ struct Timeline {
     bool operator==(const Timeline&) const = default;
 
 private:
-    /// `op`'s entry in `list` (by op id ascending), or null: a binary search from position `from`, left at the
-    /// place found.
+    /// `op`'s entry in `list` (by op id ascending), or null: searched from position `from` (at or before op's
+    /// place), which is left at the place found. Steps of 1, 2, 4... first, then a binary search within the last
+    /// step: callers visit ops in ascending order, so the place is mostly at or just after `from` (one comparison),
+    /// where a binary search of the rest of the list took 17 steps per op.
     static const engine::Time* find(const std::vector<std::pair<OpId, engine::Time>>& list, OpId op,
                                     std::size_t& from) {
-        const auto it = std::lower_bound(list.begin() + static_cast<std::ptrdiff_t>(from), list.end(), op,
+        if (from < list.size() && list[from].first.value >= op.value)  // (the common case: at the place already)
+            return list[from].first == op ? &list[from].second : nullptr;
+        std::size_t lo = from, hi = from;
+        for (std::size_t step = 1; hi < list.size() && list[hi].first.value < op.value; step *= 2) {
+            lo = hi + 1;
+            hi = std::min(list.size(), lo + step);
+        }
+        const auto it = std::lower_bound(list.begin() + static_cast<std::ptrdiff_t>(lo),
+                                         list.begin() + static_cast<std::ptrdiff_t>(std::min(hi, list.size())), op,
                                          [](const auto& e, OpId id) { return e.first.value < id.value; });
         from = static_cast<std::size_t>(it - list.begin());
         return it != list.end() && it->first == op ? &it->second : nullptr;

@@ -1,4 +1,7 @@
 // The ranks a timeline shows under a budget of ops, and what the writer leaves out with them.
+#include <algorithm>
+#include <random>
+
 #include <catch2/catch.hpp>
 
 #include "traces/perfetto_writer.h"
@@ -123,4 +126,38 @@ TEST_CASE("an op's contention is found among the ops that had some, in any order
     REQUIRE(tl.contention(traces::OpId{2}) == engine::Time{7});
     REQUIRE(tl.contention(traces::OpId{4}) == engine::Time{0});
     REQUIRE(traces::Timeline{}.contention(traces::OpId{0}) == engine::Time{0});
+}
+
+TEST_CASE("ready times and contentions are found from a cursor as a search of the whole list finds them",
+          "[traces][timeline]") {
+    // Random sparse lists, looked up in ascending runs that skip ops (as a rank's ops are visited) and restart from
+    // the start (as the next rank's): every answer as a linear search gives it, the cursor never past the op's place.
+    std::mt19937_64 rng(11);
+    for (int trial = 0; trial < 200; ++trial) {
+        traces::Timeline tl;
+        const std::uint32_t ops = 1 + static_cast<std::uint32_t>(rng() % 300);
+        tl.ops.resize(ops);
+        for (std::uint32_t i = 0; i < ops; ++i) {
+            tl.ops[i].start = engine::Time{1000 + i};
+            if (rng() % 4 == 0) tl.waits.emplace_back(traces::OpId{i}, engine::Time{i});
+            if (rng() % 3 == 0) tl.contentions.emplace_back(traces::OpId{i}, engine::Time{2 * i + 1});
+        }
+        for (int run = 0; run < 4; ++run) {
+            std::size_t wait_at = 0, contention_at = 0;
+            const std::uint32_t stride = 1 + static_cast<std::uint32_t>(rng() % 40);
+            for (std::uint32_t i = static_cast<std::uint32_t>(rng() % stride); i < ops; i += stride) {
+                const traces::OpId op{i};
+                const bool waited =
+                    std::any_of(tl.waits.begin(), tl.waits.end(), [&](auto& e) { return e.first == op; });
+                const bool contended =
+                    std::any_of(tl.contentions.begin(), tl.contentions.end(), [&](auto& e) { return e.first == op; });
+                INFO("trial " << trial << " op " << i);
+                REQUIRE(tl.ready(op, wait_at) == (waited ? engine::Time{i} : engine::Time{1000 + i}));
+                REQUIRE(tl.contention(op, contention_at) == (contended ? engine::Time{2 * i + 1} : engine::Time{0}));
+                REQUIRE(wait_at <= tl.waits.size());
+                REQUIRE(std::all_of(tl.waits.begin(), tl.waits.begin() + static_cast<std::ptrdiff_t>(wait_at),
+                                    [&](auto& e) { return e.first.value < i; }));
+            }
+        }
+    }
 }
