@@ -3,6 +3,7 @@
 // Collectives match across ranks by communicator and issue order; send/recv by (src, dst, communicator, order).
 #pragma once
 
+#include <algorithm>
 #include <bit>
 #include <cstdint>
 #include <optional>
