@@ -246,8 +246,9 @@ void apply_iterations(Scenario& scenario) {
 RunResult run_scenario(const Scenario& scenario, unsigned threads) {
     RunResult r;
     auto& log = engine::layer_log("sim");
-    log.debug("{}: replaying {} ranks, {} ops, {} communicators", scenario.name, scenario.graph.rank_count,
-              scenario.graph.ops.size(), scenario.graph.comms.size());
+    log.debug("{}: replaying {} ranks, {} ops ({} dependencies besides stream order), {} communicators", scenario.name,
+              scenario.graph.rank_count, scenario.graph.ops.size(), scenario.graph.dep_ids.size(),
+              scenario.graph.comms.size());
     {
         const engine::PhaseTimer timer("sim", "replay");
         r.replay = replay(scenario.graph, scenario.cluster, scenario.options);
