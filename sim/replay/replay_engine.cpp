@@ -87,10 +87,12 @@ void ReplayEngine::setup() {
     engine::reserve_huge_fresh(timeline_.critical_preds, n);
     warmer.warm(timeline_.ops.data(), n * sizeof(traces::OpTiming));
     warmer.warm(timeline_.critical_preds.data(), n * sizeof(OpId));
-    engine::assign_huge(op_state_, n + 1, OpState{});
+    engine::assign_huge(op_state_, n, OpState{});
     std::vector<OpId> last_on_stream(g_.streams.size(), OpId::invalid());
-    // Dependents (CSR) built in place: each op's count at the next one's offset, summed into offsets, filled with
-    // the offsets as cursors (each ends at the next list's start), shifted back; no per-op scratch arrays.
+    // Dependents besides stream order (CSR over the ops that have some): the ops with some marked, each one's count
+    // at the next one's offset, summed into offsets, filled with the offsets as cursors (each ends at the next
+    // list's start), shifted back. Each list in op order, as the ops are visited.
+    dependents_of_.reset(n);
     for (std::size_t i = 0; i < n; ++i) {
         const OpId id = OpId::from_index(i);
         OpId& last = last_on_stream[g_.ops[i].stream.index()];
@@ -100,18 +102,23 @@ void ReplayEngine::setup() {
         }
         last = id;
         for (const OpId d : g_.deps(id)) {
-            ++op_state_[d.index() + 1].dependents_begin;
+            dependents_of_.insert(d.index());
             ++op_state_[i].waiting;
         }
     }
-    for (std::size_t i = 0; i < n; ++i) op_state_[i + 1].dependents_begin += op_state_[i].dependents_begin;
-    engine::assign_huge(dependents_, op_state_[n].dependents_begin, OpId::invalid());
+    dependents_of_.finish();
+    owner_offsets_.assign(std::size_t{dependents_of_.size()} + 1, 0);
+    for (std::size_t i = 0; i < n; ++i) {
+        for (const OpId d : g_.deps(OpId::from_index(i))) ++owner_offsets_[dependents_of_.rank(d.index()) + 1];
+    }
+    for (std::size_t k = 0; k + 1 < owner_offsets_.size(); ++k) owner_offsets_[k + 1] += owner_offsets_[k];
+    engine::assign_huge(dependents_, owner_offsets_.back(), OpId::invalid());
     for (std::size_t i = 0; i < n; ++i) {
         for (const OpId d : g_.deps(OpId::from_index(i)))
-            dependents_[op_state_[d.index()].dependents_begin++] = OpId::from_index(i);
+            dependents_[owner_offsets_[dependents_of_.rank(d.index())]++] = OpId::from_index(i);
     }
-    for (std::size_t i = n; i > 0; --i) op_state_[i].dependents_begin = op_state_[i - 1].dependents_begin;
-    op_state_[0].dependents_begin = 0;
+    for (std::size_t k = owner_offsets_.size() - 1; k > 0; --k) owner_offsets_[k] = owner_offsets_[k - 1];
+    owner_offsets_[0] = 0;
     // Static matching: the k-th collective of each member of a communicator forms instance k of it; the k-th
     // send from a to b on a communicator meets the k-th recv at b from a.
     std::vector<std::vector<std::uint32_t>> comm_instances(g_.comms.size());
@@ -307,9 +314,10 @@ void ReplayEngine::release_dependents(OpId id) {
         }
     };
     const OpState& state = op_state_[id.index()];
-    const std::uint32_t end = op_state_[id.index() + 1].dependents_begin;
     if (state.next_on_stream.valid()) release(state.next_on_stream);
-    for (std::uint32_t k = state.dependents_begin; k < end; ++k) release(dependents_[k]);
+    if (!dependents_of_.contains(id.index())) return;
+    const std::uint32_t owner = dependents_of_.rank(id.index());
+    for (std::uint32_t k = owner_offsets_[owner]; k < owner_offsets_[owner + 1]; ++k) release(dependents_[k]);
 }
 
 void ReplayEngine::drain_ready() {
