@@ -51,21 +51,10 @@ traces::RankBreakdown analyze_rank(const traces::OpGraph& g, const traces::Timel
         b.push_back(boundary(std::max(from, Time{0}), track, +1));
         b.push_back(boundary(std::max(to, Time{0}), track, -1));
     };
-    // (A rank's ops come in ascending order: each contention search starts where the last one ended.)
-    std::size_t contention_at = 0;
-    std::uint32_t last_id = 0;
-    const auto contention = [&](traces::OpId id) {
-        if (id.value < last_id) contention_at = 0;  // (out of order: search from the start)
-        last_id = id.value;
-        return tl.contention(id, contention_at);
-    };
-    std::size_t wait_at = 0;  // (the same for ready times)
-    std::uint32_t last_wait_id = 0;
-    const auto ready = [&](traces::OpId id) {
-        if (id.value < last_wait_id) wait_at = 0;
-        last_wait_id = id.value;
-        return tl.ready(id, wait_at);
-    };
+    // (A rank's ops come in ascending order: each search of a contention or ready time starts where the last ended.)
+    std::size_t contention_at = 0, wait_at = 0;
+    const auto contention = [&](traces::OpId id) { return tl.contention(id, contention_at); };
+    const auto ready = [&](traces::OpId id) { return tl.ready(id, wait_at); };
     for (const traces::OpId id : rank_ops) {
         const traces::Op& op = g.ops[id.index()];
         const traces::OpTiming& t = tl.ops[id.index()];

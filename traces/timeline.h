@@ -77,9 +77,9 @@ struct Timeline {
     /// the ops that had some, by op id ascending (each once); every other op had none. Kept apart from `ops`: most
     /// ops have none (computes, and calls that had their links to themselves), so a timing is 24 bytes, not 32.
     std::vector<std::pair<OpId, engine::Time>> contentions;
-    /// `op`'s contention (zero when it had none): a binary search from `from`, a position in `contentions` at or
-    /// before op's entry (callers visiting ops in ascending order pass the last position found, so that each
-    /// search starts there).
+    /// `op`'s contention (zero when it had none), searched from `from`, the position the last search left (callers
+    /// visiting ops in ascending order pass it back, so that each search starts where the last ended; an op before
+    /// it is searched from the start).
     [[nodiscard]] engine::Time contention(OpId op, std::size_t& from) const {
         const engine::Time* found = find(contentions, op, from);
         return found ? *found : engine::Time{0};
@@ -109,12 +109,13 @@ struct Timeline {
     bool operator==(const Timeline&) const = default;
 
 private:
-    /// `op`'s entry in `list` (by op id ascending), or null: searched from position `from` (at or before op's
-    /// place), which is left at the place found. Steps of 1, 2, 4... first, then a binary search within the last
-    /// step: callers visit ops in ascending order, so the place is mostly at or just after `from` (one comparison),
-    /// where a binary search of the rest of the list took 17 steps per op.
+    /// `op`'s entry in `list` (by op id ascending), or null: searched from position `from`, which is left at the
+    /// place found (from the start when op's place is before `from`). Steps of 1, 2, 4... first, then a binary
+    /// search within the last step: callers visit ops in ascending order, so the place is mostly at or just after
+    /// `from` (one comparison), where a binary search of the rest of the list took 17 steps per op.
     static const engine::Time* find(const std::vector<std::pair<OpId, engine::Time>>& list, OpId op,
                                     std::size_t& from) {
+        if (from > list.size() || (from > 0 && list[from - 1].first.value >= op.value)) from = 0;  // (out of order)
         if (from < list.size() && list[from].first.value >= op.value)  // (the common case: at the place already)
             return list[from].first == op ? &list[from].second : nullptr;
         std::size_t lo = from, hi = from;
@@ -123,7 +124,7 @@ private:
             hi = std::min(list.size(), lo + step);
         }
         const auto it = std::lower_bound(list.begin() + static_cast<std::ptrdiff_t>(lo),
-                                         list.begin() + static_cast<std::ptrdiff_t>(std::min(hi, list.size())), op,
+                                         list.begin() + static_cast<std::ptrdiff_t>(hi), op,
                                          [](const auto& e, OpId id) { return e.first.value < id.value; });
         from = static_cast<std::size_t>(it - list.begin());
         return it != list.end() && it->first == op ? &it->second : nullptr;

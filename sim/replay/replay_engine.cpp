@@ -414,20 +414,16 @@ ReplayResult ReplayEngine::run() {
 
     ReplayResult result;
     for (const auto& t : timeline_.ops) timeline_.makespan = std::max(timeline_.makespan, t.end);
-    // Contentions by op (each op's is noted once, when it ends).
-    std::sort(timeline_.contentions.begin(), timeline_.contentions.end(),
-              [](const auto& a, const auto& b) { return a.first.value < b.first.value; });
-    CLUSTERSIM_CHECK(std::adjacent_find(timeline_.contentions.begin(), timeline_.contentions.end(),
-                                        [](const auto& a, const auto& b) { return a.first == b.first; }) ==
-                         timeline_.contentions.end(),
-                     "an op's contention noted twice");
-    // Ready times by op (each op's is noted once, when it starts).
-    std::sort(timeline_.waits.begin(), timeline_.waits.end(),
-              [](const auto& a, const auto& b) { return a.first.value < b.first.value; });
-    CLUSTERSIM_CHECK(
-        std::adjacent_find(timeline_.waits.begin(), timeline_.waits.end(),
-                           [](const auto& a, const auto& b) { return a.first == b.first; }) == timeline_.waits.end(),
-        "an op's ready time noted twice");
+    // Contentions (noted as each op ends) and ready times (as each starts) by op, each op's once.
+    const auto by_op = [](std::vector<std::pair<OpId, Time>>& list, const char* what) {
+        std::sort(list.begin(), list.end(), [](const auto& a, const auto& b) { return a.first.value < b.first.value; });
+        CLUSTERSIM_CHECK(
+            std::adjacent_find(list.begin(), list.end(),
+                               [](const auto& a, const auto& b) { return a.first == b.first; }) == list.end(),
+            "an op's {} noted twice", what);
+    };
+    by_op(timeline_.contentions, "contention");
+    by_op(timeline_.waits, "ready time");
     // Point-to-point transfers by arrival, then send: not in the order one instant's events happened to run.
     std::sort(timeline_.transfers.begin(), timeline_.transfers.end(),
               [](const auto& a, const auto& b) { return std::tie(a.end, a.send) < std::tie(b.end, b.send); });

@@ -159,5 +159,17 @@ TEST_CASE("ready times and contentions are found from a cursor as a search of th
                                     [&](auto& e) { return e.first.value < i; }));
             }
         }
+        // In any order with one cursor (an op before the cursor's place is searched from the start).
+        std::size_t wait_at = 0, contention_at = 0;
+        for (int k = 0; k < 50; ++k) {
+            const auto i = static_cast<std::uint32_t>(rng() % ops);
+            const traces::OpId op{i};
+            const bool waited = std::any_of(tl.waits.begin(), tl.waits.end(), [&](auto& e) { return e.first == op; });
+            const bool contended =
+                std::any_of(tl.contentions.begin(), tl.contentions.end(), [&](auto& e) { return e.first == op; });
+            INFO("trial " << trial << " random op " << i);
+            REQUIRE(tl.ready(op, wait_at) == (waited ? engine::Time{i} : engine::Time{1000 + i}));
+            REQUIRE(tl.contention(op, contention_at) == (contended ? engine::Time{2 * i + 1} : engine::Time{0}));
+        }
     }
 }
