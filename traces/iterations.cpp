@@ -22,7 +22,7 @@ OpGraph repeat_iterations(const OpGraph& graph, std::uint32_t iterations, const 
                         iterations, n, n * iterations, max_repeated_ops));
     // The repeated graph and what a replay keeps per op (timings, readiness, matching: about 200 bytes in all).
     engine::require_memory(static_cast<double>(n * iterations) *
-                               (200.0 + 4.0 * static_cast<double>(graph.dep_ids.size()) / std::max<double>(1, n)),
+                               (200.0 + 4.0 * static_cast<double>(graph.op_deps.ids().size()) / std::max<double>(1, n)),
                            fmt::format("{} iterations of {} ops", iterations, n), "run fewer iterations", where);
     // Per stream: its first and last op in one iteration.
     std::vector<OpId> first(graph.streams.size(), OpId::invalid()), last(graph.streams.size(), OpId::invalid());
@@ -38,11 +38,11 @@ OpGraph repeat_iterations(const OpGraph& graph, std::uint32_t iterations, const 
 
     OpGraph out = graph;
     out.ops.clear();
-    out.dep_ids.clear();
-    out.dep_offsets.assign(1, 0);
+    out.op_deps.clear();
     out.durations.clear();
     out.ops.reserve(n * iterations);
-    out.dep_offsets.reserve(n * iterations + 1);
+    out.op_deps.reserve(n * iterations, std::size_t{graph.op_deps.owner_count()} * iterations + rank_last.size(),
+                        (graph.op_deps.ids().size() + graph.streams.size() * graph.streams.size()) * iterations);
     out.iteration_starts.clear();
     std::vector<OpId> deps;
     for (std::uint32_t k = 0; k < iterations; ++k) {

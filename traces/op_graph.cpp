@@ -166,8 +166,7 @@ std::uint32_t OpGraph::intern(const GemmShape& shape) {
 
 OpId OpGraph::add(const Op& op, std::span<const OpId> deps, engine::Time duration) {
     ops.push_back(op);
-    dep_ids.insert(dep_ids.end(), deps.begin(), deps.end());
-    dep_offsets.push_back(static_cast<std::uint32_t>(dep_ids.size()));
+    op_deps.append(deps);
     const OpId id = OpId::from_index(ops.size() - 1);
     if (!durations.empty())
         durations.push_back(duration);

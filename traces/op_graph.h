@@ -15,6 +15,7 @@
 
 #include "engine/ids.h"
 #include "engine/time.h"
+#include "traces/op_deps.h"
 
 namespace clustersim::traces {
 
@@ -205,8 +206,9 @@ public:
     std::vector<std::string> names;      // interned op names (and algorithm hints)
     std::vector<GemmShape> gemm_shapes;  // interned GEMM shapes
     TrainingFacts training;
-    std::vector<std::uint32_t> dep_offsets = {0};  // CSR: deps of op i are dep_ids[dep_offsets[i] .. [i+1])
-    std::vector<OpId> dep_ids;
+    /// Each op's dependencies besides stream order (ops of its rank added before it), kept for the ops that have
+    /// some; read through deps().
+    OpDeps op_deps;
     /// Measured durations by op (-1 for an op without one), or empty when no op has one, as for every generated
     /// graph (8 bytes an op that a 35 M-op run does not keep). Kept by add() and set_duration(); code that moves
     /// ops moves their durations with them.
@@ -262,9 +264,7 @@ public:
     [[nodiscard]] bool has_duration(OpId op) const { return duration(op).count() >= 0; }
     void set_duration(OpId op, engine::Time duration);
 
-    [[nodiscard]] std::span<const OpId> deps(OpId op) const {
-        return {dep_ids.data() + dep_offsets[op.index()], dep_ids.data() + dep_offsets[op.index() + 1]};
-    }
+    [[nodiscard]] std::span<const OpId> deps(OpId op) const { return op_deps.of(op); }
     [[nodiscard]] const std::string& name(OpId op) const { return names[ops[op.index()].name]; }
     /// "rank 3 op 17 'fwd.layer2' (all_reduce on 'dp0')" for messages.
     [[nodiscard]] std::string describe(OpId op) const;

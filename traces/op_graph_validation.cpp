@@ -133,7 +133,7 @@ void check_acyclic(const OpGraph& g) {
     std::vector<std::uint32_t> indegree(n, 0), next_on_stream(n, UINT32_MAX);
     std::vector<std::uint32_t> last_on_stream(g.streams.size(), UINT32_MAX);
     std::vector<std::uint32_t> offsets(n + 1, 0);
-    for (const OpId d : g.dep_ids) ++offsets[d.index() + 1];
+    for (const OpId d : g.op_deps.ids()) ++offsets[d.index() + 1];
     for (std::size_t i = 0; i < n; ++i) offsets[i + 1] += offsets[i];
     std::vector<std::uint32_t> dependents(offsets[n]);
     std::vector<std::uint32_t> cursor(offsets.begin(), offsets.end() - 1);

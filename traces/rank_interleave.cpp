@@ -3,6 +3,7 @@
 #include "traces/rank_interleave.h"
 
 #include <algorithm>
+#include <span>
 
 #include "engine/error.h"
 
@@ -10,7 +11,7 @@ namespace clustersim::traces {
 
 void interleave_ranks(OpGraph& graph, std::size_t first, InterleaveScratch& scratch) {
     const std::size_t end = graph.ops.size();
-    CLUSTERSIM_CHECK(first <= end && graph.dep_offsets.size() == end + 1, "interleave_ranks: a graph of {} ops", end);
+    CLUSTERSIM_CHECK(first <= end && graph.op_deps.op_count() == end, "interleave_ranks: a graph of {} ops", end);
     // The ranks' runs.
     scratch.run_first.clear();
     scratch.run_size.clear();
@@ -29,15 +30,18 @@ void interleave_ranks(OpGraph& graph, std::size_t first, InterleaveScratch& scra
                 graph.ops[first + scratch.run_first[q]].rank != graph.ops[first + scratch.run_first[r]].rank,
                 "interleave_ranks: rank {} has ops in two places", graph.ops[first + scratch.run_first[r]].rank.value);
     }
-    // The tail aside: its ops, and its dependencies with offsets from the tail's first.
-    const std::uint32_t dep_base = graph.dep_offsets[first];
+    // The tail aside: its ops, and its dependencies (CSR by op of the tail).
     scratch.ops.assign(graph.ops.begin() + static_cast<std::ptrdiff_t>(first), graph.ops.end());
     const bool timed = !graph.durations.empty();
     if (timed)
         scratch.durations.assign(graph.durations.begin() + static_cast<std::ptrdiff_t>(first), graph.durations.end());
-    scratch.dep_offsets.clear();
-    for (std::size_t i = first; i <= end; ++i) scratch.dep_offsets.push_back(graph.dep_offsets[i] - dep_base);
-    scratch.dep_ids.assign(graph.dep_ids.begin() + dep_base, graph.dep_ids.end());
+    scratch.dep_offsets.assign(1, 0);
+    scratch.dep_ids.clear();
+    for (std::size_t i = first; i < end; ++i) {
+        const auto deps = graph.deps(OpId::from_index(i));
+        scratch.dep_ids.insert(scratch.dep_ids.end(), deps.begin(), deps.end());
+        scratch.dep_offsets.push_back(static_cast<std::uint32_t>(scratch.dep_ids.size()));
+    }
     // Each op's new place: turn k takes op k of every rank that has one, in the runs' order.
     const std::uint32_t most = *std::max_element(scratch.run_size.begin(), scratch.run_size.end());
     scratch.to_new.resize(end - first);
@@ -48,20 +52,21 @@ void interleave_ranks(OpGraph& graph, std::size_t first, InterleaveScratch& scra
         }
     }
     // Written back in the new order.
-    graph.dep_ids.resize(dep_base);
+    graph.op_deps.truncate(first);
     for (std::uint32_t k = 0, place = 0; k < most; ++k) {
         for (std::size_t r = 0; r < runs; ++r) {
             if (k >= scratch.run_size[r]) continue;
             const std::uint32_t old = scratch.run_first[r] + k;
             graph.ops[first + place] = scratch.ops[old];
             if (timed) graph.durations[first + place] = scratch.durations[old];
-            for (std::uint32_t d = scratch.dep_offsets[old]; d < scratch.dep_offsets[old + 1]; ++d) {
-                const OpId dep = scratch.dep_ids[d];
-                graph.dep_ids.push_back(
-                    dep.index() < first ? dep : OpId::from_index(first + scratch.to_new[dep.index() - first]));
-            }
+            // (Remapped in place: the tail's copy is read once.)
+            const auto deps =
+                std::span(scratch.dep_ids)
+                    .subspan(scratch.dep_offsets[old], scratch.dep_offsets[old + 1] - scratch.dep_offsets[old]);
+            for (OpId& dep : deps)
+                if (dep.index() >= first) dep = OpId::from_index(first + scratch.to_new[dep.index() - first]);
+            graph.op_deps.append(deps);
             ++place;
-            graph.dep_offsets[first + place] = static_cast<std::uint32_t>(graph.dep_ids.size());
         }
     }
 }

@@ -93,18 +93,21 @@ void ReplayEngine::setup() {
     // at the next one's offset, summed into offsets, filled with the offsets as cursors (each ends at the next
     // list's start), shifted back. Each list in op order, as the ops are visited.
     dependents_of_.reset(n);
+    dep_waiting_.assign(g_.op_deps.owner_count(), 0);
+    initially_ready_.clear();
     for (std::size_t i = 0; i < n; ++i) {
         const OpId id = OpId::from_index(i);
         OpId& last = last_on_stream[g_.ops[i].stream.index()];
+        const auto deps = g_.deps(id);
+        if (!deps.empty()) dep_waiting_[g_.op_deps.owner_index(id)] = static_cast<std::uint32_t>(deps.size());
         if (last.valid()) {
             op_state_[last.index()].next_on_stream = id;
-            ++op_state_[i].waiting;
+            if (!deps.empty()) ++dep_waiting_[g_.op_deps.owner_index(id)];
+        } else if (deps.empty()) {
+            initially_ready_.push_back(id);
         }
         last = id;
-        for (const OpId d : g_.deps(id)) {
-            dependents_of_.insert(d.index());
-            ++op_state_[i].waiting;
-        }
+        for (const OpId d : deps) dependents_of_.insert(d.index());
     }
     dependents_of_.finish();
     owner_offsets_.assign(std::size_t{dependents_of_.size()} + 1, 0);
@@ -308,10 +311,9 @@ void ReplayEngine::end_on_stream(OpId id, std::size_t stream) {
 
 void ReplayEngine::release_dependents(OpId id) {
     auto release = [&](OpId next) {
-        if (--op_state_[next.index()].waiting == 0) {
-            timeline_.critical_preds[next.index()] = id;  // (its trigger)
-            ready_queue_.push_back(next);
-        }
+        if (g_.op_deps.has(next) && --dep_waiting_[g_.op_deps.owner_index(next)] != 0) return;
+        timeline_.critical_preds[next.index()] = id;  // (its trigger)
+        ready_queue_.push_back(next);
     };
     const OpState& state = op_state_[id.index()];
     if (state.next_on_stream.valid()) release(state.next_on_stream);
@@ -339,13 +341,12 @@ ReplayResult ReplayEngine::run() {
     if (!starts.empty() && starts.size() != g_.rank_count)
         throw engine::InputError(engine::SourceLocation{g_.source},
                                  fmt::format("rank_start lists {} times for {} ranks", starts.size(), g_.rank_count));
-    for (std::size_t i = 0; i < g_.ops.size(); ++i) {
-        if (op_state_[i].waiting != 0) continue;
-        const std::uint32_t rank = g_.ops[i].rank.value;
+    for (const OpId id : initially_ready_) {
+        const std::uint32_t rank = g_.ops[id.index()].rank.value;
         if (!starts.empty() && starts[rank] > Time{0})
-            deferred_starts_.emplace_back(rank, OpId::from_index(i));
+            deferred_starts_.emplace_back(rank, id);
         else
-            ready_queue_.push_back(OpId::from_index(i));
+            ready_queue_.push_back(id);
     }
     std::stable_sort(deferred_starts_.begin(), deferred_starts_.end(),
                      [](const auto& a, const auto& b) { return a.first < b.first; });

@@ -247,7 +247,7 @@ RunResult run_scenario(const Scenario& scenario, unsigned threads) {
     RunResult r;
     auto& log = engine::layer_log("sim");
     log.debug("{}: replaying {} ranks, {} ops ({} dependencies besides stream order), {} communicators", scenario.name,
-              scenario.graph.rank_count, scenario.graph.ops.size(), scenario.graph.dep_ids.size(),
+              scenario.graph.rank_count, scenario.graph.ops.size(), scenario.graph.op_deps.ids().size(),
               scenario.graph.comms.size());
     {
         const engine::PhaseTimer timer("sim", "replay");

@@ -61,8 +61,7 @@ TEST_CASE("interleaved ranks take turns and keep their order and dependencies", 
         if (tag == 2) want.push_back(0);
         REQUIRE(dep_tags == want);
     }
-    REQUIRE(g.dep_offsets.size() == g.ops.size() + 1);
-    REQUIRE(g.dep_offsets.back() == g.dep_ids.size());
+    REQUIRE(g.op_deps.op_count() == g.ops.size());
 
     // A tail of one rank is left as it is.
     traces::OpGraph one;

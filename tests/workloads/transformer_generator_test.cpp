@@ -347,8 +347,7 @@ TEST_CASE("tensor-parallel peers' ops are laid in turns and replay exactly as ra
     REQUIRE(!std::is_sorted(order.begin(), order.end()));
     for (std::uint32_t i = 0; i < order.size(); ++i) to_new[order[i]] = i;
     by_rank.ops.clear();
-    by_rank.dep_ids.clear();
-    by_rank.dep_offsets = {0};
+    by_rank.op_deps.clear();
     for (const std::uint32_t old : order) {
         std::vector<traces::OpId> deps;
         for (const traces::OpId d : g.deps(traces::OpId::from_index(old)))

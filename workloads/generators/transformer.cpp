@@ -164,12 +164,12 @@ void TransformerBuilder::choose_simulated() {
         g_.job_ranks = simulated_;
         g_.job_rank_count = grid_.size();
     }
-    // Room for the expected ops and their dependencies (about 1.3 per op in these plans), so that the arrays are
-    // not copied as they grow (every copy writes fresh pages: a doubling array touches twice its size). Capacity
-    // past what is filled costs address space only.
+    // Room for the expected ops and their dependencies (at most one list per op, and 2 dependencies per op, well
+    // above these plans'), so that the arrays are not copied as they grow (every copy writes fresh pages: a doubling
+    // array touches twice its size). Capacity past what is filled costs address space only.
     engine::reserve_huge(g_.ops, static_cast<std::size_t>(expected));
-    engine::reserve_huge(g_.dep_offsets, static_cast<std::size_t>(expected) + 1);
-    engine::reserve_huge(g_.dep_ids, static_cast<std::size_t>(expected * 2));
+    g_.op_deps.reserve(static_cast<std::size_t>(expected), static_cast<std::size_t>(expected),
+                       static_cast<std::size_t>(expected * 2));
 }
 
 void TransformerBuilder::build_rank(std::uint32_t rank) {
@@ -362,8 +362,8 @@ traces::OpGraph TransformerBuilder::build() {
         engine::PageWarmer warmer;
         const auto follow = [&] {
             warmer.follow(0, g_.ops);
-            warmer.follow(1, g_.dep_offsets);
-            warmer.follow(2, g_.dep_ids);
+            warmer.follow(1, g_.op_deps.end_vector());
+            warmer.follow(2, g_.op_deps.id_vector());
         };
         follow();
         // A tensor-parallel group's ranks run in step: their ops are laid side by side (traces/rank_interleave.h).
