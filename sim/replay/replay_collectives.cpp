@@ -22,7 +22,7 @@ using traces::OpKind;
 void ReplayEngine::arrive_collective(OpId id) {
     const traces::Op& op = g_.ops[id.index()];
     set_comm_active(op.rank, +1);  // the NCCL kernel is resident (and spinning) from its launch
-    const std::uint32_t index = instance_of(op_state_[id.index()].partner);
+    const std::uint32_t index = instance_of(partner(id));
     if (modelled(g_.comms[instances_[index].comm.index()]) || traced_only(id)) {
         arrive_modelled(id);
         return;

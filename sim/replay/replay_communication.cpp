@@ -18,7 +18,7 @@ using traces::OpKind;
 void ReplayEngine::arrive_p2p(OpId id) {
     const traces::Op& op = g_.ops[id.index()];
     set_comm_active(op.rank, +1);
-    const std::uint32_t partner = op_state_[id.index()].partner;
+    const std::uint32_t partner = this->partner(id);
     CLUSTERSIM_CHECK(partner != UINT32_MAX, "unmatched {}", g_.describe(id));
     const OpId send = op.kind == OpKind::send ? id : OpId{partner};
     const OpId recv = op.kind == OpKind::send ? OpId{partner} : id;
@@ -107,7 +107,7 @@ void ReplayEngine::on_flow(FlowId flow, std::uint32_t owner) {
         case owner_p2p: {
             const Time start = net_.start_time(flow);
             const Time delay = std::max(Time{0}, (sim_.now() - start) - net_.ideal_duration(flow));
-            const std::uint32_t recv = op_state_[id].partner;
+            const std::uint32_t recv = partner(OpId{id});
             timeline_.transfers.push_back(traces::Transfer{OpId{id}, OpId{recv}, start, sim_.now()});
             note_contention(OpId{id}, delay);
             done_queue_.push_back(OpId{id});
@@ -153,7 +153,7 @@ std::string ReplayEngine::deadlock_report() const {
             const traces::Op& op = g_.ops[current.index()];
             if (op.kind == OpKind::collective) {
                 // (A collective in progress has arrived: its call is in flight.)
-                const std::uint32_t call = op_state_[current.index()].partner;
+                const std::uint32_t call = partner(current);
                 if (calls_[call].slot == UINT32_MAX) continue;
                 const Instance& inst = instances_[calls_[call].slot];
                 const auto& ranks = g_.comms[inst.comm.index()].ranks;

@@ -87,7 +87,7 @@ void ReplayEngine::setup() {
     engine::reserve_huge_fresh(timeline_.critical_preds, n);
     warmer.warm(timeline_.ops.data(), n * sizeof(traces::OpTiming));
     warmer.warm(timeline_.critical_preds.data(), n * sizeof(OpId));
-    engine::assign_huge(op_state_, n, OpState{});
+    engine::assign_huge(next_on_stream_, n, OpId::invalid());
     std::vector<OpId> last_on_stream(g_.streams.size(), OpId::invalid());
     // Dependents besides stream order (CSR over the ops that have some): the ops with some marked, each one's count
     // at the next one's offset, summed into offsets, filled with the offsets as cursors (each ends at the next
@@ -101,7 +101,7 @@ void ReplayEngine::setup() {
         const auto deps = g_.deps(id);
         if (!deps.empty()) dep_waiting_[g_.op_deps.owner_index(id)] = static_cast<std::uint32_t>(deps.size());
         if (last.valid()) {
-            op_state_[last.index()].next_on_stream = id;
+            next_on_stream_[last.index()] = id;
             if (!deps.empty()) ++dep_waiting_[g_.op_deps.owner_index(id)];
         } else if (deps.empty()) {
             initially_ready_.push_back(id);
@@ -134,10 +134,15 @@ void ReplayEngine::setup() {
         // the same calls; fewer when folded), reserved so that the records are not copied as they are added.
         std::vector<std::uint64_t> collective_ops(g_.comms.size(), 0);
         std::size_t transfer_ops = 0;  // communication and copies: the ops that may wait or meet contention
-        for (const traces::Op& op : g_.ops) {
+        comm_ops_.reset(n);
+        for (std::size_t i = 0; i < n; ++i) {
+            const traces::Op& op = g_.ops[i];
             if (op.kind == OpKind::collective) ++collective_ops[op.comm().index()];
+            if (op.is_communication()) comm_ops_.insert(i);
             transfer_ops += op.is_communication() || op.kind == OpKind::memcpy_h2d || op.kind == OpKind::memcpy_d2h;
         }
+        comm_ops_.finish();
+        partners_.assign(comm_ops_.size(), UINT32_MAX);
         // The sparse lists of the timeline at most one entry per such op, on huge pages: grown by doubling from
         // nothing, they were 18 k faults of 4 KiB pages at 16,384 GPUs. (Only what is written is faulted in.)
         engine::reserve_huge(timeline_.waits, transfer_ops);
@@ -164,7 +169,7 @@ void ReplayEngine::setup() {
                 record.comm = op.comm();
                 record.bytes = op.bytes();
             }
-            op_state_[i].partner = list[k];
+            partner(OpId::from_index(i)) = list[k];
             // Per-member sizes (all_gather, all_to_all), kept only when they differ.
             Call& call = calls_[list[k]];
             const std::uint64_t bytes = call_records_[list[k]].bytes;
@@ -188,8 +193,8 @@ void ReplayEngine::setup() {
         if (has_recvs) {
             while (recvs_end < p2p_keys.size() && p2p_keys[recvs_end].first == p2p_keys[i].first + 1) ++recvs_end;
             for (std::size_t k = 0; k < std::min(sends_end - i, recvs_end - sends_end); ++k) {
-                op_state_[p2p_keys[i + k].second].partner = p2p_keys[sends_end + k].second;
-                op_state_[p2p_keys[sends_end + k].second].partner = p2p_keys[i + k].second;
+                partner(OpId{p2p_keys[i + k].second}) = p2p_keys[sends_end + k].second;
+                partner(OpId{p2p_keys[sends_end + k].second}) = p2p_keys[i + k].second;
             }
         }
         i = recvs_end;
@@ -315,8 +320,7 @@ void ReplayEngine::release_dependents(OpId id) {
         timeline_.critical_preds[next.index()] = id;  // (its trigger)
         ready_queue_.push_back(next);
     };
-    const OpState& state = op_state_[id.index()];
-    if (state.next_on_stream.valid()) release(state.next_on_stream);
+    if (const OpId next = next_on_stream_[id.index()]; next.valid()) release(next);
     if (!dependents_of_.contains(id.index())) return;
     const std::uint32_t owner = dependents_of_.rank(id.index());
     for (std::uint32_t k = owner_offsets_[owner]; k < owner_offsets_[owner + 1]; ++k) release(dependents_[k]);

@@ -17,7 +17,7 @@ using traces::OpId;
 
 void ReplayEngine::arrive_modelled(OpId id) {
     const traces::Op& op = g_.ops[id.index()];
-    const std::uint32_t index = instance_of(op_state_[id.index()].partner);
+    const std::uint32_t index = instance_of(partner(id));
     Instance& inst = instances_[index];
     const auto& ranks = g_.comms[inst.comm.index()].ranks;
     const std::uint32_t member = member_of(op.rank, op.comm());
