@@ -179,12 +179,13 @@ traces::RunSummary summarize_run(const traces::OpGraph& g, const traces::Timelin
     s.ops = g.ops.size();
     // Each rank's ops in op order, as one list by rank (CSR): no vector per rank grown op by op.
     std::vector<std::uint32_t> offsets(g.rank_count + 1, 0);
-    for (const traces::Op& op : g.ops) ++offsets[op.rank.index() + 1];
+    for (const traces::Op& op : g.ops) ++offsets[g.rank_of(op).index() + 1];
     for (std::uint32_t r = 0; r < g.rank_count; ++r) offsets[r + 1] += offsets[r];
     std::vector<traces::OpId> by_rank;
     engine::assign_huge(by_rank, g.ops.size(), traces::OpId::invalid());  // (4 bytes per op: on huge pages too)
     std::vector<std::uint32_t> fill(offsets.begin(), offsets.end() - 1);
-    for (std::size_t i = 0; i < g.ops.size(); ++i) by_rank[fill[g.ops[i].rank.index()]++] = traces::OpId::from_index(i);
+    for (std::size_t i = 0; i < g.ops.size(); ++i)
+        by_rank[fill[g.rank_of(g.ops[i]).index()]++] = traces::OpId::from_index(i);
     // Ranks claimed in increasing order by up to `threads` workers, each written to its own slot. A worker stops at
     // its first error; every rank below the lowest failing one is still claimed, so that rank's error is the one
     // reported, whatever the threads' timing. (A thread that cannot be started leaves its share to the others.)

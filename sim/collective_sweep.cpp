@@ -45,7 +45,7 @@ traces::OpGraph collective_graph(std::uint32_t ranks, const std::vector<std::vec
     for (std::size_t k = 0; k < groups.size(); ++k) {
         const auto comm = g.communicator(fmt::format("group{}", k), groups[k]);
         for (const traces::RankId r : groups[k]) {
-            traces::Op op{r, g.stream(r, fmt::format("comm{}", k)), g.intern(traces::collective_kind_name(kind)),
+            traces::Op op{g.stream(r, fmt::format("comm{}", k)), g.intern(traces::collective_kind_name(kind)),
                           traces::OpKind::collective};
             op.collective = kind;
             op.set_bytes(bytes);

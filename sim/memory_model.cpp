@@ -16,7 +16,7 @@ std::vector<traces::RankMemory> memory_peaks(const traces::OpGraph& g, const top
     std::vector<std::uint8_t> allocates(g.rank_count, 0);
     for (const traces::Op& op : g.ops) {
         if (op.kind != traces::OpKind::alloc && op.kind != traces::OpKind::free) continue;
-        const std::size_t r = op.rank.index();
+        const std::size_t r = g.rank_of(op).index();
         auto& h = held[r];
         const auto use = static_cast<std::size_t>(op.memory());
         h[use] += op.kind == traces::OpKind::alloc ? static_cast<double>(op.bytes()) : -static_cast<double>(op.bytes());

@@ -53,7 +53,7 @@ OpGraph repeat_iterations(const OpGraph& graph, std::uint32_t iterations, const 
             deps.clear();
             for (const OpId d : graph.deps(OpId::from_index(i))) deps.push_back(OpId{d.value + shift});
             if (k > 0 && first[op.stream.index()].index() == i) {
-                for (const OpId l : rank_last[op.rank.index()])
+                for (const OpId l : rank_last[graph.rank_of(op).index()])
                     deps.push_back(OpId{l.value + shift - static_cast<std::uint32_t>(n)});
             }
             out.add(op, deps, graph.duration(OpId::from_index(i)));

@@ -103,8 +103,13 @@ void read_op(const Reader& r, const json& j, const std::string& path, OpGraph& g
     Op op;
     if (j.contains("id") && r.unsigned_at(j["id"], path + ".id") != g.ops.size())
         r.fail(path + ".id", fmt::format("ops must be listed in id order: expected id {}", g.ops.size()));
-    op.rank = RankId{r.id_at(r.member(j, path, "rank"), path + ".rank")};
+    const RankId rank{r.id_at(r.member(j, path, "rank"), path + ".rank")};
     op.stream = StreamId{r.id_at(r.member(j, path, "stream"), path + ".stream")};
+    // (An op's rank is its stream's: said twice in the file, the two must agree. An unknown stream is refused by
+    // the validation, naming the op.)
+    if (op.stream.index() < g.streams.size() && g.streams[op.stream.index()].rank != rank)
+        r.fail(path + ".rank", fmt::format("op on stream {} of rank {} says rank {}", op.stream.value,
+                                           g.streams[op.stream.index()].rank.value, rank.value));
     op.name = g.intern(j.contains("name") ? r.string_at(j["name"], path + ".name") : "");
     op.kind = r.enum_at(r.member(j, path, "kind"), path + ".kind", &parse_op_kind, "op kind");
     if (op.is_communication()) op.kernel_class = KernelClass::communication;  // written only for compute ops
@@ -278,7 +283,7 @@ std::string native_trace_text(const OpGraph& g) {
     for (std::size_t i = 0; i < g.ops.size(); ++i) {
         const Op& op = g.ops[i];
         out += fmt::format("{}\n  {{\"id\": {}, \"rank\": {}, \"stream\": {}, \"name\": {}, \"kind\": \"{}\"",
-                           i ? "," : "", i, op.rank.value, op.stream.value, json_string(g.names[op.name]),
+                           i ? "," : "", i, g.rank_of(op).value, op.stream.value, json_string(g.names[op.name]),
                            op_kind_name(op.kind));
         if (op.kind == OpKind::compute)
             out += fmt::format(", \"class\": \"{}\", \"flops\": {}", kernel_class_name(op.kernel_class),

@@ -70,8 +70,9 @@ std::vector<std::vector<std::vector<OpId>>> collectives_by_member(const OpGraph&
         const Op& op = g.ops[i];
         if (op.kind != OpKind::collective || op.comm().index() >= g.comms.size()) continue;
         const auto& index = members[op.comm().index()];
-        const auto it = std::lower_bound(index.begin(), index.end(), std::pair{op.rank, std::uint32_t{0}});
-        if (it != index.end() && it->first == op.rank)
+        const RankId rank = g.rank_of(op);
+        const auto it = std::lower_bound(index.begin(), index.end(), std::pair{rank, std::uint32_t{0}});
+        if (it != index.end() && it->first == rank)
             issued[op.comm().index()][it->second].push_back(OpId::from_index(i));
     }
     return issued;
@@ -199,7 +200,8 @@ std::string OpGraph::describe(OpId id) const {
         what = fmt::format("send to rank {}", op.peer().value);
     else if (op.kind == OpKind::recv)
         what = fmt::format("recv from rank {}", op.peer().value);
-    return fmt::format("rank {} op {} '{}' ({})", op.rank.value, id.value,
+    const RankId rank = rank_of(op);
+    return fmt::format("rank {} op {} '{}' ({})", rank.valid() ? std::to_string(rank.value) : "?", id.value,
                        op.name < names.size() ? names[op.name] : "?", what);
 }
 

@@ -94,41 +94,49 @@ struct TrainingFacts {
     bool operator==(const TrainingFacts&) const = default;
 };
 
-/// One op, 32 bytes; names are interned in OpGraph::names, measured durations kept beside (OpGraph::durations). Fields
-/// that only one family of kinds uses share their storage, behind accessors that give the default for the other kinds
-/// (memory is most of a large run: 65 M ops for one unfolded iteration on 16,384 GPUs, docs/architecture.md):
+/// One op, 28 bytes; names are interned in OpGraph::names, measured durations kept beside (OpGraph::durations), and
+/// its rank is its stream's (OpGraph::rank_of). Fields that only one family of kinds uses share their storage, behind
+/// accessors that give the default for the other kinds (memory is most of a large run: 65 M ops for one unfolded
+/// iteration on 16,384 GPUs, docs/architecture.md):
 /// - `flops()` (compute) with `comm()` and `peer()` (communication);
 /// - `shape()` (compute), `algorithm()` (collective) and `tag()` (send/recv);
 /// - `collective` (collective) with `memory()` (alloc/free).
-/// The size and the kinds share one word of bit fields (the size in 48 bits, through `bytes()` and `set_bytes()`).
+/// The size and the kinds share two words of bit fields (the size in 48 bits, through `bytes()` and `set_bytes()`).
+/// Every field is 4-byte aligned, so that an op takes 28 bytes, not 32.
 /// Set the kind first: a setter writes its field whatever the kind, a getter reads it only for its own kinds.
 struct Op {
     Op() = default;
-    Op(RankId rank_, StreamId stream_, std::uint32_t name_, OpKind kind_ = OpKind::compute,
+    Op(StreamId stream_, std::uint32_t name_, OpKind kind_ = OpKind::compute,
        KernelClass kernel_class_ = KernelClass::other, DataType dtype_ = DataType::fp16)
-        : rank(rank_), stream(stream_), name(name_), kind(kind_), kernel_class(kernel_class_), dtype(dtype_) {}
+        : stream(stream_), name(name_), kind(kind_), kernel_class(kernel_class_), dtype(dtype_) {}
 
-    RankId rank;
-    StreamId stream;
+    StreamId stream;         // its rank is the stream's: OpGraph::rank_of
     std::uint32_t name = 0;  // index into OpGraph::names
     // Read and written through the accessors below, stored so that zero is each field's default: the tag, or one
-    // more than shape or algorithm; the bits of `flops`, or the complements of comm (low half) and peer (high half).
+    // more than shape or algorithm; the bits of `flops` (two halves), or the complements of comm (`payload_low`) and
+    // peer (`payload_high`).
     std::uint32_t detail_bits = 0;
-    // One 8-byte word: the size in 48 bits (read and written through bytes() and set_bytes()), then the kinds.
-    std::uint64_t bytes_bits : 48 = 0;
+    std::uint32_t payload_low = 0;
+    std::uint32_t payload_high = 0;
+    // The size in 48 bits (read and written through bytes() and set_bytes()), then the kinds.
+    std::uint32_t bytes_low = 0;
+    std::uint32_t bytes_high : 16 = 0;
     OpKind kind : 4 = OpKind::compute;
     KernelClass kernel_class : 3 = KernelClass::other;
     DataType dtype : 3 = DataType::fp16;
     // Collectives: their kind; alloc/free: what they hold, as a MemoryUse (memory() and set_memory()).
     CollectiveKind collective : 3 = CollectiveKind::all_reduce;
     bool eager : 1 = false;  // send only: starts without waiting for the recv (buffered, as ASTRA-sim)
-    std::uint64_t payload_bits = 0;
 
     /// Compute: bytes touched; collective: per-rank buffer; send/recv/copy: message; alloc/free: bytes held.
-    [[nodiscard]] std::uint64_t bytes() const { return bytes_bits; }
+    [[nodiscard]] std::uint64_t bytes() const { return (std::uint64_t{bytes_high} << 32) | bytes_low; }
     /// A size beyond max_op_bytes is kept as too_large_bytes, never wrapped: readers refuse such sizes where they
     /// read them, and generated graphs are checked for it (sim/scenario/workload_reader.cpp).
-    void set_bytes(std::uint64_t bytes) { bytes_bits = std::min(bytes, too_large_bytes); }
+    void set_bytes(std::uint64_t bytes) {
+        const std::uint64_t kept = std::min(bytes, too_large_bytes);
+        bytes_low = static_cast<std::uint32_t>(kept);
+        bytes_high = static_cast<std::uint32_t>(kept >> 32);
+    }
     /// The largest size an op holds: 2^48 - 2 bytes (256 TiB).
     static constexpr std::uint64_t max_op_bytes = (std::uint64_t{1} << 48) - 2;
     /// What set_bytes() keeps for a larger size.
@@ -140,22 +148,20 @@ struct Op {
     void set_memory(MemoryUse use) { collective = static_cast<CollectiveKind>(use); }
 
     /// Compute: FLOPs (0 for the other kinds).
-    [[nodiscard]] double flops() const { return kind == OpKind::compute ? std::bit_cast<double>(payload_bits) : 0.0; }
-    void set_flops(double flops) { payload_bits = std::bit_cast<std::uint64_t>(flops); }
+    [[nodiscard]] double flops() const {
+        return kind == OpKind::compute ? std::bit_cast<double>((std::uint64_t{payload_high} << 32) | payload_low) : 0.0;
+    }
+    void set_flops(double flops) {
+        const auto bits = std::bit_cast<std::uint64_t>(flops);
+        payload_low = static_cast<std::uint32_t>(bits);
+        payload_high = static_cast<std::uint32_t>(bits >> 32);
+    }
     /// Collectives and send/recv: the communicator (invalid for the other kinds).
-    [[nodiscard]] CommId comm() const {
-        return is_communication() ? CommId{~static_cast<std::uint32_t>(payload_bits)} : CommId::invalid();
-    }
-    void set_comm(CommId comm) {
-        payload_bits = (payload_bits & ~std::uint64_t{UINT32_MAX}) | std::uint32_t{~comm.value};
-    }
+    [[nodiscard]] CommId comm() const { return is_communication() ? CommId{~payload_low} : CommId::invalid(); }
+    void set_comm(CommId comm) { payload_low = ~comm.value; }
     /// Send: destination; recv: source (invalid for the other kinds).
-    [[nodiscard]] RankId peer() const {
-        return is_point_to_point() ? RankId{~static_cast<std::uint32_t>(payload_bits >> 32)} : RankId::invalid();
-    }
-    void set_peer(RankId peer) {
-        payload_bits = (payload_bits & std::uint64_t{UINT32_MAX}) | (std::uint64_t{~peer.value} << 32);
-    }
+    [[nodiscard]] RankId peer() const { return is_point_to_point() ? RankId{~payload_high} : RankId::invalid(); }
+    void set_peer(RankId peer) { payload_high = ~peer.value; }
     /// Compute: index into OpGraph::gemm_shapes (GEMM kernels), or no_shape.
     [[nodiscard]] std::uint32_t shape() const { return kind == OpKind::compute ? detail_bits - 1 : no_shape; }
     void set_shape(std::uint32_t shape) { detail_bits = shape + 1; }
@@ -174,7 +180,7 @@ struct Op {
     [[nodiscard]] bool is_point_to_point() const { return kind == OpKind::send || kind == OpKind::recv; }
     bool operator==(const Op&) const = default;
 };
-static_assert(sizeof(Op) == 32);
+static_assert(sizeof(Op) == 28 && alignof(Op) == 4);
 // (Every value of each kind fits its bit field.)
 static_assert(static_cast<int>(OpKind::delay) < 16 && static_cast<int>(KernelClass::other) < 8 &&
               static_cast<int>(DataType::int64) < 8 && static_cast<int>(CollectiveKind::barrier) < 8 &&
@@ -264,6 +270,11 @@ public:
     [[nodiscard]] bool has_duration(OpId op) const { return duration(op).count() >= 0; }
     void set_duration(OpId op, engine::Time duration);
 
+    /// The rank an op runs on: its stream's (invalid for a stream that does not exist, which validate() refuses).
+    [[nodiscard]] RankId rank_of(const Op& op) const {
+        return op.stream.index() < streams.size() ? streams[op.stream.index()].rank : RankId::invalid();
+    }
+    [[nodiscard]] RankId rank_of(OpId op) const { return rank_of(ops[op.index()]); }
     [[nodiscard]] std::span<const OpId> deps(OpId op) const { return op_deps.of(op); }
     [[nodiscard]] const std::string& name(OpId op) const { return names[ops[op.index()].name]; }
     /// "rank 3 op 17 'fwd.layer2' (all_reduce on 'dp0')" for messages.

@@ -89,30 +89,27 @@ void check_ids(const OpGraph& g) {
     for (std::size_t i = 0; i < g.ops.size(); ++i) {
         const Op& op = g.ops[i];
         const OpId id = OpId::from_index(i);
-        if (op.rank.value >= g.rank_count)
-            reject(g, fmt::format("op {} is on rank {}, but there are {} ranks", i, op.rank.value, g.rank_count));
+        // (An op's rank is its stream's, whose rank was checked above.)
         if (op.stream.index() >= g.streams.size())
             reject(g, fmt::format("{}: unknown stream {}", g.describe(id), op.stream.value));
-        if (g.streams[op.stream.index()].rank != op.rank)
-            reject(g, fmt::format("{}: stream {} belongs to rank {}", g.describe(id), op.stream.value,
-                                  g.streams[op.stream.index()].rank.value));
+        const RankId rank = g.rank_of(op);
         if (op.is_communication() && op.comm().index() >= g.comms.size())
             reject(g, fmt::format("{}: unknown communicator {}", g.describe(id), op.comm().value));
         if (op.kind == OpKind::collective) {
             const auto& ranks = sorted_ranks[op.comm().index()];
-            if (!std::binary_search(ranks.begin(), ranks.end(), op.rank))
-                reject(g, fmt::format("{}: rank {} is not a member of '{}'", g.describe(id), op.rank.value,
+            if (!std::binary_search(ranks.begin(), ranks.end(), rank))
+                reject(g, fmt::format("{}: rank {} is not a member of '{}'", g.describe(id), rank.value,
                                       g.comms[op.comm().index()].name));
         }
         if (op.kind == OpKind::send || op.kind == OpKind::recv) {
             if (op.peer().value >= g.rank_count)
                 reject(g, fmt::format("{}: peer rank {} does not exist", g.describe(id), op.peer().value));
-            if (op.peer() == op.rank) reject(g, fmt::format("{}: a rank cannot send to itself", g.describe(id)));
+            if (op.peer() == rank) reject(g, fmt::format("{}: a rank cannot send to itself", g.describe(id)));
         }
         for (const OpId d : g.deps(id)) {
             if (d.index() >= g.ops.size())
                 reject(g, fmt::format("{}: depends on unknown op {}", g.describe(id), d.value));
-            if (g.ops[d.index()].rank != op.rank)
+            if (g.rank_of(d) != rank)
                 reject(g, fmt::format(
                               "{}: depends on {}, on another rank (cross-rank order comes only from communication)",
                               g.describe(id), g.describe(d)));
@@ -182,9 +179,9 @@ void check_matching(const OpGraph& g) {
         const Op& op = g.ops[i];
         const OpId id = OpId::from_index(i);
         if (op.kind == OpKind::send) {
-            sends[{op.rank.value, op.peer().value, op.comm().value}].push_back(id);
+            sends[{g.rank_of(op).value, op.peer().value, op.comm().value}].push_back(id);
         } else if (op.kind == OpKind::recv) {
-            recvs[{op.peer().value, op.rank.value, op.comm().value}].push_back(id);
+            recvs[{op.peer().value, g.rank_of(op).value, op.comm().value}].push_back(id);
         }
     }
     for (std::size_t c = 0; c < g.comms.size(); ++c) {

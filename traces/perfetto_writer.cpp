@@ -118,9 +118,10 @@ void write_perfetto_json(std::ostream& stream, const OpGraph& g, const Timeline&
     std::size_t wait_at = 0;        // (the same for ready times)
     for (std::size_t i = 0; i < g.ops.size(); ++i) {
         const Op& op = g.ops[i];
-        if (!shown(op.rank)) continue;
+        const RankId rank = g.rank_of(op);
+        if (!shown(rank)) continue;
         const OpTiming& t = tl.ops[i];
-        const std::uint32_t pid = op.rank.value + 1, tid = op.stream.value;
+        const std::uint32_t pid = rank.value + 1, tid = op.stream.value;
         const engine::Time ready = op.is_communication() ? tl.ready(OpId::from_index(i), wait_at) : t.start;
         if (t.start > ready) {
             std::string& wait = quoted_waits[op.name];
@@ -141,26 +142,29 @@ void write_perfetto_json(std::ostream& stream, const OpGraph& g, const Timeline&
         const Transfer& x = tl.transfers[k];
         const Op& send = g.ops[x.send.index()];
         const Op& recv = g.ops[x.recv.index()];
-        if (!shown(send.rank) || !shown(recv.rank)) continue;  // (an arrow needs both ends)
+        const RankId send_rank = g.rank_of(send), recv_rank = g.rank_of(recv);
+        if (!shown(send_rank) || !shown(recv_rank)) continue;  // (an arrow needs both ends)
         const OpTiming& rt = tl.ops[x.recv.index()];
         out += fmt::format(
             ",\n{{\"ph\":\"s\",\"id\":{},\"name\":\"p2p\",\"cat\":\"p2p\",\"pid\":{},\"tid\":{},\"ts\":{}}}", k,
-            send.rank.value + 1, send.stream.value, microseconds_text(x.start));
+            send_rank.value + 1, send.stream.value, microseconds_text(x.start));
         out += fmt::format(
             ",\n{{\"ph\":\"f\",\"bp\":\"e\",\"id\":{},\"name\":\"p2p\",\"cat\":\"p2p\",\"pid\":{},\"tid\":{},\"ts\":{}}"
             "}",
-            k, recv.rank.value + 1, recv.stream.value, microseconds_text(rt.start + (rt.end - rt.start) / 2));
+            k, recv_rank.value + 1, recv.stream.value, microseconds_text(rt.start + (rt.end - rt.start) / 2));
         flush_if_full();
     }
     // Memory held by each rank (alloc/free ops), as a counter track of GiB in the rank's process.
     std::vector<double> held(g.rank_count, 0.0);
     for (std::size_t i = 0; i < g.ops.size(); ++i) {
         const Op& op = g.ops[i];
-        if ((op.kind != OpKind::alloc && op.kind != OpKind::free) || !shown(op.rank)) continue;
-        double& h = held[op.rank.index()];
+        if (op.kind != OpKind::alloc && op.kind != OpKind::free) continue;
+        const RankId rank = g.rank_of(op);
+        if (!shown(rank)) continue;
+        double& h = held[rank.index()];
         h += op.kind == OpKind::alloc ? static_cast<double>(op.bytes()) : -static_cast<double>(op.bytes());
         out += fmt::format(",\n{{\"ph\":\"C\",\"name\":\"memory\",\"pid\":{},\"ts\":{},\"args\":{{\"GiB\":{}}}}}",
-                           op.rank.value + 1, microseconds_text(tl.ops[i].start), json_number(h / (1u << 30)));
+                           rank.value + 1, microseconds_text(tl.ops[i].start), json_number(h / (1u << 30)));
         flush_if_full();
     }
     // Busiest links by bytes carried (ties by link order), as counter tracks of GB/s.

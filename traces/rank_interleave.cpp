@@ -16,7 +16,7 @@ void interleave_ranks(OpGraph& graph, std::size_t first, InterleaveScratch& scra
     scratch.run_first.clear();
     scratch.run_size.clear();
     for (std::size_t i = first; i < end; ++i) {
-        if (i == first || graph.ops[i].rank != graph.ops[i - 1].rank) {
+        if (i == first || graph.rank_of(graph.ops[i]) != graph.rank_of(graph.ops[i - 1])) {
             scratch.run_first.push_back(static_cast<std::uint32_t>(i - first));
             scratch.run_size.push_back(0);
         }
@@ -26,9 +26,10 @@ void interleave_ranks(OpGraph& graph, std::size_t first, InterleaveScratch& scra
     if (runs < 2) return;
     for (std::size_t r = 0; r < runs; ++r) {
         for (std::size_t q = 0; q < r; ++q)
-            CLUSTERSIM_CHECK(
-                graph.ops[first + scratch.run_first[q]].rank != graph.ops[first + scratch.run_first[r]].rank,
-                "interleave_ranks: rank {} has ops in two places", graph.ops[first + scratch.run_first[r]].rank.value);
+            CLUSTERSIM_CHECK(graph.rank_of(graph.ops[first + scratch.run_first[q]]) !=
+                                 graph.rank_of(graph.ops[first + scratch.run_first[r]]),
+                             "interleave_ranks: rank {} has ops in two places",
+                             graph.rank_of(graph.ops[first + scratch.run_first[r]]).value);
     }
     // The tail aside: its ops, and its dependencies (CSR by op of the tail).
     scratch.ops.assign(graph.ops.begin() + static_cast<std::ptrdiff_t>(first), graph.ops.end());

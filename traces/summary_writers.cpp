@@ -244,7 +244,7 @@ std::string summary_json(const RunSummary& s, const OpGraph& g) {
         const Op& op = g.ops[cp.steps[k].op.index()];
         out += fmt::format(
             "{}\n    {{\"op\": {}, \"rank\": {}, \"name\": {}, \"kind\": \"{}\", \"start_us\": {}, \"end_us\": {}}}",
-            k ? "," : "", cp.steps[k].op.value, g.job_rank(op.rank), json_string(g.names[op.name]),
+            k ? "," : "", cp.steps[k].op.value, g.job_rank(g.rank_of(op)), json_string(g.names[op.name]),
             op_kind_name(op.kind), microseconds_text(cp.steps[k].start), microseconds_text(cp.steps[k].end));
     }
     out += "\n  ]}\n}\n";

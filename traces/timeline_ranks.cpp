@@ -8,7 +8,7 @@ TimelineRanks timeline_ranks(const OpGraph& graph, const CriticalPath& critical_
     const std::uint32_t ranks = graph.rank_count;
     result.shown.assign(ranks, 0);
     std::vector<std::uint64_t> ops(ranks, 0);
-    for (const Op& op : graph.ops) ++ops[op.rank.index()];
+    for (const Op& op : graph.ops) ++ops[graph.rank_of(op).index()];
     const auto show = [&](std::uint32_t r) {
         result.shown[r] = 1;
         ++result.ranks_shown;
@@ -21,7 +21,8 @@ TimelineRanks timeline_ranks(const OpGraph& graph, const CriticalPath& critical_
     // Candidates: the critical path's ranks in the order it first crosses them, then every rank in order.
     std::vector<std::uint32_t> order;
     order.reserve(ranks + critical_path.steps.size());
-    for (const CriticalStep& step : critical_path.steps) order.push_back(graph.ops[step.op.index()].rank.value);
+    for (const CriticalStep& step : critical_path.steps)
+        order.push_back(graph.rank_of(graph.ops[step.op.index()]).value);
     for (std::uint32_t r = 0; r < ranks; ++r) order.push_back(r);
     for (const std::uint32_t r : order) {
         if (result.shown[r]) continue;

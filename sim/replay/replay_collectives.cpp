@@ -21,7 +21,8 @@ using traces::OpKind;
 
 void ReplayEngine::arrive_collective(OpId id) {
     const traces::Op& op = g_.ops[id.index()];
-    set_comm_active(op.rank, +1);  // the NCCL kernel is resident (and spinning) from its launch
+    const traces::RankId rank = stream_run_[op.stream.index()].rank;
+    set_comm_active(rank, +1);  // the NCCL kernel is resident (and spinning) from its launch
     const std::uint32_t index = instance_of(partner(id));
     if (modelled(g_.comms[instances_[index].comm.index()]) || traced_only(id)) {
         arrive_modelled(id);
@@ -29,7 +30,7 @@ void ReplayEngine::arrive_collective(OpId id) {
     }
     Instance& inst = instances_[index];
     if (!inst.planned) plan_instance(index, op);
-    const std::uint32_t member = member_of(op.rank, op.comm());
+    const std::uint32_t member = member_of(rank, op.comm());
     inst.members[member] = id;
     inst.member_arrival[member] = sim_.now();
     note_arrival_trigger(inst, member, trigger(id));
@@ -157,9 +158,9 @@ void ReplayEngine::plan_instance(std::uint32_t index, const traces::Op& op) {
         } catch (const engine::InputError& e) {  // a plan past the memory budget: name the call
             throw engine::InputError(
                 engine::SourceLocation{g_.source},
-                fmt::format("rank {} {} on '{}' of {}: {}", op.rank.value, traces::collective_kind_name(op.collective),
-                            g_.comms[inst.comm.index()].name, engine::format_bytes(static_cast<double>(op.bytes())),
-                            e.message()));
+                fmt::format("rank {} {} on '{}' of {}: {}", g_.rank_of(op).value,
+                            traces::collective_kind_name(op.collective), g_.comms[inst.comm.index()].name,
+                            engine::format_bytes(static_cast<double>(op.bytes())), e.message()));
         }
         if (cacheable && inst.plan().scheduled()) plan_cache_.keep_schedule(key, {inst.plan(), inst.algorithm});
     }

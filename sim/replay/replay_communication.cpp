@@ -17,7 +17,7 @@ using traces::OpKind;
 
 void ReplayEngine::arrive_p2p(OpId id) {
     const traces::Op& op = g_.ops[id.index()];
-    set_comm_active(op.rank, +1);
+    set_comm_active(stream_run_[op.stream.index()].rank, +1);
     const std::uint32_t partner = this->partner(id);
     CLUSTERSIM_CHECK(partner != UINT32_MAX, "unmatched {}", g_.describe(id));
     const OpId send = op.kind == OpKind::send ? id : OpId{partner};
@@ -52,15 +52,16 @@ void ReplayEngine::arrive_p2p(OpId id) {
         }
     }
     const auto& s = g_.ops[send.index()];
+    const traces::RankId from = stream_run_[s.stream.index()].rank;
     // ECMP by connection, as a collective's transfers (replay_transfer_flows.cpp): the sends of a communicator from
     // one rank to another keep one path.
     const std::uint64_t key = connection_key(engine::hash_combine(s.comm().valid() ? s.comm().value : UINT32_MAX, 1),
-                                             s.rank.value, s.peer().value);
-    const RouteView route = route_once(gpu_of(s.rank), gpu_of(s.peer()), key, route_scratch_);
+                                             from.value, s.peer().value);
+    const RouteView route = route_once(gpu_of(from), gpu_of(s.peer()), key, route_scratch_);
     const double efficiency = !options_.protocols ? 1.0
                               : route.kept        ? route.kept->efficiency
                                                   : route_efficiency(route.links);
-    net_.start_flow_on_route(gpu_of(s.rank), gpu_of(s.peer()), route.links,
+    net_.start_flow_on_route(gpu_of(from), gpu_of(s.peer()), route.links,
                              static_cast<std::uint64_t>(std::ceil(static_cast<double>(s.bytes()) / efficiency)),
                              (owner_p2p << owner_shift) | send.value, 1, engine::Time{0},
                              route.kept ? &route.kept->cost : nullptr);
@@ -70,10 +71,11 @@ void ReplayEngine::start_copy(OpId id) {
     const traces::Op& op = g_.ops[id.index()];
     traces::OpTiming& t = timeline_.ops[id.index()];
     t.start = sim_.now();  // (its trigger is its critical predecessor)
-    const topo::DeviceId gpu = gpu_of(op.rank), host = rank_host_[op.rank.index()];
+    const traces::RankId rank = stream_run_[op.stream.index()].rank;
+    const topo::DeviceId gpu = gpu_of(rank), host = rank_host_[rank.index()];
     if (!host.valid())
         throw engine::InputError(
-            fmt::format("{}: the GPU of rank {} has no host CPU in the topology", g_.describe(id), op.rank.value));
+            fmt::format("{}: the GPU of rank {} has no host CPU in the topology", g_.describe(id), rank.value));
     const bool to_device = op.kind == OpKind::memcpy_h2d;
     net_.start_flow(to_device ? host : gpu, to_device ? gpu : host, op.bytes(), engine::hash_combine(id.value, 2),
                     (owner_copy << owner_shift) | id.value);

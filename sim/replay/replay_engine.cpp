@@ -159,7 +159,7 @@ void ReplayEngine::setup() {
         const traces::Op& op = g_.ops[i];
         if (op.kind == OpKind::collective) {
             const auto& ranks = g_.comms[op.comm().index()].ranks;
-            const std::uint32_t member = member_of(op.rank, op.comm());
+            const std::uint32_t member = member_of(g_.rank_of(op), op.comm());
             const std::uint32_t k = member_issued[op.comm().index()][member]++;
             auto& list = comm_instances[op.comm().index()];
             if (k == list.size()) {
@@ -176,8 +176,9 @@ void ReplayEngine::setup() {
             if (op.bytes() != bytes && call.member_bytes.empty()) call.member_bytes.assign(ranks.size(), bytes);
             if (!call.member_bytes.empty()) call.member_bytes[member] = op.bytes();
         } else if (op.kind == OpKind::send || op.kind == OpKind::recv) {
-            const std::uint32_t src = op.kind == OpKind::send ? op.rank.value : op.peer().value;
-            const std::uint32_t dst = op.kind == OpKind::send ? op.peer().value : op.rank.value;
+            const std::uint32_t rank = g_.rank_of(op).value;
+            const std::uint32_t src = op.kind == OpKind::send ? rank : op.peer().value;
+            const std::uint32_t dst = op.kind == OpKind::send ? op.peer().value : rank;
             const std::uint64_t key =
                 (static_cast<std::uint64_t>(src) << 40) ^ (static_cast<std::uint64_t>(dst) << 20) ^ op.comm().value;
             p2p_keys.emplace_back(key * 2 + (op.kind == OpKind::recv ? 1 : 0), static_cast<std::uint32_t>(i));
@@ -261,17 +262,18 @@ void ReplayEngine::start_compute(OpId id) {
     // A host delay is its recorded duration, never slowed: the GPU is idle on that stream.
     const bool delay = op.kind == OpKind::delay;
     // (The GPU's type from a by-rank array: its device record, read here for it, was a cache miss per kernel.)
-    const std::uint32_t spec = rank_gpu_spec_[op.rank.index()];
+    const RankId rank = stream_run_[s].rank;
+    const std::uint32_t spec = rank_gpu_spec_[rank.index()];
     const Time work =
         delay ? std::max(Time{0}, g_.duration(id))
               : compute_time(g_, id, cluster_.gpu_specs()[spec], options_.compute, &gemm_efficiencies_, spec);
     StreamRun& run = stream_run_[s];
     run.remaining_ps = static_cast<double>(work.count());
     if (!delay && options_.variability.active()) run.remaining_ps *= work_factor(id);
-    run.speed = delay ? 1.0 : compute_speed(op.rank);
+    run.speed = delay ? 1.0 : compute_speed(rank);
     run.since = sim_.now();
     const auto ps = static_cast<std::int64_t>(std::ceil(run.remaining_ps / run.speed - 1e-6));
-    ++rank_kernels_[op.rank.index()];
+    ++rank_kernels_[rank.index()];
     sim_.arm(timer_of(s), sim_.now() + Time{ps}, to_u16(EventKind::compute_done));
 }
 
@@ -304,7 +306,7 @@ void ReplayEngine::set_comm_active(RankId rank, int delta) {
 void ReplayEngine::complete(OpId id) {
     const traces::Op& op = g_.ops[id.index()];
     end_on_stream(id, op.stream.index());
-    if (op.is_communication()) set_comm_active(op.rank, -1);
+    if (op.is_communication()) set_comm_active(stream_run_[op.stream.index()].rank, -1);
     release_dependents(id);
 }
 
@@ -346,7 +348,7 @@ ReplayResult ReplayEngine::run() {
         throw engine::InputError(engine::SourceLocation{g_.source},
                                  fmt::format("rank_start lists {} times for {} ranks", starts.size(), g_.rank_count));
     for (const OpId id : initially_ready_) {
-        const std::uint32_t rank = g_.ops[id.index()].rank.value;
+        const std::uint32_t rank = g_.rank_of(g_.ops[id.index()]).value;
         if (!starts.empty() && starts[rank] > Time{0})
             deferred_starts_.emplace_back(rank, id);
         else

@@ -20,7 +20,7 @@ void ReplayEngine::arrive_modelled(OpId id) {
     const std::uint32_t index = instance_of(partner(id));
     Instance& inst = instances_[index];
     const auto& ranks = g_.comms[inst.comm.index()].ranks;
-    const std::uint32_t member = member_of(op.rank, op.comm());
+    const std::uint32_t member = member_of(stream_run_[op.stream.index()].rank, op.comm());
     if (!inst.planned) inst.member_arrival.assign(ranks.size(), Time{0});
     inst.planned = true;
     inst.members[member] = id;
@@ -179,7 +179,6 @@ ReplayEngine::ModelledCost ReplayEngine::simulated_cost(const traces::Op& op, co
     const traces::CommId c = call.communicator(comm.name, ranks);
     for (const traces::RankId r : ranks) {
         traces::Op member = op;
-        member.rank = r;
         member.stream = call.stream(r, "comm");
         member.name = call.intern(g_.names[op.name]);
         member.set_comm(c);

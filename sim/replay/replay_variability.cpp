@@ -72,7 +72,7 @@ double ReplayEngine::compute_speed(RankId rank) const {
 double ReplayEngine::work_factor(OpId id) const {
     const Variability& v = options_.variability;
     double factor = v.jitter.active() ? jitter_factor(v.jitter, v.seed, id.value) : 1.0;
-    const RankId rank = g_.ops[id.index()].rank;
+    const RankId rank = g_.rank_of(g_.ops[id.index()]);
     for (std::uint32_t k = straggler_offsets_[rank.index()]; k < straggler_offsets_[rank.index() + 1]; ++k) {
         const Straggler& st = v.stragglers[rank_stragglers_[k]];
         if (!st.timed() && st.in_iteration(g_.iteration_of(id))) factor *= st.slowdown;
@@ -120,7 +120,7 @@ void ReplayEngine::apply_cluster_event(std::uint32_t index) {
         }
         std::uint64_t left = 0;
         for (std::size_t i = 0; i < g_.ops.size(); ++i)
-            left += g_.ops[i].rank.value == r && timeline_.ops[i].end.count() < 0;
+            left += g_.rank_of(g_.ops[i]).value == r && timeline_.ops[i].end.count() < 0;
         if (left == 0) return;
         throw engine::InputError(
             ev.where, fmt::format("at {}: {}: rank {} had {} ops left{}; synchronous training cannot go on without "

@@ -57,8 +57,9 @@ StageTimes time_stages(engine::Params even, std::uint32_t microbatches, const wo
         if (timed_rank[g.rank_stage[r]] == UINT32_MAX) timed_rank[g.rank_stage[r]] = r;
     for (std::size_t i = 0; i < g.ops.size(); ++i) {
         const traces::Op& op = g.ops[i];
-        const std::uint32_t stage = g.rank_stage[op.rank.index()];
-        if (timed_rank[stage] != op.rank.value || g.streams[op.stream.index()].name != "compute") continue;
+        const traces::RankId rank = g.rank_of(op);
+        const std::uint32_t stage = g.rank_stage[rank.index()];
+        if (timed_rank[stage] != rank.value || g.streams[op.stream.index()].name != "compute") continue;
         if (op.kind != traces::OpKind::compute && op.kind != traces::OpKind::collective) continue;
         const traces::OpTiming& t = run.timeline.ops[i];
         const double seconds = engine::to_seconds(t.end - t.start);

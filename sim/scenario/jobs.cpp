@@ -77,7 +77,6 @@ traces::OpGraph merge_jobs(const std::vector<Job>& jobs, std::vector<JobSlice>& 
         std::vector<traces::OpId> deps;
         for (std::size_t i = 0; i < g.ops.size(); ++i) {
             traces::Op op = g.ops[i];
-            op.rank = traces::RankId{rank0 + op.rank.value};
             op.stream = streams[op.stream.index()];
             op.name = names[op.name];
             if (op.shape() != traces::no_shape) op.set_shape(shapes[op.shape()]);
@@ -110,7 +109,7 @@ void job_reports(const std::vector<JobSlice>& slices, const traces::OpGraph& mer
     for (std::uint32_t j = 0; j < slices.size(); ++j)
         std::fill_n(job_of.begin() + slices[j].first_rank, slices[j].ranks, j);
     for (std::size_t i = 0; i < merged.ops.size(); ++i) {
-        Time& end = ends[job_of[merged.ops[i].rank.index()]];
+        Time& end = ends[job_of[merged.rank_of(merged.ops[i]).index()]];
         end = std::max(end, together.ops[i].end);
     }
     for (std::size_t j = 0; j < slices.size(); ++j) {

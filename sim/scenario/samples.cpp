@@ -18,7 +18,7 @@ SampleFacts sample_facts(const traces::OpGraph& graph, const traces::Timeline& t
     for (std::size_t k = 0; k < ends.size(); ++k) f.iteration_times.push_back(ends[k] - (k ? ends[k - 1] : Time{0}));
     std::vector<Time> by_rank(graph.rank_count, Time{0});
     for (const traces::CriticalStep& step : path.steps) {
-        by_rank[graph.ops[step.op.index()].rank.index()] += step.end - step.start;
+        by_rank[graph.rank_of(graph.ops[step.op.index()]).index()] += step.end - step.start;
         f.critical_total += step.end - step.start;
     }
     for (std::uint32_t r = 0; r < graph.rank_count; ++r)

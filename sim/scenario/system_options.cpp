@@ -240,7 +240,7 @@ std::vector<double> empirical_jitter_factors(const traces::OpGraph& graph) {
     for (std::size_t i = 0; i < graph.durations.size(); ++i) {
         const traces::Op& op = graph.ops[i];
         if (op.kind != traces::OpKind::compute || graph.durations[i].count() <= 0) continue;
-        const std::uint32_t occurrence = by_occurrence ? seen[{op.rank.value, op.name}]++ : 0;
+        const std::uint32_t occurrence = by_occurrence ? seen[{graph.rank_of(op).value, op.name}]++ : 0;
         groups[{op.name, occurrence}].push_back(graph.durations[i].count());
     }
     std::vector<double> factors;

@@ -26,7 +26,7 @@ traces::OpGraph moe_job(std::uint32_t replicas) {
 // Duration of the first op named `name` on rank 0.
 engine::Time first_duration(const traces::OpGraph& g, const traces::Timeline& tl, const std::string& name) {
     for (std::size_t i = 0; i < g.ops.size(); ++i) {
-        if (g.ops[i].rank.value == 0 && g.names[g.ops[i].name] == name) return tl.ops[i].end - tl.ops[i].start;
+        if (g.rank_of(g.ops[i]).value == 0 && g.names[g.ops[i].name] == name) return tl.ops[i].end - tl.ops[i].start;
     }
     FAIL("no op " << name);
     return {};
@@ -84,7 +84,7 @@ TEST_CASE("folded calls simulated alone on their whole group match the whole job
     for (std::uint32_t d = 0; d < 16; ++d) members.push_back(traces::RankId{d * 2});  // dp.s0.t0: job ranks 0, 2, ...
     const traces::CommId c = alone.communicator("dp.s0.t0", members);
     for (const traces::RankId r : members) {
-        traces::Op op{r, alone.stream(r, "dp"), alone.intern("grad_gather wg ALLGATHER"), traces::OpKind::collective,
+        traces::Op op{alone.stream(r, "dp"), alone.intern("grad_gather wg ALLGATHER"), traces::OpKind::collective,
                       traces::KernelClass::communication};
         op.collective = traces::CollectiveKind::all_gather;
         op.set_bytes(67'108'864 / 16);
@@ -140,15 +140,15 @@ TEST_CASE("the cost-model collective mode times every call by NCCL's model, clos
     for (std::uint32_t r = 0; r < 16; ++r) all.push_back(traces::RankId{r});
     const traces::CommId world = g.communicator("world", all), alone = g.communicator("alone", {traces::RankId{0}});
     for (const traces::RankId r : all) {
-        traces::Op op{r, g.stream(r, "comm"), g.intern("grads"), traces::OpKind::collective,
+        traces::Op op{g.stream(r, "comm"), g.intern("grads"), traces::OpKind::collective,
                       traces::KernelClass::communication};
         op.collective = traces::CollectiveKind::all_reduce;
         op.set_bytes(1ULL << 30);
         op.set_comm(world);
         g.add(op);
     }
-    traces::Op single{traces::RankId{0}, g.stream(traces::RankId{0}, "comm"), g.intern("self"),
-                      traces::OpKind::collective, traces::KernelClass::communication};
+    traces::Op single{g.stream(traces::RankId{0}, "comm"), g.intern("self"), traces::OpKind::collective,
+                      traces::KernelClass::communication};
     single.set_bytes(1 << 20);
     single.set_comm(alone);
     g.add(single);
@@ -181,7 +181,7 @@ TEST_CASE("a replay reports its progress every 2^16 events, monotonically", "[si
     const traces::CommId world = g.communicator("world", all);
     for (int call = 0; call < 64; ++call) {
         for (const traces::RankId r : all) {
-            traces::Op op{r, g.stream(r, "comm"), g.intern("grads"), traces::OpKind::collective,
+            traces::Op op{g.stream(r, "comm"), g.intern("grads"), traces::OpKind::collective,
                           traces::KernelClass::communication};
             op.set_bytes(1 << 24);
             op.set_comm(world);

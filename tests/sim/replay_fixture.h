@@ -20,8 +20,7 @@ struct GraphBuilder {
     }
     traces::OpId compute(std::uint32_t rank, const std::string& stream, engine::Time duration,
                          std::vector<traces::OpId> deps = {}) {
-        traces::Op op{traces::RankId{rank}, g.stream(traces::RankId{rank}, stream), g.intern("compute"),
-                      traces::OpKind::compute};
+        traces::Op op{g.stream(traces::RankId{rank}, stream), g.intern("compute"), traces::OpKind::compute};
         return g.add(op, deps, duration);
     }
     traces::OpId collective(std::uint32_t rank, const std::string& stream, const std::string& comm,
@@ -30,7 +29,7 @@ struct GraphBuilder {
                             std::vector<traces::OpId> deps = {}) {
         std::vector<traces::RankId> ranks;
         for (auto m : members) ranks.push_back(traces::RankId{m});
-        traces::Op op{traces::RankId{rank}, g.stream(traces::RankId{rank}, stream), g.intern(comm + " collective"),
+        traces::Op op{g.stream(traces::RankId{rank}, stream), g.intern(comm + " collective"),
                       traces::OpKind::collective};
         op.collective = kind;
         op.set_bytes(bytes);
@@ -40,8 +39,8 @@ struct GraphBuilder {
     traces::OpId p2p(traces::OpKind kind, std::uint32_t rank, std::uint32_t peer, const std::string& stream,
                      std::uint64_t bytes, std::vector<traces::OpId> deps = {}) {
         const std::uint32_t lo = std::min(rank, peer), hi = std::max(rank, peer);
-        traces::Op op{traces::RankId{rank}, g.stream(traces::RankId{rank}, stream),
-                      g.intern(kind == traces::OpKind::send ? "send" : "recv"), kind};
+        traces::Op op{g.stream(traces::RankId{rank}, stream), g.intern(kind == traces::OpKind::send ? "send" : "recv"),
+                      kind};
         op.set_bytes(bytes);
         op.set_peer(traces::RankId{peer});
         op.set_comm(g.communicator("p2p" + std::to_string(lo) + "-" + std::to_string(hi),

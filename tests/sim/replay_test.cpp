@@ -163,7 +163,7 @@ TEST_CASE("a straggler's delay shows as peer wait on the other ranks", "[sim][re
     // The critical path runs through the straggler's compute, then the all-reduce.
     REQUIRE(summary.critical_path.compute == 50us);
     REQUIRE(summary.critical_path.communication == 42us);
-    REQUIRE(b.g.ops[summary.critical_path.steps.front().op.index()].rank.value == 1);
+    REQUIRE(b.g.rank_of(b.g.ops[summary.critical_path.steps.front().op.index()]).value == 1);
 }
 
 TEST_CASE("in a ring, a late rank delays the others only as far as the ring's dependencies carry it", "[sim][replay]") {

@@ -12,8 +12,7 @@ TEST_CASE("retargeting scales compute-bound kernels by peak FLOP/s and the rest 
     traces::OpGraph g;
     g.rank_count = 1;
     const auto s = g.stream(traces::RankId{0}, "compute");
-    traces::Op gemm{traces::RankId{0},     s, g.intern("gemm"), traces::OpKind::compute, traces::KernelClass::gemm,
-                    traces::DataType::fp16};
+    traces::Op gemm{s, g.intern("gemm"), traces::OpKind::compute, traces::KernelClass::gemm, traces::DataType::fp16};
     traces::Op copy = gemm;
     copy.kernel_class = traces::KernelClass::elementwise;
     traces::Op delay = gemm;

@@ -22,7 +22,7 @@ using traces::OpKind;
 namespace {
 std::size_t count_ops(const traces::OpGraph& g, std::uint32_t rank, bool (*pick)(const traces::Op&)) {
     std::size_t n = 0;
-    for (const auto& op : g.ops) n += op.rank.value == rank && pick(op);
+    for (const auto& op : g.ops) n += g.rank_of(op).value == rank && pick(op);
     return n;
 }
 }  // namespace
@@ -262,7 +262,7 @@ TEST_CASE("SendRecv kernels take their collective from the enclosing op; unsized
     std::vector<std::pair<traces::CollectiveKind, std::uint64_t>> rank0;
     std::vector<traces::OpId> ids;
     for (std::size_t i = 0; i < g.ops.size(); ++i)
-        if (g.ops[i].rank.value == 0 && g.ops[i].kind == traces::OpKind::collective) {
+        if (g.rank_of(g.ops[i]).value == 0 && g.ops[i].kind == traces::OpKind::collective) {
             rank0.emplace_back(g.ops[i].collective, g.ops[i].bytes());
             ids.push_back(traces::OpId::from_index(i));
         }
@@ -294,13 +294,13 @@ TEST_CASE("communication kernels outside NCCL are all-to-alls on the network, no
     const auto g = traces::read_kineto({testing::test_data("traces/kineto_custom_comm.json")}, options);
     std::vector<OpKind> kinds;
     for (const auto& op : g.ops)
-        if (op.rank.value == 0 && op.kind != OpKind::delay) kinds.push_back(op.kind);
+        if (g.rank_of(op).value == 0 && op.kind != OpKind::delay) kinds.push_back(op.kind);
     REQUIRE(kinds == std::vector<OpKind>{OpKind::collective, OpKind::compute, OpKind::collective});
     traces::KinetoOptions plain;
     plain.world_size = 2;
     const auto without = traces::read_kineto({testing::test_data("traces/kineto_custom_comm.json")}, plain);
     std::size_t collectives = 0;
-    for (const auto& op : without.ops) collectives += op.rank.value == 0 && op.kind == OpKind::collective;
+    for (const auto& op : without.ops) collectives += without.rank_of(op).value == 0 && op.kind == OpKind::collective;
     REQUIRE(collectives == 1);  // only DeepEP's, by its built-in name
     const auto cluster = topo::load_topology("dgx-h100", {});
     const auto result = sim::replay(g, cluster, sim::ReplayOptions{});
@@ -361,7 +361,7 @@ TEST_CASE("two sampled ranks of one job replay together, with their own all-to-a
     std::vector<std::uint64_t> first_a2a;
     for (const auto& op : g.ops) {
         if (op.kind == OpKind::collective && op.collective == traces::CollectiveKind::all_to_all &&
-            first_a2a.size() < 2 && (first_a2a.empty() || op.rank.value != 0))
+            first_a2a.size() < 2 && (first_a2a.empty() || g.rank_of(op).value != 0))
             first_a2a.push_back(op.bytes());
     }
     REQUIRE(first_a2a == std::vector<std::uint64_t>{3072, 1'358'954'496});

@@ -1,4 +1,5 @@
 // The native trace format: exact round trip, and every validation error with its message.
+#include <fmt/format.h>
 #include <catch2/catch.hpp>
 
 #include "sim/scenario/scenario.h"
@@ -23,6 +24,16 @@ TEST_CASE("a native trace reads back to the same text it was written as", "[trac
     const auto again = traces::parse_native_trace(text, "again");
     REQUIRE(traces::native_trace_text(again) == text);
     REQUIRE(again.ops == g.ops);
+    // An op's rank is its stream's: an op naming another rank than its stream's is refused at its place.
+    std::size_t on_rank1 = 0;
+    while (g.rank_of(traces::OpId::from_index(on_rank1)).value != 1) ++on_rank1;
+    std::string wrong = text;
+    const std::string said = fmt::format("\"id\": {}, \"rank\": 1,", on_rank1);
+    REQUIRE(wrong.find(said) != std::string::npos);
+    wrong.replace(wrong.find(said), said.size(), fmt::format("\"id\": {}, \"rank\": 0,", on_rank1));
+    REQUIRE_THROWS_WITH(traces::parse_native_trace(wrong, "wrong"),
+                        Contains(fmt::format("wrong: ops[{}].rank: op on stream {} of rank 1 says rank 0", on_rank1,
+                                             g.ops[on_rank1].stream.value)));
 }
 
 TEST_CASE("malformed traces fail with the file, the place and what was expected", "[traces][native][input]") {
@@ -76,7 +87,7 @@ TEST_CASE("a dependency cycle through stream order is found", "[traces][validati
     g.rank_count = 1;
     g.source = "cycle";
     const auto a = g.stream(traces::RankId{0}, "a"), b = g.stream(traces::RankId{0}, "b");
-    traces::Op op{traces::RankId{0}, b, g.intern("x"), traces::OpKind::compute};
+    traces::Op op{b, g.intern("x"), traces::OpKind::compute};
     const auto first_on_b = g.add(op);
     op.stream = a;
     const auto on_a = g.add(op, std::vector<traces::OpId>{});
@@ -94,7 +105,7 @@ TEST_CASE("a dependency on a later op is accepted when it makes no cycle", "[tra
     g.rank_count = 1;
     g.source = "forward";
     const auto a = g.stream(traces::RankId{0}, "a"), b = g.stream(traces::RankId{0}, "b");
-    traces::Op op{traces::RankId{0}, a, g.intern("x"), traces::OpKind::compute};
+    traces::Op op{a, g.intern("x"), traces::OpKind::compute};
     const auto first = g.add(op);
     op.stream = b;
     g.add(op);
@@ -111,13 +122,13 @@ TEST_CASE("a collective issued by a rank outside its communicator is rejected", 
     g.source = "members";
     g.comms.push_back({"pair", {traces::RankId{2}, traces::RankId{0}}, {}});
     for (std::uint32_t r = 0; r < 3; ++r) {
-        traces::Op op{traces::RankId{r}, g.stream(traces::RankId{r}, "s"), g.intern("ar"), traces::OpKind::collective};
+        traces::Op op{g.stream(traces::RankId{r}, "s"), g.intern("ar"), traces::OpKind::collective};
         op.set_comm(traces::CommId{0});
         op.set_bytes(64);
         if (r != 1) g.add(op);
     }
     REQUIRE_NOTHROW(traces::validate(g));
-    traces::Op stray{traces::RankId{1}, g.stream(traces::RankId{1}, "s"), g.intern("ar"), traces::OpKind::collective};
+    traces::Op stray{g.stream(traces::RankId{1}, "s"), g.intern("ar"), traces::OpKind::collective};
     stray.set_comm(traces::CommId{0});
     g.add(stray);
     REQUIRE_THROWS_WITH(traces::validate(g),

@@ -12,7 +12,7 @@ TEST_CASE("the timeline files host gaps, copies and allocations under their own 
     g.rank_count = 1;
     const traces::RankId r{0};
     const auto add = [&](const char* name, traces::OpKind kind) {
-        traces::Op op{r, g.stream(r, "s"), g.intern(name), kind};
+        traces::Op op{g.stream(r, "s"), g.intern(name), kind};
         return g.add(op);
     };
     add("launch gap", traces::OpKind::delay);

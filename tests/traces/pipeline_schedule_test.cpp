@@ -67,7 +67,7 @@ TEST_CASE("interleaving splits a micro-batch at its layers' first lines", "[trac
     std::string forwards;
     for (const auto& op : g.ops) {
         const std::string& name = g.names[op.name];
-        if (op.rank.value == 0 && op.kind == traces::OpKind::compute && name.ends_with(" fwd"))
+        if (g.rank_of(op).value == 0 && op.kind == traces::OpKind::compute && name.ends_with(" fwd"))
             forwards += (forwards.empty() ? "" : " ") + name.substr(0, name.size() - 4);
     }
     const std::string c0 = "emb attn mlp", c1 = "attn mlp final";

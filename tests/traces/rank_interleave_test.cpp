@@ -11,9 +11,17 @@ using traces::RankId;
 
 namespace {
 
+// A graph of `ranks` ranks with a stream each: rank r's is stream r.
+traces::OpGraph graph_of(std::uint32_t ranks) {
+    traces::OpGraph g;
+    g.rank_count = ranks;
+    for (std::uint32_t r = 0; r < ranks; ++r) g.stream(RankId{r}, "s");
+    return g;
+}
+
 // An op tagged by its bytes (rank * 100 + its place in the rank), so that it can be followed across the reordering.
 traces::Op tagged(std::uint32_t rank, std::uint32_t k) {
-    traces::Op op{RankId{rank}, traces::StreamId{rank}, 0, traces::OpKind::compute};
+    traces::Op op{traces::StreamId{rank}, 0, traces::OpKind::compute};
     op.set_bytes(rank * 100 + k);
     return op;
 }
@@ -21,8 +29,7 @@ traces::Op tagged(std::uint32_t rank, std::uint32_t k) {
 }  // namespace
 
 TEST_CASE("interleaved ranks take turns and keep their order and dependencies", "[traces][interleave]") {
-    traces::OpGraph g;
-    g.rank_count = 4;
+    traces::OpGraph g = graph_of(4);
     const OpId before = g.add(tagged(3, 0));  // an op before the tail, which tail ops depend on
     // Ranks 2, 0 and 1 with 3, 5 and 2 ops: each op depends on the one before it in its rank, the third of rank 0
     // also on its first, and the first of each on the op before the tail.
@@ -64,8 +71,7 @@ TEST_CASE("interleaved ranks take turns and keep their order and dependencies", 
     REQUIRE(g.op_deps.op_count() == g.ops.size());
 
     // A tail of one rank is left as it is.
-    traces::OpGraph one;
-    one.rank_count = 1;
+    traces::OpGraph one = graph_of(1);
     for (std::uint32_t k = 0; k < 3; ++k) one.add(tagged(0, k));
     const auto copy = one.ops;
     traces::interleave_ranks(one, 0, scratch);
@@ -73,8 +79,7 @@ TEST_CASE("interleaved ranks take turns and keep their order and dependencies", 
 }
 
 TEST_CASE("a rank whose ops are in two places is not interleaved", "[traces][interleave]") {
-    traces::OpGraph g;
-    g.rank_count = 2;
+    traces::OpGraph g = graph_of(2);
     g.add(tagged(0, 0));
     g.add(tagged(1, 0));
     g.add(tagged(0, 1));

@@ -11,7 +11,7 @@ using Catch::Matchers::Contains;
 namespace {
 std::size_t count(const traces::OpGraph& g, std::uint32_t rank, traces::OpKind kind) {
     std::size_t n = 0;
-    for (const auto& op : g.ops) n += op.rank.value == rank && op.kind == kind;
+    for (const auto& op : g.ops) n += g.rank_of(op).value == rank && op.kind == kind;
     return n;
 }
 }  // namespace
@@ -31,7 +31,7 @@ TEST_CASE("SimAI and ASTRA-sim text workloads expand to per-rank graphs with the
         REQUIRE(count(g, 3, traces::OpKind::collective) == 2);
         std::uint64_t bytes = 0;
         for (const auto& op : g.ops) {
-            if (op.rank.value == 0 && op.kind == traces::OpKind::collective) {
+            if (g.rank_of(op).value == 0 && op.kind == traces::OpKind::collective) {
                 bytes += op.bytes();
                 REQUIRE(g.comms[op.comm().index()].ranks.size() == 8);
             }
@@ -140,7 +140,7 @@ TEST_CASE("AICB workloads list every micro-batch: they expand to one iteration, 
     // Every line's compute once: forward 1,040,001 ns, input gradient 800,003, weight gradient 710,001, updates 600.
     engine::Time compute{0};
     for (std::size_t i = 0; i < g.ops.size(); ++i) {
-        if (g.ops[i].rank.value == 0 && g.ops[i].kind == traces::OpKind::compute) compute += g.durations[i];
+        if (g.rank_of(g.ops[i]).value == 0 && g.ops[i].kind == traces::OpKind::compute) compute += g.durations[i];
     }
     REQUIRE(compute == engine::Time{2'550'605'000});
     // SimAI sizes an all-gather by its output: 64 MiB over 4 replicas is 16 MiB from each; ASTRA-sim by the input.

@@ -20,8 +20,7 @@ traces::OpGraph four_ranks() {
     const int ops[] = {3, 5, 2, 4};
     for (std::uint32_t r = 0; r < 4; ++r) {
         const traces::RankId rank{r};
-        for (int i = 0; i < ops[r]; ++i)
-            g.add(traces::Op{rank, g.stream(rank, "s"), g.intern("k"), traces::OpKind::compute});
+        for (int i = 0; i < ops[r]; ++i) g.add(traces::Op{g.stream(rank, "s"), g.intern("k"), traces::OpKind::compute});
     }
     return g;
 }
@@ -29,7 +28,7 @@ traces::OpGraph four_ranks() {
 /// The first op of `rank` (ops are added rank by rank).
 traces::OpId first_op(const traces::OpGraph& g, std::uint32_t rank) {
     for (std::uint32_t i = 0; i < g.ops.size(); ++i)
-        if (g.ops[i].rank.value == rank) return traces::OpId{i};
+        if (g.rank_of(g.ops[i]).value == rank) return traces::OpId{i};
     return traces::OpId::invalid();
 }
 
@@ -74,11 +73,10 @@ TEST_CASE("a timeline of some ranks leaves out the others' slices, arrows and me
     traces::OpGraph g;
     g.rank_count = 2;
     const traces::RankId r0{0}, r1{1};
-    const traces::OpId send =
-        g.add(traces::Op{r0, g.stream(r0, "comm"), g.intern("send \"x\"\n"), traces::OpKind::send});
-    const traces::OpId recv = g.add(traces::Op{r1, g.stream(r1, "comm"), g.intern("recv"), traces::OpKind::recv});
-    g.add(traces::Op{r0, g.stream(r0, "s"), g.intern("buffer0"), traces::OpKind::alloc});
-    g.add(traces::Op{r1, g.stream(r1, "s"), g.intern("buffer1"), traces::OpKind::alloc});
+    const traces::OpId send = g.add(traces::Op{g.stream(r0, "comm"), g.intern("send \"x\"\n"), traces::OpKind::send});
+    const traces::OpId recv = g.add(traces::Op{g.stream(r1, "comm"), g.intern("recv"), traces::OpKind::recv});
+    g.add(traces::Op{g.stream(r0, "s"), g.intern("buffer0"), traces::OpKind::alloc});
+    g.add(traces::Op{g.stream(r1, "s"), g.intern("buffer1"), traces::OpKind::alloc});
     traces::Timeline tl;
     for (int i = 0; i < 4; ++i)
         tl.ops.push_back(traces::OpTiming{engine::Time{i * 1'000'000}, engine::Time{(i + 1) * 1'000'000}});

@@ -19,7 +19,7 @@ void require_back_to_back(const std::string& example, const std::vector<std::str
     std::size_t kernels = 0;
     for (std::size_t i = 0; i < g.ops.size(); ++i) {
         const auto& op = g.ops[i];
-        REQUIRE(op.rank.value == 0);
+        REQUIRE(g.rank_of(op).value == 0);
         if (op.kind == traces::OpKind::compute) {
             sum += sim::compute_time(g, traces::OpId::from_index(i), gpu, scenario.options.compute);
             ++kernels;

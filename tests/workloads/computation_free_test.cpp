@@ -35,7 +35,7 @@ Run run(const std::string& workload) {
     Run r;
     r.seconds = engine::to_seconds(result.summary.makespan);
     for (const auto& op : scenario.graph.ops)
-        if (op.rank.value == 0 && op.kind == traces::OpKind::collective)
+        if (scenario.graph.rank_of(op).value == 0 && op.kind == traces::OpKind::collective)
             r.collective_bytes.push_back(static_cast<double>(op.bytes()));
     return r;
 }

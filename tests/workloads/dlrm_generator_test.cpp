@@ -125,7 +125,7 @@ TEST_CASE("dlrm's pipelined lookups: the next step's lookup and exchange run bef
     REQUIRE(plain.ops.size() == piped.ops.size());
     auto index_of = [](const traces::OpGraph& g, std::uint32_t rank, const std::string& name) {
         for (std::uint32_t i = 0; i < g.ops.size(); ++i)
-            if (g.ops[i].rank.value == rank && g.names[g.ops[i].name] == name) return i;
+            if (g.rank_of(g.ops[i]).value == rank && g.names[g.ops[i].name] == name) return i;
         FAIL("no op " << name);
         return 0U;
     };
@@ -171,7 +171,7 @@ TEST_CASE("dlrm's quantized exchange sends a fraction of the bytes, cast before 
     auto exchanges = [](const traces::OpGraph& g) {
         std::vector<std::uint64_t> out;
         for (const auto& op : g.ops)
-            if (op.rank.value == 0 && op.kind == OpKind::collective &&
+            if (g.rank_of(op).value == 0 && op.kind == OpKind::collective &&
                 g.names[op.name].find("embedding") != std::string::npos)
                 out.push_back(op.bytes());
         return out;
@@ -182,7 +182,7 @@ TEST_CASE("dlrm's quantized exchange sends a fraction of the bytes, cast before 
     for (std::size_t i = 0; i < 2; ++i) REQUIRE(b[i] == a[i] / 2);
     std::size_t casts = 0;
     for (const auto& op : half.ops)
-        if (op.rank.value == 0 && g_name_has(half, op, "quantize")) ++casts;
+        if (half.rank_of(op).value == 0 && g_name_has(half, op, "quantize")) ++casts;
     REQUIRE(casts == 4);  // quantize and dequantize, forward and backward
     REQUIRE_THROWS_WITH(generate(base + ", exchange_compression: topk}"),
                         Catch::Matchers::Contains("none or quantize"));

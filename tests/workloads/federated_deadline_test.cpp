@@ -16,7 +16,7 @@ namespace {
 std::size_t count_named(const traces::OpGraph& g, std::uint32_t rank, const std::string& prefix) {
     std::size_t n = 0;
     for (const auto& op : g.ops)
-        if (op.rank.value == rank && g.names[op.name].rfind(prefix, 0) == 0) ++n;
+        if (g.rank_of(op).value == rank && g.names[op.name].rfind(prefix, 0) == 0) ++n;
     return n;
 }
 
@@ -30,7 +30,7 @@ TEST_CASE("a dropped client leaves the round's average and downloads the model f
                                      "dropped_clients: \"0:3\"}");
     for (const auto& op : g.ops) {
         if (g.names[op.name] != "round0 average") continue;
-        REQUIRE(op.rank.value != 3);
+        REQUIRE(g.rank_of(op).value != 3);
         REQUIRE(g.comms[op.comm().index()].ranks.size() == 7);
     }
     REQUIRE(count_named(g, 3, "round0 update dropped") == 1);

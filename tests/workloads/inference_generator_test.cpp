@@ -22,7 +22,7 @@ TEST_CASE("inference: memory, FLOPs and collectives per pass meet the closed for
     double cache = 0, prefill_attention = 0, decode3_attention = 0;
     std::uint32_t all_reduces = 0;
     for (const auto& op : g.ops) {
-        if (op.rank.value != 0) continue;  // stage 0, tensor rank 0
+        if (g.rank_of(op).value != 0) continue;  // stage 0, tensor rank 0
         const std::string& name = g.names[op.name];
         if (op.kind == OpKind::alloc && name == "alloc KV cache") cache = double(op.bytes());
         if (op.kind == OpKind::collective) ++all_reduces;
@@ -38,7 +38,7 @@ TEST_CASE("inference: memory, FLOPs and collectives per pass meet the closed for
     // The first token: the prefill's logits on the last stage.
     REQUIRE(g.training.first_token_op < g.ops.size());
     REQUIRE(g.names[g.ops[g.training.first_token_op].name] == "prefill logits");
-    REQUIRE(g.ops[g.training.first_token_op].rank.value == 2);
+    REQUIRE(g.rank_of(g.ops[g.training.first_token_op]).value == 2);
     REQUIRE(g.training.tokens == b * 10);
     REQUIRE_THROWS_WITH(generate("{generator: inference, model: llama3-8b, tp: 3}"),
                         Catch::Matchers::Contains("tp 3 does not divide the 32 heads"));
@@ -59,7 +59,7 @@ TEST_CASE("inference of a MoE model with expert parallelism meets the closed for
     double weights = 0, cache = 0, prefill_flops = 0, decode2_bytes = 0, prefill_dispatch = 0;
     std::uint32_t dispatches = 0, combines = 0, expert_kernels = 0;
     for (const auto& op : g.ops) {
-        if (op.rank.value != 0) continue;  // replica 0, tensor rank 0
+        if (g.rank_of(op).value != 0) continue;  // replica 0, tensor rank 0
         const std::string& name = g.names[op.name];
         if (name == "alloc weights") weights = double(op.bytes());
         if (name == "alloc KV cache") cache = double(op.bytes());

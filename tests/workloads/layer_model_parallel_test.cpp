@@ -32,7 +32,7 @@ TEST_CASE("model-parallel layers gather activations and reduce gradients over th
     std::map<std::string, std::size_t> group_sizes;  // and the size of their communicator
     std::uint64_t reduced_world = 0, reduced_shard = 0, params = 0;
     for (const auto& op : g.ops) {
-        if (op.rank.value != 0) continue;
+        if (g.rank_of(op).value != 0) continue;
         const std::string& name = g.names[op.name];
         if (op.kind == OpKind::alloc && name == "alloc parameters") params = op.bytes();
         if (op.kind != OpKind::collective) continue;
@@ -62,9 +62,9 @@ TEST_CASE("model-parallel layers gather activations and reduce gradients over th
     const auto dp = generate("");
     double flops = 0, dp_flops = 0;
     for (const auto& op : g.ops)
-        if (op.rank.value == 0) flops += op.flops();
+        if (g.rank_of(op).value == 0) flops += op.flops();
     for (const auto& op : dp.ops)
-        if (op.rank.value == 0) dp_flops += op.flops();
+        if (dp.rank_of(op).value == 0) dp_flops += op.flops();
     REQUIRE(flops == Approx(dp_flops));
 }
 

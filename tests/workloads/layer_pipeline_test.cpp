@@ -62,7 +62,8 @@ TEST_CASE("the balanced split is the best contiguous split of the forward FLOPs"
         // Each rank's forward FLOPs per sample (batch 32).
         std::map<std::uint32_t, double> load;
         for (const auto& op : g.ops)
-            if (g.names[op.name].find(" forward ") != std::string::npos) load[op.rank.value] += op.flops() / 32 / 1e9;
+            if (g.names[op.name].find(" forward ") != std::string::npos)
+                load[g.rank_of(op).value] += op.flops() / 32 / 1e9;
         REQUIRE(load.size() == pp);
         double worst = 0;
         for (const auto& [rank, l] : load) worst = std::max(worst, l);
@@ -98,19 +99,19 @@ TEST_CASE("pipeline messages and each stage's gradient reduction meet their clos
     for (const auto& op : g.ops) {
         const std::string& name = g.names[op.name];
         if (op.kind == OpKind::collective) {
-            reduced[op.rank.value] += op.bytes();
+            reduced[g.rank_of(op).value] += op.bytes();
             // Over the stage's two replicas: ranks s and 3 + s.
             const auto& members = g.comms[op.comm().index()].ranks;
             REQUIRE(members.size() == 2);
             REQUIRE(members[1].value == members[0].value + 3);
-            REQUIRE(members[0].value == op.rank.value % 3);
+            REQUIRE(members[0].value == g.rank_of(op).value % 3);
         }
         if (op.kind == OpKind::send) {
             ++sends[name.find("send act") != std::string::npos ? "act" : "grad"];
             // Stage 0 sends layer c's output forward, 8 samples x 64 values x 2 bytes; stage 2 sends back the
             // gradient of its input (layer f's output).
-            if (op.rank.value == 0) REQUIRE(op.bytes() == 8 * 64 * 2);
-            if (op.rank.value == 2) REQUIRE(op.bytes() == 8 * 64 * 2);
+            if (g.rank_of(op).value == 0) REQUIRE(op.bytes() == 8 * 64 * 2);
+            if (g.rank_of(op).value == 2) REQUIRE(op.bytes() == 8 * 64 * 2);
         }
     }
     // fp32 gradients of each stage's layers: 1,000 + 2,000 + 3,000, 4,000 + 5,000 + 6,000, 7,000 + 8,000.

@@ -28,7 +28,7 @@ struct Collectives {
 Collectives rank0_collectives(const traces::OpGraph& g) {
     Collectives c;
     for (const auto& op : g.ops) {
-        if (op.rank.value != 0 || op.kind != OpKind::collective) continue;
+        if (g.rank_of(op).value != 0 || op.kind != OpKind::collective) continue;
         c.bytes.push_back(op.bytes());
         c.kinds.push_back(op.collective);
     }
@@ -176,7 +176,7 @@ TEST_CASE("a time-varying gossip schedule: round r on the (r mod count)-th graph
     for (const auto& op : g.ops) {
         if (op.kind != OpKind::send) continue;
         ++sends;
-        if (op.rank.value == 0) sends_of_rank0.push_back(op.peer().value);
+        if (g.rank_of(op).value == 0) sends_of_rank0.push_back(op.peer().value);
     }
     REQUIRE(sends == 16 * (2 + 4 + 2 + 4));
     std::vector<std::uint64_t> sorted = sends_of_rank0;
@@ -229,7 +229,7 @@ TEST_CASE("federated rounds: sampled clients train, average among themselves, ne
     for (const auto& op : g.ops) {
         if (op.kind == OpKind::compute && g.names[op.name].find(" backward ") != std::string::npos &&
             g.names[op.name].find(" norm") == std::string::npos)
-            ++backward_ops[op.rank.value];
+            ++backward_ops[g.rank_of(op).value];
         if (op.kind == OpKind::collective) {
             ++averages;
             REQUIRE(op.bytes() == 4 * 25'557'032ULL);
@@ -270,9 +270,9 @@ TEST_CASE("parameter servers: pushes and pulls of each shard, one update per ste
         std::uint64_t pushed = 0, pulled = 0, updates = 0, collectives = 0;
         for (const auto& op : g.ops) {
             const std::string& name = g.names[op.name];
-            if (op.rank.value < 4 && op.kind == OpKind::send) pushed += op.bytes();
-            if (op.rank.value < 4 && op.kind == OpKind::recv) pulled += op.bytes();
-            if (op.rank.value >= 4 && op.kind == OpKind::compute &&
+            if (g.rank_of(op).value < 4 && op.kind == OpKind::send) pushed += op.bytes();
+            if (g.rank_of(op).value < 4 && op.kind == OpKind::recv) pulled += op.bytes();
+            if (g.rank_of(op).value >= 4 && op.kind == OpKind::compute &&
                 (name.find("update") != std::string::npos || name.find("apply") != std::string::npos))
                 ++updates;
             collectives += op.kind == OpKind::collective;
@@ -290,7 +290,7 @@ TEST_CASE("parameter servers: pushes and pulls of each shard, one update per ste
         "staleness: 1}");
     for (std::size_t i = 0; i < g.ops.size(); ++i) {
         const std::string& name = g.names[g.ops[i].name];
-        if (g.ops[i].rank.value != 0 || name != "step2 forward conv1") continue;
+        if (g.rank_of(g.ops[i]).value != 0 || name != "step2 forward conv1") continue;
         const auto deps = g.deps(traces::OpId::from_index(i));
         REQUIRE(deps.size() == 1);
         REQUIRE(g.names[g.ops[deps[0].index()].name] == "step0 pull from server 0");
@@ -307,7 +307,7 @@ TEST_CASE("CPU offload: each rank's part of every bucket down, stepped on the ho
     bool gpu_optimizer_state = false;
     for (std::size_t i = 0; i < g.ops.size(); ++i) {
         const auto& op = g.ops[i];
-        if (op.rank.value != 0) continue;
+        if (g.rank_of(op).value != 0) continue;
         if (op.kind == OpKind::memcpy_d2h) down += double(op.bytes());
         if (op.kind == OpKind::memcpy_h2d) up += double(op.bytes());
         if (op.kind == OpKind::delay) host_s += engine::to_seconds(g.durations[i]);

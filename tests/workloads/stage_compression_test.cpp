@@ -181,7 +181,7 @@ dp_compression_ratio: 0.25
     double grads = 0, sent = 0;
     for (std::uint32_t i = 0; i < g.ops.size(); ++i) {
         const auto& op = g.ops[i];
-        if (op.rank.value != 0) continue;
+        if (g.rank_of(op).value != 0) continue;
         const std::string& name = g.names[op.name];
         if (name.find("backward") != std::string::npos) last_backward = i;
         if (name == "optimizer step") optimizer = i;

@@ -106,7 +106,7 @@ TEST_CASE("TP, SP and EP collectives have the Megatron counts and sizes", "[work
                     std::uint64_t bytes) {
         std::size_t n = 0;
         for (const auto& op : g.ops)
-            if (op.rank.value == rank && op.kind == OpKind::collective && op.collective == kind &&
+            if (g.rank_of(op).value == rank && op.kind == OpKind::collective && op.collective == kind &&
                 g.comms[op.comm().index()].name.rfind(family, 0) == 0) {
                 REQUIRE(op.bytes() == bytes);
                 ++n;
@@ -133,7 +133,7 @@ TEST_CASE("ZeRO-3 gathers every parameter once per pass and reduce-scatters ever
     const auto g = generate(small + "world_size: 4, zero_stage: 3, global_batch_size: 8, optimizer: false}");
     double gathered = 0, scattered = 0;
     for (const auto& op : g.ops) {
-        if (op.rank.value != 0 || op.kind != OpKind::collective) continue;
+        if (g.rank_of(op).value != 0 || op.kind != OpKind::collective) continue;
         if (op.collective == CollectiveKind::all_gather) gathered += double(op.bytes()) * 4;  // contribution x members
         if (op.collective == CollectiveKind::reduce_scatter) scattered += double(op.bytes());
     }
@@ -158,7 +158,7 @@ TEST_CASE("gradient buckets overlap the backward pass; the last one is exposed",
     std::size_t reduces = 0;
     for (std::size_t i = 0; i < g.ops.size(); ++i) {
         const auto& op = g.ops[i];
-        if (op.rank.value != 0) continue;
+        if (g.rank_of(op).value != 0) continue;
         const auto& t = result.replay.timeline.ops[i];
         if (op.kind == OpKind::collective && g.comms[op.comm().index()].name.rfind("dp.", 0) == 0) {
             if (first_reduce.count() < 0) first_reduce = t.start;
@@ -320,7 +320,7 @@ TEST_CASE("kernels are named by layer and each name is interned once", "[workloa
     REQUIRE(std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end());
     const auto named = [&](std::uint32_t rank, const std::string& name) {
         std::size_t n = 0;
-        for (const auto& op : g.ops) n += op.rank.value == rank && g.names[op.name] == name ? 1 : 0;
+        for (const auto& op : g.ops) n += g.rank_of(op).value == rank && g.names[op.name] == name ? 1 : 0;
         return n;
     };
     // Rank 0 (stage 0: layers 0-3) runs 4 micro-batches: each layer's QKV forward, recomputed and backward.
@@ -337,13 +337,14 @@ TEST_CASE("tensor-parallel peers' ops are laid in turns and replay exactly as ra
     const traces::OpGraph g =
         generate("{model: gpt3-1.3b, tp: 4, pp: 2, global_batch_size: 8, world_size: 16, fold: none}");
     REQUIRE(g.rank_count == 16);
-    for (std::uint32_t i = 0; i < 8; ++i) REQUIRE(g.ops[i].rank.value == i % 4);
+    for (std::uint32_t i = 0; i < 8; ++i) REQUIRE(g.rank_of(g.ops[i]).value == i % 4);
     // The same graph rank by rank (each rank's ops in their order, dependencies remapped), as it was built.
     traces::OpGraph by_rank = g;
     std::vector<std::uint32_t> order(g.ops.size()), to_new(g.ops.size());
     for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::stable_sort(order.begin(), order.end(),
-                     [&](std::uint32_t a, std::uint32_t b) { return g.ops[a].rank.value < g.ops[b].rank.value; });
+    std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+        return g.rank_of(g.ops[a]).value < g.rank_of(g.ops[b]).value;
+    });
     REQUIRE(!std::is_sorted(order.begin(), order.end()));
     for (std::uint32_t i = 0; i < order.size(); ++i) to_new[order[i]] = i;
     by_rank.ops.clear();

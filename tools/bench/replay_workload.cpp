@@ -38,7 +38,7 @@ traces::OpGraph replay_workload(const ReplayWorkloadConfig& c) {
         const auto stream = g.stream(traces::RankId{r}, "main");
         std::uint32_t collectives = 0;
         for (std::uint32_t i = 0; i < c.ops_per_rank; ++i) {
-            traces::Op op{traces::RankId{r}, stream, compute_name, traces::OpKind::compute, traces::KernelClass::gemm};
+            traces::Op op{stream, compute_name, traces::OpKind::compute, traces::KernelClass::gemm};
             engine::Time duration{-1};
             if ((i + 1) % c.collective_every == 0) {
                 const bool data_parallel = ++collectives % c.dp_every == 0;

@@ -294,7 +294,7 @@ OpGraph read_chakra(const std::vector<std::string>& given) {
             ready.pop();
             ++placed;
             const chakra::Node& n = nodes[i];
-            Op op{rank, StreamId{}, g.intern(n.name())};
+            Op op{StreamId{}, g.intern(n.name())};
             engine::Time duration{-1};
             switch (n.type()) {
                 case chakra::COMP_NODE:

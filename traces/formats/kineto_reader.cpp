@@ -262,7 +262,7 @@ void build_rank(OpGraph& g, const RankTrace& trace, std::uint32_t rank, const Ki
         Time& previous_end = stream_end[slot];
         if (tail_end[slot] > previous_end) {
             // The previous iteration's tail still ran on this stream: a wait of its own, not host time.
-            Op delay{r, stream, g.intern("previous iteration"), OpKind::delay};
+            Op delay{stream, g.intern("previous iteration"), OpKind::delay};
             const Time waited = std::min(tail_end[slot], e.start) - previous_end;
             if (options.keep_gaps && waited > Time{0}) g.add(delay, {}, waited);
             previous_end += waited;
@@ -305,16 +305,16 @@ void build_rank(OpGraph& g, const RankTrace& trace, std::uint32_t rank, const Ki
             host_gap = e.start - previous_end;
         }
         if (options.keep_gaps && host_gap > Time{0}) {
-            Op delay{r, stream, g.intern("host gap"), OpKind::delay};
+            Op delay{stream, g.intern("host gap"), OpKind::delay};
             g.add(delay, {}, host_gap);
         }
         if (options.keep_gaps && waited_for.count() != INT64_MIN && e.start > waited_for) {
             // The dispatch gap between the awaited kernel's end and this start, kept after the dependency.
-            Op delay{r, stream, g.intern("dispatch gap"), OpKind::delay};
+            Op delay{stream, g.intern("dispatch gap"), OpKind::delay};
             g.add(delay, deps, e.start - waited_for);
             deps.clear();
         }
-        Op op{r, stream, g.intern(e.name.substr(0, e.name.find('('))), e.kind, e.kernel_class, e.dtype};
+        Op op{stream, g.intern(e.name.substr(0, e.name.find('('))), e.kind, e.kernel_class, e.dtype};
         op.set_bytes(e.bytes);
         if (e.kind == OpKind::collective) {
             op.collective = e.collective;

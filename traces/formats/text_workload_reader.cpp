@@ -166,7 +166,7 @@ OpGraph read_text_workload(const std::string& path, const TextWorkloadOptions& o
                                   g.stream(r, "pp send grad")};
                 }
                 auto add_compute = [&](const std::string& name, engine::Time duration, std::vector<OpId> deps = {}) {
-                    Op op{r, compute, g.intern(name), OpKind::compute, KernelClass::other};
+                    Op op{compute, g.intern(name), OpKind::compute, KernelClass::other};
                     return g.add(op, deps, duration);
                 };
                 auto add_collective = [&](const TextLayer& l, std::size_t p, StreamId stream,
@@ -175,7 +175,7 @@ OpGraph read_text_workload(const std::string& path, const TextWorkloadOptions& o
                     const auto kind = collective_kind(ph.comm, l.line);
                     if (!kind) return OpId::invalid();
                     static constexpr std::array<const char*, 3> phase_names = {"fwd", "ig", "wg"};
-                    Op op{r, stream, g.intern(fmt::format("{} {} {}", l.name, phase_names[p], ph.comm)),
+                    Op op{stream, g.intern(fmt::format("{} {} {}", l.name, phase_names[p], ph.comm)),
                           OpKind::collective, KernelClass::communication};
                     op.collective = *kind;
                     op.set_bytes(ph.bytes);
@@ -190,7 +190,7 @@ OpGraph read_text_workload(const std::string& path, const TextWorkloadOptions& o
                 auto pipeline_transfer = [&](OpKind kind, bool activation, std::uint32_t peer_stage,
                                              const std::string& name, std::vector<OpId> deps) {
                     const std::uint32_t lo = std::min(stage, peer_stage), hi = std::max(stage, peer_stage);
-                    Op op{r, pp_streams[(activation ? 0 : 2) + (kind == OpKind::send ? 1 : 0)], g.intern(name), kind,
+                    Op op{pp_streams[(activation ? 0 : 2) + (kind == OpKind::send ? 1 : 0)], g.intern(name), kind,
                           KernelClass::communication};
                     op.set_bytes(h.pp_comm);
                     op.set_peer(rank_of(peer_stage, replica, t));

@@ -135,7 +135,7 @@ std::string critical_path_section(const OpGraph& g, const RunSummary& s) {
         out += "<table id=\"critical-path-ops\">" + row({"longest ops on the path", "rank", "start", "duration"}, "th");
         for (const CriticalStep* step : longest) {
             if (!step->op.valid() || step->op.index() >= g.ops.size()) continue;
-            out += row({escape(g.name(step->op)), fmt::format("{}", g.job_rank(g.ops[step->op.index()].rank)),
+            out += row({escape(g.name(step->op)), fmt::format("{}", g.job_rank(g.rank_of(g.ops[step->op.index()]))),
                         engine::format_time(step->start), engine::format_time(step->end - step->start)});
         }
         out += "</table>";

@@ -236,7 +236,7 @@ OpGraph build_dlrm(const engine::Params& params) {
             exchanged = tables * local * (n - 1) * dim / n * width;
         }
         auto op_of = [&](traces::StreamId stream, const std::string& name, OpKind kind, traces::KernelClass cls) {
-            return traces::Op{rank, stream, g.intern(name), kind, cls, plan.dtype};
+            return traces::Op{stream, g.intern(name), kind, cls, plan.dtype};
         };
         auto kernel = [&](const std::string& name, traces::KernelClass cls, double flops, double bytes,
                           std::vector<OpId> deps) {

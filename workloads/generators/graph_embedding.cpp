@@ -113,7 +113,7 @@ OpGraph build_graph_embedding(const engine::Params& params) {
     const auto compute = g.stream(rank, "compute"), to_host = g.stream(rank, "to host"),
                to_device = g.stream(rank, "to device");
     auto op_of = [&](traces::StreamId stream, const std::string& name, OpKind kind, traces::KernelClass cls) {
-        return traces::Op{rank, stream, g.intern(name), kind, cls, plan.dtype};
+        return traces::Op{stream, g.intern(name), kind, cls, plan.dtype};
     };
     traces::Op buffer = op_of(compute, "alloc partition buffer", OpKind::alloc, traces::KernelClass::other);
     buffer.set_bytes(engine::saturated_bytes(plan.buffer * partition_bytes));

@@ -163,7 +163,7 @@ OpGraph build_inference(const engine::Params& params) {
                 const bool first = st == 0, last = st + 1 == plan.pp;
                 auto kernel = [&](const std::string& name, traces::KernelClass cls, double flops, double bytes,
                                   traces::GemmShape shape, std::vector<OpId> deps) {
-                    traces::Op op{rank, compute, g.intern(name), OpKind::compute, cls, plan.dtype};
+                    traces::Op op{compute, g.intern(name), OpKind::compute, cls, plan.dtype};
                     op.set_flops(flops);
                     op.set_bytes(engine::saturated_bytes(bytes));
                     if (shape.m > 0) op.set_shape(g.intern(shape));
@@ -172,9 +172,8 @@ OpGraph build_inference(const engine::Params& params) {
                 auto collective = [&](CollectiveKind kind, traces::CommId comm, const std::string& name, double bytes,
                                       OpId after) {
                     if (!comm.valid()) return after;
-                    traces::Op op{
-                        rank,      compute, g.intern(name), OpKind::collective, traces::KernelClass::communication,
-                        plan.dtype};
+                    traces::Op op{compute, g.intern(name), OpKind::collective, traces::KernelClass::communication,
+                                  plan.dtype};
                     op.collective = kind;
                     op.set_bytes(engine::saturated_bytes(bytes));
                     op.set_comm(comm);
@@ -183,9 +182,8 @@ OpGraph build_inference(const engine::Params& params) {
                 const traces::CommId tp_group = tp_comm[st * ep + e];
                 auto p2p = [&](OpKind kind, const char* stream, traces::CommId comm, RankId peer, double bytes,
                                const std::string& name, std::vector<OpId> deps) {
-                    traces::Op op{
-                        rank,      g.stream(rank, stream), g.intern(name), kind, traces::KernelClass::communication,
-                        plan.dtype};
+                    traces::Op op{g.stream(rank, stream), g.intern(name), kind, traces::KernelClass::communication,
+                                  plan.dtype};
                     op.set_bytes(engine::saturated_bytes(bytes));
                     op.set_comm(comm);
                     op.set_peer(peer);
@@ -193,8 +191,8 @@ OpGraph build_inference(const engine::Params& params) {
                 };
                 // Memory: the stage's weights (embedding on the first, the output layer on the last) and the
                 // replica's share of the KV cache.
-                traces::Op weights{
-                    rank, compute, g.intern("alloc weights"), OpKind::alloc, traces::KernelClass::other, plan.dtype};
+                traces::Op weights{compute, g.intern("alloc weights"), OpKind::alloc, traces::KernelClass::other,
+                                   plan.dtype};
                 const double table = double(m.vocab) * h / tp;
                 std::uint32_t moe_layers = 0;
                 for (std::uint32_t l = st * per_stage; l < (st + 1) * per_stage; ++l) moe_layers += m.moe_layer(l);

@@ -165,7 +165,7 @@ LayerPlan read_plan(const engine::Params& p) {
 
 OpId LayerBuilder::compute(const std::string& name, traces::KernelClass cls, double flops, double bytes,
                            std::uint32_t shape, std::vector<OpId> deps) {
-    traces::Op op{rank_, compute_, g_.intern(name), OpKind::compute, cls, plan_.dtype};
+    traces::Op op{compute_, g_.intern(name), OpKind::compute, cls, plan_.dtype};
     op.set_flops(flops);
     op.set_bytes(engine::saturated_bytes(bytes));
     op.set_shape(shape);
@@ -209,8 +209,7 @@ OpId LayerBuilder::layer_backward(const std::string& tag, std::size_t l, double 
 
 OpId LayerBuilder::collective(CollectiveKind kind, double bytes, const std::string& name, std::vector<OpId> deps,
                               traces::CommId comm) {
-    traces::Op op{rank_,           dp_, g_.intern(name), OpKind::collective, traces::KernelClass::communication,
-                  plan_.grad_dtype};
+    traces::Op op{dp_, g_.intern(name), OpKind::collective, traces::KernelClass::communication, plan_.grad_dtype};
     op.collective = kind;
     op.set_bytes(engine::saturated_bytes(bytes));
     op.set_comm(comm.valid() ? comm : world_);
@@ -218,12 +217,8 @@ OpId LayerBuilder::collective(CollectiveKind kind, double bytes, const std::stri
 }
 
 void LayerBuilder::memory(OpKind kind, traces::MemoryUse use, double bytes, const std::string& name) {
-    traces::Op op{rank_,
-                  compute_,
-                  g_.intern(fmt::format("{} {}", kind == OpKind::alloc ? "alloc" : "free", name)),
-                  kind,
-                  traces::KernelClass::other,
-                  plan_.dtype};
+    traces::Op op{compute_, g_.intern(fmt::format("{} {}", kind == OpKind::alloc ? "alloc" : "free", name)), kind,
+                  traces::KernelClass::other, plan_.dtype};
     op.set_bytes(engine::saturated_bytes(bytes));
     op.set_memory(use);
     g_.add(op);
@@ -303,12 +298,8 @@ void LayerBuilder::build_rank() {
                 g_.training.client_rounds.push_back({round, rank_.value, round_first_op_, step_done.value});
             if (!on_time(round, rank_.value)) {
                 // Past the deadline: the round's average went on without this client, whose update is dropped.
-                traces::Op late{rank_,
-                                compute_,
-                                g_.intern(fmt::format("round{} update dropped", round)),
-                                OpKind::delay,
-                                traces::KernelClass::other,
-                                plan_.dtype};
+                traces::Op late{compute_, g_.intern(fmt::format("round{} update dropped", round)), OpKind::delay,
+                                traces::KernelClass::other, plan_.dtype};
                 next = {g_.add(late, std::vector<OpId>{step_done}, engine::Time{0})};
                 continue;
             }

@@ -140,7 +140,7 @@ OpGraph build_pipeline_data_parallel(const engine::Params& params) {
                 return last_compute.valid() ? std::vector<OpId>{last_compute} : std::vector<OpId>{};
             };
             auto compute_op = [&](const std::string& name, double flops, engine::Time fixed, std::vector<OpId> deps) {
-                traces::Op op{rank, compute, g.intern(name), OpKind::compute, traces::KernelClass::gemm, s.dtype};
+                traces::Op op{compute, g.intern(name), OpKind::compute, traces::KernelClass::gemm, s.dtype};
                 op.set_flops(flops);
                 op.set_bytes(static_cast<std::uint64_t>(layer_bytes * s.layers / s.chunks));
                 last_compute = g.add(op, deps, fixed);
@@ -153,19 +153,15 @@ OpGraph build_pipeline_data_parallel(const engine::Params& params) {
                 const double bytes = static_cast<double>(activation_bytes);
                 const double sent = compressed ? s.compression.codec.sent_bytes(bytes, width) : bytes;
                 auto codec_kernel = [&](const std::string& what, double traffic, OpId after) {
-                    traces::Op op{rank,
-                                  compute,
-                                  g.intern(what + name.substr(4)),
-                                  OpKind::compute,
-                                  traces::KernelClass::elementwise,
-                                  s.dtype};
+                    traces::Op op{compute, g.intern(what + name.substr(4)), OpKind::compute,
+                                  traces::KernelClass::elementwise, s.dtype};
                     op.set_bytes(engine::saturated_bytes(traffic));
                     last_compute = g.add(op, std::vector<OpId>{after});
                     return last_compute;
                 };
                 if (compressed && kind == OpKind::send)
                     deps = {codec_kernel("encode", s.compression.codec.encode_traffic(bytes, sent), deps.front())};
-                traces::Op op{rank, stream, g.intern(name), kind, traces::KernelClass::communication, s.dtype};
+                traces::Op op{stream, g.intern(name), kind, traces::KernelClass::communication, s.dtype};
                 op.set_bytes(engine::saturated_bytes(sent));
                 op.set_comm(comm);
                 op.set_peer(rank_of(d, peer_stage));
@@ -229,12 +225,8 @@ OpGraph build_pipeline_data_parallel(const engine::Params& params) {
                         last_backward = compute_op(fmt::format("backward mb{} layer{}", step.micro_batch, l),
                                                    2 * layer_flops, per_layer, deps);
                         deps.clear();
-                        traces::Op ar{rank,
-                                      dp,
-                                      g.intern(fmt::format("all-reduce grads layer{}", l)),
-                                      OpKind::collective,
-                                      traces::KernelClass::communication,
-                                      s.dtype};
+                        traces::Op ar{dp, g.intern(fmt::format("all-reduce grads layer{}", l)), OpKind::collective,
+                                      traces::KernelClass::communication, s.dtype};
                         ar.collective = traces::CollectiveKind::all_reduce;
                         ar.set_bytes(layer_grad_bytes);
                         ar.set_comm(dp_comm[st]);
@@ -248,11 +240,7 @@ OpGraph build_pipeline_data_parallel(const engine::Params& params) {
                 // The optimizer step waits for every gradient all-reduce of this rank (the tail of the dp stream).
                 std::vector<OpId> deps{last_backward};
                 if (last_allreduce.valid()) deps.push_back(last_allreduce);
-                traces::Op opt{rank,
-                               compute,
-                               g.intern("optimizer step"),
-                               OpKind::compute,
-                               traces::KernelClass::optimizer,
+                traces::Op opt{compute, g.intern("optimizer step"), OpKind::compute, traces::KernelClass::optimizer,
                                traces::DataType::fp32};
                 opt.set_bytes(
                     static_cast<std::uint64_t>(16 * 12 * h * h * s.layers));  // fp32 master weights and Adam moments

@@ -59,12 +59,9 @@ OpId LayerBuilder::gossip_round(std::uint32_t step, std::uint32_t round, OpId af
         const bool send = kind == OpKind::send;
         const auto& peers = send ? to : from;
         for (std::size_t k = 0; k < peers.size(); ++k) {
-            traces::Op op{rank_,
-                          g_.stream(rank_, fmt::format("gossip {} {}", send ? "send" : "recv", k)),
+            traces::Op op{g_.stream(rank_, fmt::format("gossip {} {}", send ? "send" : "recv", k)),
                           g_.intern(fmt::format("step{} gossip {} rank {}", step, send ? "to" : "from", peers[k])),
-                          kind,
-                          traces::KernelClass::communication,
-                          plan_.grad_dtype};
+                          kind, traces::KernelClass::communication, plan_.grad_dtype};
             op.set_bytes(engine::saturated_bytes(message));
             op.set_comm(p2p_comm_);
             op.set_peer(RankId{peers[k]});
@@ -78,8 +75,8 @@ OpId LayerBuilder::gossip_round(std::uint32_t step, std::uint32_t round, OpId af
 
 OpId LayerBuilder::p2p(OpKind kind, const std::string& stream, std::uint32_t peer, double bytes,
                        const std::string& name, std::vector<OpId> deps) {
-    traces::Op op{rank_, g_.stream(rank_, stream),           g_.intern(name),
-                  kind,  traces::KernelClass::communication, plan_.grad_dtype};
+    traces::Op op{g_.stream(rank_, stream), g_.intern(name), kind, traces::KernelClass::communication,
+                  plan_.grad_dtype};
     op.set_bytes(engine::saturated_bytes(bytes));
     op.set_comm(p2p_comm_);
     op.set_peer(RankId{peer});
@@ -95,25 +92,21 @@ void LayerBuilder::offload_bucket(std::uint32_t step, double bytes, OpId after) 
     OpId ready = after;
     if (plan_.dp > 1) ready = collective(CollectiveKind::reduce_scatter, bytes, "reduce-scatter " + name, {after});
     auto copy = [&](OpKind kind, const char* stream, double size, const std::string& what, OpId dep) {
-        traces::Op op{rank_, g_.stream(rank_, stream), g_.intern(what), kind, traces::KernelClass::other, plan_.dtype};
+        traces::Op op{g_.stream(rank_, stream), g_.intern(what), kind, traces::KernelClass::other, plan_.dtype};
         op.set_bytes(engine::saturated_bytes(size));
         return g_.add(op, std::vector<OpId>{dep});
     };
     const OpId down = copy(OpKind::memcpy_d2h, "offload d2h", grad_width * part, "gradients to host " + name, ready);
     // The host's optimizer step: fp32 master weights and optimizer state read and written, the gradients read.
-    traces::Op cpu{rank_,         g_.stream(rank_, "host optimizer"), g_.intern("host optimizer " + name),
-                   OpKind::delay, traces::KernelClass::optimizer,     traces::DataType::fp32};
+    traces::Op cpu{g_.stream(rank_, "host optimizer"), g_.intern("host optimizer " + name), OpKind::delay,
+                   traces::KernelClass::optimizer, traces::DataType::fp32};
     const OpId on_host =
         g_.add(cpu, std::vector<OpId>{down},
                engine::from_seconds(part * ((plan_.adam ? 28.0 : 20.0) + grad_width) / plan_.host_bandwidth));
     OpId back = copy(OpKind::memcpy_h2d, "offload h2d", width * part, "parameters to GPU " + name, on_host);
     if (plan_.dp > 1) {
-        traces::Op gather{rank_,
-                          g_.stream(rank_, "offload gather"),
-                          g_.intern("all-gather parameters " + name),
-                          OpKind::collective,
-                          traces::KernelClass::communication,
-                          plan_.dtype};
+        traces::Op gather{g_.stream(rank_, "offload gather"), g_.intern("all-gather parameters " + name),
+                          OpKind::collective, traces::KernelClass::communication, plan_.dtype};
         gather.collective = CollectiveKind::all_gather;
         gather.set_bytes(engine::saturated_bytes(width * part));  // each rank's contribution
         gather.set_comm(world_);

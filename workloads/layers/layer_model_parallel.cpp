@@ -63,7 +63,7 @@ void LayerBuilder::make_model_parallel_groups() {
 }
 
 OpId LayerBuilder::mp_collective(CollectiveKind kind, double bytes, const std::string& name, OpId after) {
-    traces::Op op{rank_, mp_, g_.intern(name), OpKind::collective, traces::KernelClass::communication, plan_.dtype};
+    traces::Op op{mp_, g_.intern(name), OpKind::collective, traces::KernelClass::communication, plan_.dtype};
     op.collective = kind;
     op.set_bytes(engine::saturated_bytes(bytes));
     op.set_comm(mp_groups_[rank_.value / plan_.mp]);

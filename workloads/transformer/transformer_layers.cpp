@@ -55,7 +55,7 @@ traces::OpId TransformerBuilder::compute_named(std::string_view name, const Kern
 }
 
 traces::OpId TransformerBuilder::compute_id(std::uint32_t name, const KernelCost& cost) {
-    traces::Op op{traces::RankId{sim_rank_}, s_.compute, name, OpKind::compute, cost.kernel_class, plan_.dtype};
+    traces::Op op{s_.compute, name, OpKind::compute, cost.kernel_class, plan_.dtype};
     op.set_flops(cost.flops);
     op.set_bytes(whole_bytes(cost.bytes));
     if (cost.shape.m > 0) op.set_shape(g_.intern(cost.shape));
@@ -71,11 +71,7 @@ traces::OpId TransformerBuilder::collective(traces::StreamId stream, traces::Com
 
 traces::OpId TransformerBuilder::collective_id(traces::StreamId stream, traces::CommId comm, CollectiveKind kind,
                                                double bytes, std::uint32_t name, std::span<const OpId> deps) {
-    traces::Op op{traces::RankId{sim_rank_},
-                  stream,
-                  name,
-                  OpKind::collective,
-                  traces::KernelClass::communication,
+    traces::Op op{stream, name, OpKind::collective, traces::KernelClass::communication,
                   plan_.dtype == traces::DataType::fp8 ? traces::DataType::bf16 : plan_.dtype};
     op.collective = kind;
     op.set_bytes(whole_bytes(bytes));
@@ -91,11 +87,7 @@ traces::OpId TransformerBuilder::collective_id(traces::StreamId stream, traces::
 
 traces::OpId TransformerBuilder::p2p(OpKind kind, traces::StreamId stream, traces::CommId comm, std::uint32_t peer,
                                      double bytes, const std::string& name, std::span<const OpId> deps) {
-    traces::Op op{traces::RankId{sim_rank_},
-                  stream,
-                  name_id(name, UINT32_MAX),
-                  kind,
-                  traces::KernelClass::communication,
+    traces::Op op{stream, name_id(name, UINT32_MAX), kind, traces::KernelClass::communication,
                   plan_.dtype == traces::DataType::fp8 ? traces::DataType::bf16 : plan_.dtype};
     op.set_bytes(whole_bytes(bytes));
     op.set_comm(comm);
@@ -104,12 +96,8 @@ traces::OpId TransformerBuilder::p2p(OpKind kind, traces::StreamId stream, trace
 }
 
 traces::OpId TransformerBuilder::memory(OpKind kind, traces::MemoryUse use, double bytes, const char* name) {
-    traces::Op op{traces::RankId{sim_rank_},
-                  s_.compute,
-                  g_.intern(fmt::format("{} {}", kind == OpKind::alloc ? "alloc" : "free", name)),
-                  kind,
-                  traces::KernelClass::other,
-                  plan_.dtype};
+    traces::Op op{s_.compute, g_.intern(fmt::format("{} {}", kind == OpKind::alloc ? "alloc" : "free", name)), kind,
+                  traces::KernelClass::other, plan_.dtype};
     op.set_bytes(whole_bytes(bytes));
     op.set_memory(use);
     return g_.add(op);

@@ -140,7 +140,7 @@ void require_same(engine::Time reference, engine::Time fast) {
 traces::OpGraph all_reduce_graph(std::uint32_t n, std::uint64_t bytes) {
     traces::OpGraph g;
     for (const traces::RankId r : world_of(g, n)) {
-        traces::Op op{r, g.stream(r, "comm"), g.intern("grads"), traces::OpKind::collective,
+        traces::Op op{g.stream(r, "comm"), g.intern("grads"), traces::OpKind::collective,
                       traces::KernelClass::communication};
         op.set_bytes(bytes);
         op.set_comm(traces::CommId{0});
@@ -248,10 +248,10 @@ TEST_CASE("late ranks and competing traffic give the same replay with and withou
     std::mt19937_64 rng(7);
     for (int call = 0; call < 6; ++call) {
         for (const traces::RankId r : all) {
-            traces::Op compute{r, g.stream(r, "compute"), g.intern("kernel"), traces::OpKind::compute,
+            traces::Op compute{g.stream(r, "compute"), g.intern("kernel"), traces::OpKind::compute,
                                traces::KernelClass::gemm};
             const traces::OpId c = g.add(compute, {}, engine::Time{static_cast<std::int64_t>(rng() % 40) * 1'000'000});
-            traces::Op op{r, g.stream(r, call % 2 ? "tp" : "dp"), g.intern("grads"), traces::OpKind::collective,
+            traces::Op op{g.stream(r, call % 2 ? "tp" : "dp"), g.intern("grads"), traces::OpKind::collective,
                           traces::KernelClass::communication};
             op.set_bytes(call % 2 ? (8 << 20) : (32 << 20));
             op.set_comm(call % 2 ? node[r.value / 8] : world);
