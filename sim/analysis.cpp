@@ -52,12 +52,12 @@ traces::RankBreakdown analyze_rank(const traces::OpGraph& g, const traces::Timel
         b.push_back(boundary(std::max(to, Time{0}), track, -1));
     };
     // (A rank's ops come in ascending order: each search of a contention or ready time starts where the last ended.)
-    std::size_t contention_at = 0, wait_at = 0;
+    std::size_t contention_at = 0, wait_at = 0, start_at = 0;
     const auto contention = [&](traces::OpId id) { return tl.contention(id, contention_at); };
-    const auto ready = [&](traces::OpId id) { return tl.ready(id, wait_at); };
+    const auto ready = [&](traces::OpId id) { return tl.ready(id, wait_at, start_at); };
     for (const traces::OpId id : rank_ops) {
         const traces::Op& op = g.ops[id.index()];
-        const traces::OpTiming& t = tl.ops[id.index()];
+        const traces::OpTiming t = tl.timing(id, start_at);
         last_end = std::max(last_end, t.end);
         switch (op.kind) {
             case OpKind::compute:
@@ -141,17 +141,17 @@ std::vector<traces::LinkReport> most_contended_links(const traces::Timeline& tl,
 
 traces::CriticalPath critical_path(const traces::OpGraph& g, const traces::Timeline& tl) {
     traces::CriticalPath path;
-    if (tl.ops.empty()) return path;
+    if (tl.size() == 0) return path;
     std::size_t last = 0;
-    for (std::size_t i = 1; i < tl.ops.size(); ++i) {
-        if (tl.ops[i].end > tl.ops[last].end) last = i;
+    for (std::size_t i = 1; i < tl.size(); ++i) {
+        if (tl.ends[i] > tl.ends[last]) last = i;
     }
     traces::OpId cur = traces::OpId::from_index(last);
     while (cur.valid()) {
-        const traces::OpTiming& t = tl.ops[cur.index()];
+        const traces::OpTiming t = tl.timing(cur);
         const traces::Op& op = g.ops[cur.index()];
         const traces::OpId pred = tl.critical_pred(cur);
-        const Time pred_end = pred.valid() ? tl.ops[pred.index()].end : Time{0};
+        const Time pred_end = pred.valid() ? tl.ends[pred.index()] : Time{0};
         // A collective entered before its last member (its critical predecessor's rank) arrived: the time before
         // that arrival runs beside the predecessor, so the path counts the step from the predecessor's end. The
         // steps then add up to the makespan exactly.
@@ -244,15 +244,16 @@ std::vector<traces::GroupCommunication> communication_by_group(const traces::OpG
         if (it == rows.end()) it = rows.insert(rows.end(), traces::GroupCommunication{family});
         row_of[c] = static_cast<std::uint32_t>(it - rows.begin());
     }
-    std::size_t wait_at = 0;  // (ops in ascending order: each search of a ready time starts at the last one found)
+    // (Ops in ascending order: each search of a ready time or a start starts at the last one found.)
+    std::size_t wait_at = 0, start_at = 0;
     for (std::size_t i = 0; i < g.ops.size(); ++i) {
         const traces::Op& op = g.ops[i];
         if (!op.is_communication()) continue;
         traces::GroupCommunication& row = rows[row_of[op.comm().index()]];
-        const traces::OpTiming& t = tl.ops[i];
+        const traces::OpTiming t = tl.timing(traces::OpId::from_index(i), start_at);
         ++row.ops;
         row.bytes += op.bytes();
-        row.waiting += t.start - tl.ready(traces::OpId::from_index(i), wait_at);
+        row.waiting += t.start - tl.ready(traces::OpId::from_index(i), wait_at, start_at);
         row.transferring += t.end - t.start;
     }
     std::erase_if(rows, [](const auto& r) { return r.ops == 0; });
@@ -269,7 +270,8 @@ namespace clustersim::sim {
 
 std::vector<CollectiveComparison> compare_collectives(const traces::OpGraph& g, const traces::Timeline& tl) {
     std::vector<CollectiveComparison> rows;
-    std::size_t wait_at = 0;  // (ops in ascending order: each search of a ready time starts at the last one found)
+    // (Ops in ascending order: each search of a ready time or a start starts at the last one found.)
+    std::size_t wait_at = 0, start_at = 0;
     for (std::size_t i = 0; i < g.ops.size(); ++i) {
         const traces::Op& op = g.ops[i];
         if (op.kind != OpKind::collective || !g.has_duration(traces::OpId::from_index(i))) continue;
@@ -278,10 +280,10 @@ std::vector<CollectiveComparison> compare_collectives(const traces::OpGraph& g, 
             rows.push_back(CollectiveComparison{op.collective});
             it = rows.end() - 1;
         }
-        const traces::OpTiming& t = tl.ops[i];
+        const traces::OpTiming t = tl.timing(traces::OpId::from_index(i), start_at);
         ++it->calls;
         it->traced += g.durations[i];
-        it->simulated_wait += t.start - tl.ready(traces::OpId::from_index(i), wait_at);
+        it->simulated_wait += t.start - tl.ready(traces::OpId::from_index(i), wait_at, start_at);
         it->simulated_transfer += t.end - t.start;
     }
     std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.kind < b.kind; });

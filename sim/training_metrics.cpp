@@ -34,9 +34,9 @@ traces::TrainingMetrics training_metrics(const traces::OpGraph& g, const topo::C
         peak += cluster.gpu_spec(cluster.gpus().at(gpu)).peak_flops(compute_dtype(g.training.dtype));
     }
     m.mfu = m.tflops_per_gpu * 1e12 / (peak / g.rank_count);
-    if (g.training.first_token_op < timeline.ops.size()) {
+    if (g.training.first_token_op < timeline.size()) {
         // Inference: the first token when its op ends; each later one, the rest of the run spread over them.
-        const engine::Time first = timeline.ops[g.training.first_token_op].end;
+        const engine::Time first = timeline.ends[g.training.first_token_op];
         m.time_to_first_token_s = engine::to_seconds(first);
         if (g.training.output_tokens > 1)
             m.time_per_output_token_s = engine::to_seconds(iteration - first) / (g.training.output_tokens - 1);

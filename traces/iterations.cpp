@@ -70,8 +70,7 @@ std::vector<engine::Time> iteration_ends(const OpGraph& graph, const Timeline& t
     for (std::uint32_t k = 0; k < count; ++k) {
         const std::size_t begin = graph.iteration_starts.empty() ? 0 : graph.iteration_starts[k];
         const std::size_t end = k + 1 < count ? graph.iteration_starts[k + 1] : graph.ops.size();
-        for (std::size_t i = begin; i < end && i < timeline.ops.size(); ++i)
-            ends[k] = std::max(ends[k], timeline.ops[i].end);
+        for (std::size_t i = begin; i < end && i < timeline.size(); ++i) ends[k] = std::max(ends[k], timeline.ends[i]);
         if (k > 0) ends[k] = std::max(ends[k], ends[k - 1]);
     }
     return ends;

@@ -115,14 +115,15 @@ void write_perfetto_json(std::ostream& stream, const OpGraph& g, const Timeline&
     for (const Communicator& comm : g.comms) append_json_string(quoted_comms.emplace_back(), comm.name);
     std::string args;
     std::size_t contention_at = 0;  // (ops in ascending order: each contention search starts at the last one found)
-    std::size_t wait_at = 0;        // (the same for ready times)
+    std::size_t wait_at = 0;        // (the same for ready times and starts)
+    std::size_t start_at = 0;
     for (std::size_t i = 0; i < g.ops.size(); ++i) {
         const Op& op = g.ops[i];
         const RankId rank = g.rank_of(op);
         if (!shown(rank)) continue;
-        const OpTiming& t = tl.ops[i];
+        const OpTiming t = tl.timing(OpId::from_index(i), start_at);
         const std::uint32_t pid = rank.value + 1, tid = op.stream.value;
-        const engine::Time ready = op.is_communication() ? tl.ready(OpId::from_index(i), wait_at) : t.start;
+        const engine::Time ready = op.is_communication() ? tl.ready(OpId::from_index(i), wait_at, start_at) : t.start;
         if (t.start > ready) {
             std::string& wait = quoted_waits[op.name];
             if (wait.empty()) append_json_string(wait, "wait: " + g.names[op.name]);
@@ -144,7 +145,7 @@ void write_perfetto_json(std::ostream& stream, const OpGraph& g, const Timeline&
         const Op& recv = g.ops[x.recv.index()];
         const RankId send_rank = g.rank_of(send), recv_rank = g.rank_of(recv);
         if (!shown(send_rank) || !shown(recv_rank)) continue;  // (an arrow needs both ends)
-        const OpTiming& rt = tl.ops[x.recv.index()];
+        const OpTiming rt = tl.timing(x.recv);
         out += fmt::format(
             ",\n{{\"ph\":\"s\",\"id\":{},\"name\":\"p2p\",\"cat\":\"p2p\",\"pid\":{},\"tid\":{},\"ts\":{}}}", k,
             send_rank.value + 1, send.stream.value, microseconds_text(x.start));
@@ -156,6 +157,7 @@ void write_perfetto_json(std::ostream& stream, const OpGraph& g, const Timeline&
     }
     // Memory held by each rank (alloc/free ops), as a counter track of GiB in the rank's process.
     std::vector<double> held(g.rank_count, 0.0);
+    std::size_t memory_start_at = 0;
     for (std::size_t i = 0; i < g.ops.size(); ++i) {
         const Op& op = g.ops[i];
         if (op.kind != OpKind::alloc && op.kind != OpKind::free) continue;
@@ -164,7 +166,8 @@ void write_perfetto_json(std::ostream& stream, const OpGraph& g, const Timeline&
         double& h = held[rank.index()];
         h += op.kind == OpKind::alloc ? static_cast<double>(op.bytes()) : -static_cast<double>(op.bytes());
         out += fmt::format(",\n{{\"ph\":\"C\",\"name\":\"memory\",\"pid\":{},\"ts\":{},\"args\":{{\"GiB\":{}}}}}",
-                           rank.value + 1, microseconds_text(tl.ops[i].start), json_number(h / (1u << 30)));
+                           rank.value + 1, microseconds_text(tl.start(OpId::from_index(i), memory_start_at)),
+                           json_number(h / (1u << 30)));
         flush_if_full();
     }
     // Busiest links by bytes carried (ties by link order), as counter tracks of GB/s.

@@ -1,7 +1,7 @@
-// The Timeline: what happened in a replay, as plain data. Per op: when it started working (for communication: when
-// its peers had arrived), when it ended, and which op's end put it on the critical path; for the communication ops
-// that waited, when they were ready (launched on their stream with their dependencies met). Plus transfers between
-// ranks and counter series (links).
+// The Timeline: what happened in a replay, as plain data. Per op: when it ended, and which op's end put it on the
+// critical path, which is when it started (for communication: when its peers had arrived) but for the few starts
+// kept apart; for the communication ops that waited, when they were ready (launched on their stream with their
+// dependencies met). Plus transfers between ranks and counter series (links).
 #pragma once
 
 #include <algorithm>
@@ -14,13 +14,12 @@
 
 namespace clustersim::traces {
 
+/// When an op started working (for communication: when its peers had arrived) and when it ended.
 struct OpTiming {
     engine::Time start{-1};
     engine::Time end{-1};
     bool operator==(const OpTiming&) const = default;
 };
-// (Ready times before the start, contention and critical predecessors are kept beside: Timeline.)
-static_assert(sizeof(OpTiming) == 16);
 
 /// A point-to-point transfer between ranks: drawn as a flow arrow from send to recv.
 struct Transfer {
@@ -65,17 +64,45 @@ struct TimelineMarker {
 };
 
 struct Timeline {
-    std::vector<OpTiming> ops;  // by OpId
+    /// By OpId: when the op ended (-1: it did not run).
+    std::vector<engine::Time> ends;
     /// By OpId: the op whose end determined the op's start (its own trigger, or for communication the trigger of
-    /// the peer that arrived last); invalid when it started at time zero. Kept apart from `ops` so that a timing is
-    /// 32 bytes, not 40 with padding. Empty or shorter: invalid for the ops past its end.
+    /// the peer that arrived last); invalid when it started at time zero. Empty or shorter: invalid for the ops past
+    /// its end.
     std::vector<OpId> critical_preds;
     [[nodiscard]] OpId critical_pred(OpId op) const {
         return op.index() < critical_preds.size() ? critical_preds[op.index()] : OpId::invalid();
     }
+    /// The starts that are not their critical predecessor's end (or zero, for an op without one), by op id
+    /// ascending (each once). An op starts when what it waited for ended: every op of an unfolded GPT-3 iteration
+    /// does, and a few collectives of other runs do not (their start is their end less their time on the network,
+    /// after some of their peers' transfers began). Kept apart: a start for every op was 8 bytes an op, 283 MB of
+    /// that iteration on 1,024 GPUs.
+    std::vector<std::pair<OpId, engine::Time>> starts;
+    /// `op`'s start; `from` as for contention().
+    [[nodiscard]] engine::Time start(OpId op, std::size_t& from) const {
+        if (const engine::Time* found = find(starts, op, from)) return *found;
+        const OpId pred = critical_pred(op);
+        return pred.valid() ? ends[pred.index()] : engine::Time{0};
+    }
+    [[nodiscard]] engine::Time start(OpId op) const {
+        std::size_t from = 0;
+        return start(op, from);
+    }
+    [[nodiscard]] engine::Time end(OpId op) const { return ends[op.index()]; }
+    [[nodiscard]] OpTiming timing(OpId op, std::size_t& from) const { return {start(op, from), end(op)}; }
+    [[nodiscard]] OpTiming timing(OpId op) const { return {start(op), end(op)}; }
+    /// The ops timed.
+    [[nodiscard]] std::size_t size() const { return ends.size(); }
+    /// Appends the next op's timing, without a critical predecessor (timelines built from records: a trace's, a
+    /// test's): its start kept in `starts` unless zero.
+    void append(OpTiming timing) {
+        if (timing.start != engine::Time{0}) starts.emplace_back(OpId::from_index(ends.size()), timing.start);
+        ends.push_back(timing.end);
+    }
     /// For communication: the part of an op's [start, end] beyond its time on an empty network (contention), for
-    /// the ops that had some, by op id ascending (each once); every other op had none. Kept apart from `ops`: most
-    /// ops have none (computes, and calls that had their links to themselves), so a timing is 24 bytes, not 32.
+    /// the ops that had some, by op id ascending (each once); every other op had none. Kept apart: most ops have
+    /// none (computes, and calls that had their links to themselves).
     std::vector<std::pair<OpId, engine::Time>> contentions;
     /// `op`'s contention (zero when it had none), searched from `from`, the position the last search left (callers
     /// visiting ops in ascending order pass it back, so that each search starts where the last ended; an op before
@@ -90,17 +117,16 @@ struct Timeline {
     }
     /// When a communication op that started after it was ready had been ready, for those ops, by op id ascending
     /// (each once). Every other op started when it was ready: computes, copies and memory ops at once, calls and
-    /// messages whose peers were there. Kept apart from `ops`: for most ops it would repeat the start (8 bytes an
-    /// op, 283 MB of an unfolded GPT-3 iteration on 1,024 GPUs).
+    /// messages whose peers were there. Kept apart: for most ops it would repeat the start.
     std::vector<std::pair<OpId, engine::Time>> waits;
-    /// When `op` was ready (its start when it did not wait); `from` as for contention().
-    [[nodiscard]] engine::Time ready(OpId op, std::size_t& from) const {
+    /// When `op` was ready (its start when it did not wait); `from` as for contention(), `start_from` as for start().
+    [[nodiscard]] engine::Time ready(OpId op, std::size_t& from, std::size_t& start_from) const {
         const engine::Time* found = find(waits, op, from);
-        return found ? *found : ops[op.index()].start;
+        return found ? *found : start(op, start_from);
     }
     [[nodiscard]] engine::Time ready(OpId op) const {
-        std::size_t from = 0;
-        return ready(op, from);
+        std::size_t from = 0, start_from = 0;
+        return ready(op, from, start_from);
     }
     std::vector<TimelineMarker> markers;  // in time order
     std::vector<Transfer> transfers;

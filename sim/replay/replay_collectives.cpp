@@ -37,8 +37,8 @@ void ReplayEngine::arrive_collective(OpId id) {
     if (inst.first_arrival.count() < 0) inst.first_arrival = sim_.now();
     inst.last_arrival = sim_.now();
     ++inst.arrived;
-    if (inst.member_left[member] == 0) {               // nothing to send or receive (a one-member communicator)
-        timeline_.ops[id.index()].start = sim_.now();  // (its trigger is its critical predecessor)
+    if (inst.member_left[member] == 0) {  // nothing to send or receive (a one-member communicator)
+        start_slot(id) = sim_.now();      // (its trigger is its critical predecessor)
         done_queue_.push_back(id);
         if (inst.transfers_left == 0 && inst.arrived == inst.members.size()) {
             inst.end = std::max(inst.end, sim_.now());  // (a call without transfers ends as its last member enters)
@@ -436,17 +436,16 @@ void ReplayEngine::transfer_done(std::uint32_t index, std::uint32_t src, std::ui
 void ReplayEngine::finish_member(std::uint32_t index, std::uint32_t member) {
     Instance& inst = instances_[index];
     const OpId op = inst.members[member];
-    traces::OpTiming& t = timeline_.ops[op.index()];
     // Shown as one wait followed by one transfer: the member's time inside the call with none of its own
     // transfers in flight (waiting for peers, directly or through the algorithm's dependencies) comes first.
-    t.start = sim_.now() - inst.member_busy[member];
-    note_ready(op, inst.member_arrival[member], t.start);
+    const Time start = start_slot(op) = sim_.now() - inst.member_busy[member];
+    note_ready(op, inst.member_arrival[member], start);
     if (inst.tap != FlowNetwork::no_tap) inst.member_end[member] = sim_.now();  // (a call being recorded)
     timeline_.critical_preds[op.index()] = inst.last_trigger;
     // Contention: how much later than on an empty network this member finished, counted from the collective's
     // first transfer.
     note_contention(op, std::min(std::max(Time{0}, (sim_.now() - inst.first_start) - inst.member_ideal[member]),
-                                 sim_.now() - t.start));
+                                 sim_.now() - start));
     done_queue_.push_back(op);
 }
 

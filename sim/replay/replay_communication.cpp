@@ -27,7 +27,7 @@ void ReplayEngine::arrive_p2p(OpId id) {
         if (op.kind == OpKind::recv) {
             if (p2p_arrived_.find(send.value)) {
                 p2p_arrived_.erase(send.value);
-                timeline_.ops[id.index()].start = sim_.now();  // (its trigger is its critical predecessor)
+                start_slot(id) = sim_.now();  // (its trigger is its critical predecessor)
                 done_queue_.push_back(id);
             } else {
                 bool inserted = false;
@@ -35,7 +35,7 @@ void ReplayEngine::arrive_p2p(OpId id) {
             }
             return;
         }
-        timeline_.ops[id.index()].start = sim_.now();  // (its trigger is its critical predecessor)
+        start_slot(id) = sim_.now();  // (its trigger is its critical predecessor)
     } else {
         const Time* other_ready = p2p_posted_.find(partner);
         if (!other_ready) {  // rendezvous: the peer has not been posted yet, wait for it
@@ -47,7 +47,7 @@ void ReplayEngine::arrive_p2p(OpId id) {
         p2p_posted_.erase(partner);
         const OpId later = trigger(id);  // the later side's trigger, for both
         for (const OpId side : {send, recv}) {
-            timeline_.ops[side.index()].start = sim_.now();
+            start_slot(side) = sim_.now();
             timeline_.critical_preds[side.index()] = later;
         }
     }
@@ -69,8 +69,7 @@ void ReplayEngine::arrive_p2p(OpId id) {
 
 void ReplayEngine::start_copy(OpId id) {
     const traces::Op& op = g_.ops[id.index()];
-    traces::OpTiming& t = timeline_.ops[id.index()];
-    t.start = sim_.now();  // (its trigger is its critical predecessor)
+    start_slot(id) = sim_.now();  // (its trigger is its critical predecessor)
     const traces::RankId rank = stream_run_[op.stream.index()].rank;
     const topo::DeviceId gpu = gpu_of(rank), host = rank_host_[rank.index()];
     if (!host.valid())
@@ -113,18 +112,18 @@ void ReplayEngine::on_flow(FlowId flow, std::uint32_t owner) {
             timeline_.transfers.push_back(traces::Transfer{OpId{id}, OpId{recv}, start, sim_.now()});
             note_contention(OpId{id}, delay);
             done_queue_.push_back(OpId{id});
-            traces::OpTiming& r = timeline_.ops[recv];
+            Time& recv_start = start_slot(OpId{recv});
             const Time* posted = g_.ops[id].eager ? p2p_posted_.find(recv) : nullptr;
             if (!g_.ops[id].eager || posted) {
                 // The recv was posted (always so for a rendezvous): it ends with the data.
                 if (posted) {
                     const Time ready = *posted;
                     p2p_posted_.erase(recv);
-                    r.start = std::max(ready, start);
-                    note_ready(OpId{recv}, ready, r.start);
+                    recv_start = std::max(ready, start);
+                    note_ready(OpId{recv}, ready, recv_start);
                     if (ready < start) timeline_.critical_preds[recv] = OpId{id};  // (else: its trigger)
                 }
-                note_contention(OpId{recv}, std::min(delay, sim_.now() - r.start));
+                note_contention(OpId{recv}, std::min(delay, sim_.now() - recv_start));
                 done_queue_.push_back(OpId{recv});
             } else {
                 bool inserted = false;

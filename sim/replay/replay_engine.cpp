@@ -83,9 +83,9 @@ void ReplayEngine::setup() {
     // Per-op state: on huge pages where the system gives them (engine/huge_pages.h). The arrays written last (at
     // the end of the setup) are faulted in on another thread meanwhile (engine/page_warmer.h).
     engine::PageWarmer warmer;
-    engine::reserve_huge_fresh(timeline_.ops, n);
+    engine::reserve_huge_fresh(timeline_.ends, n);
     engine::reserve_huge_fresh(timeline_.critical_preds, n);
-    warmer.warm(timeline_.ops.data(), n * sizeof(traces::OpTiming));
+    warmer.warm(timeline_.ends.data(), n * sizeof(Time));
     warmer.warm(timeline_.critical_preds.data(), n * sizeof(OpId));
     engine::assign_huge(next_on_stream_, n, OpId::invalid());
     std::vector<OpId> last_on_stream(g_.streams.size(), OpId::invalid());
@@ -216,7 +216,8 @@ void ReplayEngine::setup() {
     }
     rank_kernels_.assign(g_.rank_count, 0);
     comm_active_.assign(g_.rank_count, 0);
-    engine::assign_huge(timeline_.ops, n, traces::OpTiming{});
+    engine::assign_huge(timeline_.ends, n, Time{-1});
+    ended_.assign((n + 63) / 64, 0);
     engine::assign_huge(timeline_.critical_preds, n, OpId::invalid());
     setup_stragglers();
     for (std::uint32_t k = 0; k < options_.cluster_events.size(); ++k)
@@ -248,7 +249,7 @@ void ReplayEngine::make_ready(OpId id) {
             break;
         case OpKind::alloc:
         case OpKind::free:
-            timeline_.ops[id.index()].start = sim_.now();  // (its trigger is its critical predecessor)
+            start_slot(id) = sim_.now();  // (its trigger is its critical predecessor)
             done_queue_.push_back(id);
             break;
     }
@@ -256,8 +257,7 @@ void ReplayEngine::make_ready(OpId id) {
 
 void ReplayEngine::start_compute(OpId id) {
     const traces::Op& op = g_.ops[id.index()];
-    traces::OpTiming& t = timeline_.ops[id.index()];
-    t.start = sim_.now();  // (its trigger is its critical predecessor)
+    start_slot(id) = sim_.now();  // (its trigger is its critical predecessor)
     const std::size_t s = op.stream.index();
     // A host delay is its recorded duration, never slowed: the GPU is idle on that stream.
     const bool delay = op.kind == OpKind::delay;
@@ -311,7 +311,14 @@ void ReplayEngine::complete(OpId id) {
 }
 
 void ReplayEngine::end_on_stream(OpId id, std::size_t stream) {
-    timeline_.ops[id.index()].end = sim_.now();
+    Time& slot = start_slot(id);
+    const Time start = slot;
+    slot = sim_.now();
+    ended_[id.index() / 64] |= std::uint64_t{1} << (id.index() % 64);
+    // The start said by the critical predecessor (set before the op ends, and ended before it started), or kept.
+    const OpId pred = timeline_.critical_preds[id.index()];
+    const bool said = pred.valid() ? ended(pred) && timeline_.ends[pred.index()] == start : start == Time{0};
+    if (!said) timeline_.starts.emplace_back(id, start);
     stream_run_[stream].current = OpId::invalid();
     ++completed_;
 }
@@ -420,7 +427,7 @@ ReplayResult ReplayEngine::run() {
     if (completed_ != g_.ops.size()) throw engine::InputError(engine::SourceLocation{g_.source}, deadlock_report());
 
     ReplayResult result;
-    for (const auto& t : timeline_.ops) timeline_.makespan = std::max(timeline_.makespan, t.end);
+    for (const Time end : timeline_.ends) timeline_.makespan = std::max(timeline_.makespan, end);
     // Contentions (noted as each op ends) and ready times (as each starts) by op, each op's once.
     const auto by_op = [](std::vector<std::pair<OpId, Time>>& list, const char* what) {
         std::sort(list.begin(), list.end(), [](const auto& a, const auto& b) { return a.first.value < b.first.value; });
@@ -431,6 +438,7 @@ ReplayResult ReplayEngine::run() {
     };
     by_op(timeline_.contentions, "contention");
     by_op(timeline_.waits, "ready time");
+    by_op(timeline_.starts, "start");
     // Point-to-point transfers by arrival, then send: not in the order one instant's events happened to run.
     std::sort(timeline_.transfers.begin(), timeline_.transfers.end(),
               [](const auto& a, const auto& b) { return std::tie(a.end, a.send) < std::tie(b.end, b.send); });

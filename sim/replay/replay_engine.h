@@ -263,7 +263,7 @@ private:
         const traces::OpId next = stream_run_[stream_of_timer(target)].current;
         if (!next.valid()) return;
         __builtin_prefetch(&next_on_stream_[next.index()]);
-        __builtin_prefetch(&timeline_.ops[next.index()]);
+        __builtin_prefetch(&timeline_.ends[next.index()]);
     }
     void drain_ready();
     void set_comm_active(traces::RankId rank, int delta);
@@ -296,6 +296,12 @@ private:
     /// it (its trigger) goes straight to `timeline_.critical_preds`, which it becomes when the op starts; a collective
     /// op's place in its communicator is found by its rank (member_of); its other dependents are listed only for the
     /// ops that have some (dependents_of_).
+    /// While an op runs, its slot of Timeline::ends holds its start: end_on_stream() writes its end there, and keeps
+    /// the start in Timeline::starts when it is not the end of the op's critical predecessor.
+    [[nodiscard]] engine::Time& start_slot(traces::OpId op) { return timeline_.ends[op.index()]; }
+    /// By op, a bit: whether it ended (its slot of Timeline::ends is its end, no longer its start).
+    std::vector<std::uint64_t> ended_;
+    [[nodiscard]] bool ended(traces::OpId op) const { return (ended_[op.index() / 64] >> (op.index() % 64)) & 1; }
     /// By op: the next op on its stream (invalid for a stream's last). The only run state every op has.
     std::vector<traces::OpId> next_on_stream_;
     /// The communication ops (collective, send, recv), and by each (its rank there) its partner: a send's recv and

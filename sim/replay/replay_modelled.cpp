@@ -206,10 +206,9 @@ void ReplayEngine::finish_modelled(std::uint32_t index) {
     inst.transfers_left = 0;
     for (std::size_t m = 0; m < inst.members.size(); ++m) {
         const OpId op = inst.members[m];
-        traces::OpTiming& t = timeline_.ops[op.index()];
         // As for simulated calls: the wait for the last member first, then the modelled transfer time.
-        t.start = sim_.now() - inst.ideal;
-        note_ready(op, inst.member_arrival[m], t.start);
+        const Time start = start_slot(op) = sim_.now() - inst.ideal;
+        note_ready(op, inst.member_arrival[m], start);
         timeline_.critical_preds[op.index()] = inst.last_trigger;
         // (No contention: the model's time is an empty network's.)
         done_queue_.push_back(op);

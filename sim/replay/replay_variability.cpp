@@ -120,7 +120,7 @@ void ReplayEngine::apply_cluster_event(std::uint32_t index) {
         }
         std::uint64_t left = 0;
         for (std::size_t i = 0; i < g_.ops.size(); ++i)
-            left += g_.rank_of(g_.ops[i]).value == r && timeline_.ops[i].end.count() < 0;
+            left += g_.rank_of(OpId::from_index(i)).value == r && !ended(OpId::from_index(i));
         if (left == 0) return;
         throw engine::InputError(
             ev.where, fmt::format("at {}: {}: rank {} had {} ops left{}; synchronous training cannot go on without "

@@ -55,13 +55,14 @@ StageTimes time_stages(engine::Params even, std::uint32_t microbatches, const wo
     std::vector<std::uint32_t> timed_rank(full.pp, UINT32_MAX);
     for (std::uint32_t r = 0; r < g.rank_count; ++r)
         if (timed_rank[g.rank_stage[r]] == UINT32_MAX) timed_rank[g.rank_stage[r]] = r;
+    std::size_t start_at = 0;  // (ops in ascending order: each search of a start starts at the last one found)
     for (std::size_t i = 0; i < g.ops.size(); ++i) {
         const traces::Op& op = g.ops[i];
         const traces::RankId rank = g.rank_of(op);
         const std::uint32_t stage = g.rank_stage[rank.index()];
         if (timed_rank[stage] != rank.value || g.streams[op.stream.index()].name != "compute") continue;
         if (op.kind != traces::OpKind::compute && op.kind != traces::OpKind::collective) continue;
-        const traces::OpTiming& t = run.timeline.ops[i];
+        const traces::OpTiming t = run.timeline.timing(traces::OpId::from_index(i), start_at);
         const double seconds = engine::to_seconds(t.end - t.start);
         const std::string& name = g.names[op.name];
         const bool per_layer = op.kind == traces::OpKind::collective ||

@@ -110,7 +110,7 @@ void job_reports(const std::vector<JobSlice>& slices, const traces::OpGraph& mer
         std::fill_n(job_of.begin() + slices[j].first_rank, slices[j].ranks, j);
     for (std::size_t i = 0; i < merged.ops.size(); ++i) {
         Time& end = ends[job_of[merged.rank_of(merged.ops[i]).index()]];
-        end = std::max(end, together.ops[i].end);
+        end = std::max(end, together.ends[i]);
     }
     for (std::size_t j = 0; j < slices.size(); ++j) {
         const JobSlice& s = slices[j];

@@ -10,12 +10,12 @@ namespace clustersim::sim {
 
 LateClients late_clients(const traces::OpGraph& graph, const topo::Cluster& cluster, const ReplayOptions& options) {
     const ReplayResult probe = replay(graph, cluster, options);
-    const auto& ops = probe.timeline.ops;
+    const traces::Timeline& tl = probe.timeline;
     LateClients out;
     std::vector<double> works;
     std::vector<std::pair<std::uint32_t, std::uint32_t>> late;  // (round, rank), listed in that order
     for (const auto& c : graph.training.client_rounds) {
-        const double work = engine::to_seconds(ops[c.last_op].end - ops[c.first_op].start);
+        const double work = engine::to_seconds(tl.ends[c.last_op] - tl.start(traces::OpId{c.first_op}));
         works.push_back(work);
         if (work > graph.training.round_deadline_s) late.emplace_back(c.round, c.rank);
     }

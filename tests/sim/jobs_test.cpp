@@ -86,7 +86,7 @@ TEST_CASE("a job's start time delays it alone; jobs apart do not interfere", "[s
     o.rank_start = rank_start;
     const auto r = sim::replay(merged, cluster, o);
     REQUIRE(r.timeline.makespan == 2006us);
-    REQUIRE(r.timeline.ops[2].start == 1003us);
+    REQUIRE(r.timeline.start(traces::OpId::from_index(2)) == 1003us);
     traces::RunSummary summary;
     sim::job_reports(slices, merged, r.timeline, cluster, o, summary);
     REQUIRE(summary.jobs[1].start == 1003us);

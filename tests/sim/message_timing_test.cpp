@@ -42,47 +42,74 @@ TEST_CASE("a message starts when both sides are ready, and the side that waited 
         const Message m = message(b, 10us, Time{0}, false);
         const auto tl = sim::replay(b.g, cluster, testing::exact_options()).timeline;
         for (const OpId op : {m.send, m.recv}) {
-            REQUIRE(tl.ops[op.index()].start == 10us);
-            REQUIRE(tl.ops[op.index()].end == 10us + transfer);
+            REQUIRE(tl.start(op) == 10us);
+            REQUIRE(tl.ends[op.index()] == 10us + transfer);
         }
         REQUIRE(tl.waits == std::vector<std::pair<OpId, Time>>{{m.recv, Time{0}}});
         REQUIRE(tl.ready(m.recv) == Time{0});
         REQUIRE(tl.ready(m.send) == 10us);
+        // Both start as the send's compute ends: their critical predecessor's end, so no start is kept apart.
+        REQUIRE(tl.critical_pred(m.recv) == tl.critical_pred(m.send));
+        REQUIRE(tl.starts.empty());
     }
     SECTION("rendezvous, the send first") {
         GraphBuilder b(2);
         const Message m = message(b, Time{0}, 10us, false);
         const auto tl = sim::replay(b.g, cluster, testing::exact_options()).timeline;
-        REQUIRE(tl.ops[m.send.index()].start == 10us);
-        REQUIRE(tl.ops[m.recv.index()].end == 10us + transfer);
+        REQUIRE(tl.start(m.send) == 10us);
+        REQUIRE(tl.ends[m.recv.index()] == 10us + transfer);
         REQUIRE(tl.waits == std::vector<std::pair<OpId, Time>>{{m.send, Time{0}}});
     }
     SECTION("eager, the recv posted before the data: it starts with the transfer") {
         GraphBuilder b(2);
         const Message m = message(b, 5us, Time{0}, true);
         const auto tl = sim::replay(b.g, cluster, testing::exact_options()).timeline;
-        REQUIRE(tl.ops[m.send.index()].start == 5us);
-        REQUIRE(tl.ops[m.recv.index()].start == 5us);
-        REQUIRE(tl.ops[m.recv.index()].end == 5us + transfer);
+        REQUIRE(tl.start(m.send) == 5us);
+        REQUIRE(tl.start(m.recv) == 5us);
+        REQUIRE(tl.ends[m.recv.index()] == 5us + transfer);
         REQUIRE(tl.waits == std::vector<std::pair<OpId, Time>>{{m.recv, Time{0}}});
         REQUIRE(tl.critical_pred(m.recv) == m.send);
+        // The recv starts with the transfer, before its critical predecessor (the send) ends: kept apart.
+        REQUIRE(tl.starts == std::vector<std::pair<OpId, Time>>{{m.recv, 5us}});
     }
     SECTION("eager, the data there before the recv: the recv ends as it is posted") {
         GraphBuilder b(2);
         const Message m = message(b, Time{0}, 30us, true);
         const auto tl = sim::replay(b.g, cluster, testing::exact_options()).timeline;
-        REQUIRE(tl.ops[m.send.index()].start == Time{0});
-        REQUIRE(tl.ops[m.send.index()].end == transfer);
-        REQUIRE(tl.ops[m.recv.index()].start == 30us);
-        REQUIRE(tl.ops[m.recv.index()].end == 30us);
+        REQUIRE(tl.start(m.send) == Time{0});
+        REQUIRE(tl.ends[m.send.index()] == transfer);
+        REQUIRE(tl.start(m.recv) == 30us);
+        REQUIRE(tl.ends[m.recv.index()] == 30us);
         REQUIRE(tl.waits.empty());
+        REQUIRE(tl.starts.empty());
     }
     SECTION("eager, the recv posted during the transfer: it waits for the rest of it, not before") {
         GraphBuilder b(2);
         const Message m = message(b, Time{0}, 10us, true);
         const auto tl = sim::replay(b.g, cluster, testing::exact_options()).timeline;
-        REQUIRE(tl.ops[m.recv.index()].start == 10us);
-        REQUIRE(tl.ops[m.recv.index()].end == transfer);
+        REQUIRE(tl.start(m.recv) == 10us);
+        REQUIRE(tl.ends[m.recv.index()] == transfer);
         REQUIRE(tl.waits.empty());
     }
+}
+
+TEST_CASE("a call's members start when the last arrives, each start said by its critical predecessor",
+          "[sim][replay][timeline]") {
+    // Rank 0 computes 10 us and rank 1 30 us, then both all-reduce 1 MB: each member starts at 30 us, when the
+    // later compute ends (its critical predecessor for both); rank 0 was ready at 10 us.
+    const auto cluster = testing::ring_cluster(2, "50 GB/s", "1 us");
+    GraphBuilder b(2);
+    const OpId c0 = b.compute(0, "s", 10us), c1 = b.compute(1, "s", 30us);
+    const OpId a0 = b.collective(0, "s", "world", {0, 1}, 1'000'000, traces::CollectiveKind::all_reduce, {c0});
+    const OpId a1 = b.collective(1, "s", "world", {0, 1}, 1'000'000, traces::CollectiveKind::all_reduce, {c1});
+    const auto tl = sim::replay(b.g, cluster, testing::exact_options()).timeline;
+    for (const OpId a : {a0, a1}) {
+        REQUIRE(tl.critical_pred(a) == c1);
+        REQUIRE(tl.start(a) == 30us);
+        REQUIRE(tl.end(a) > 30us);
+    }
+    REQUIRE(tl.end(a0) == tl.end(a1));
+    REQUIRE(tl.ready(a0) == 10us);
+    REQUIRE(tl.ready(a1) == 30us);
+    REQUIRE(tl.starts.empty());
 }

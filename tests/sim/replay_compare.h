@@ -10,7 +10,8 @@ namespace clustersim::testing {
 
 inline void require_same_replay(const sim::ReplayResult& fast, const sim::ReplayResult& reference) {
     REQUIRE(fast.timeline.makespan == reference.timeline.makespan);
-    REQUIRE(fast.timeline.ops == reference.timeline.ops);
+    REQUIRE(fast.timeline.ends == reference.timeline.ends);
+    REQUIRE(fast.timeline.starts == reference.timeline.starts);
     REQUIRE(fast.timeline.critical_preds == reference.timeline.critical_preds);
     REQUIRE(fast.timeline.contentions == reference.timeline.contentions);
     REQUIRE(fast.timeline.waits == reference.timeline.waits);

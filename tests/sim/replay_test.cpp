@@ -63,7 +63,8 @@ TEST_CASE("the per-rank breakdown counts time from 0 and names a span past its r
     b.compute(0, "a", 9us);
     b.compute(0, "b", 4us);
     traces::Timeline tl;
-    tl.ops = {{Time{-5'000'000}, 4us}, {6us, 10us}};
+    tl.append({Time{-5'000'000}, 4us});
+    tl.append({6us, 10us});
     tl.makespan = 10us;
     const auto summary = sim::summarize_run(b.g, tl);
     REQUIRE(summary.ranks.size() == 1);
@@ -71,8 +72,8 @@ TEST_CASE("the per-rank breakdown counts time from 0 and names a span past its r
     CHECK(summary.ranks[0].idle_other == 2us);
     CHECK(summary.ranks[0].finished_early == Time{0});
     // An end past 2^59 ps (6.7 days) does not fit the sweep's keys: a located error, not a wrong sum.
-    tl.ops[1].end = Time{std::int64_t{1} << 60};
-    tl.makespan = tl.ops[1].end;
+    tl.ends[1] = Time{std::int64_t{1} << 60};
+    tl.makespan = tl.ends[1];
     REQUIRE_THROWS_WITH(sim::summarize_run(b.g, tl),
                         Catch::Contains("rank 0: a span ends at") && Catch::Contains("past what the analysis takes"));
 }
@@ -85,17 +86,17 @@ TEST_CASE("the per-rank breakdowns are the same on any number of threads, and so
         b.compute(r, "a", 1us);
         b.compute(r, "b", 1us);
         const Time t0{std::int64_t{r} * 1'000'000};
-        tl.ops.push_back({t0, t0 + 2us});
-        tl.ops.push_back({t0 + 3us, t0 + 4us + Time{r}});
-        tl.makespan = std::max(tl.makespan, tl.ops.back().end);
+        tl.append({t0, t0 + 2us});
+        tl.append({t0 + 3us, t0 + 4us + Time{r}});
+        tl.makespan = std::max(tl.makespan, tl.ends.back());
     }
     const auto one = sim::summarize_run(b.g, tl, 1), five = sim::summarize_run(b.g, tl, 5);
     REQUIRE(one.ranks.size() == 300);
     CHECK(one.ranks == five.ranks);
     CHECK(one.ranks[299].compute == 3us + Time{299});
     // Two ranks out of range: the lowest is named, whichever thread met it first.
-    tl.ops[2 * 250 + 1].end = Time{std::int64_t{1} << 60};
-    tl.ops[2 * 101 + 1].end = Time{std::int64_t{1} << 60};
+    tl.ends[2 * 250 + 1] = Time{std::int64_t{1} << 60};
+    tl.ends[2 * 101 + 1] = Time{std::int64_t{1} << 60};
     for (const unsigned threads : {1U, 5U})
         REQUIRE_THROWS_WITH(sim::summarize_run(b.g, tl, threads), Catch::Contains("rank 101: a span ends at"));
 }
@@ -143,7 +144,7 @@ TEST_CASE("compute slows down while a communication kernel is resident", "[sim][
     auto options = testing::exact_options();
     options.compute.slowdown_during_comm = 0.25;
     const auto result = sim::replay(b.g, testing::ring_cluster(2, "50 GB/s", "1 us"), options);
-    REQUIRE(result.timeline.ops[0].end == Time{37'500'000});
+    REQUIRE(result.timeline.ends[0] == Time{37'500'000});
 }
 
 TEST_CASE("a straggler's delay shows as peer wait on the other ranks", "[sim][replay]") {

@@ -61,7 +61,7 @@ TEST_CASE("a rank slowed by x delays every member of a ring all-reduce by its la
     by_gpu.variability.stragglers[0].gpus = {2};
     REQUIRE(run(g, by_gpu).timeline == r.timeline);
     std::vector<Time> ends;
-    for (std::uint32_t rank = 0; rank < 4; ++rank) ends.push_back(r.timeline.ops[2 * rank + 1].end);
+    for (std::uint32_t rank = 0; rank < 4; ++rank) ends.push_back(r.timeline.ends[2 * rank + 1]);
     REQUIRE(ends == std::vector<Time>{276us, 275us, 276us, 276us});
     // The others wait for it inside the call: rank 0 50 us, less its first send (1 us + 1 MB at 50 GB/s = 21 us).
     const auto summary = sim::summarize_run(g, r.timeline);
@@ -82,8 +82,8 @@ TEST_CASE("a window of slowness stretches a running kernel by the work it lost",
     // First kernel: 30 us at full speed, then half speed: 70 us of work left takes 140 us, but the window closes at
     // 130 us (50 us of work done in it), and the last 20 us run at full speed: ends at 150 us. The second starts at
     // 150 us, after the window: 100 us.
-    REQUIRE(r.timeline.ops[0].end == 150us);
-    REQUIRE(r.timeline.ops[1].end == 250us);
+    REQUIRE(r.timeline.ends[0] == 150us);
+    REQUIRE(r.timeline.ends[1] == 250us);
 }
 
 TEST_CASE("an iteration-bound straggler slows only its iterations, and skew carries over", "[sim][variability]") {
@@ -114,9 +114,9 @@ TEST_CASE("iterations run back to back per rank: a rank starts the next when its
     b.compute(1, "a", 30us);
     const auto g = traces::repeat_iterations(b.g, 3, "test");
     const auto r = sim::replay(g, testing::ring_cluster(2, "50 GB/s", "1 us"), testing::exact_options());
-    REQUIRE(r.timeline.ops[3].start == 50us);  // rank 0, iteration 2, stream a
-    REQUIRE(r.timeline.ops[5].start == 30us);  // rank 1, iteration 2
-    REQUIRE(r.timeline.ops[8].end == 90us);
+    REQUIRE(r.timeline.start(traces::OpId::from_index(3)) == 50us);  // rank 0, iteration 2, stream a
+    REQUIRE(r.timeline.start(traces::OpId::from_index(5)) == 30us);  // rank 1, iteration 2
+    REQUIRE(r.timeline.ends[8] == 90us);
     REQUIRE(r.timeline.makespan == 150us);
     REQUIRE_THROWS_WITH(traces::repeat_iterations(g, 2, "test"), Contains("already holds several iterations"));
 }

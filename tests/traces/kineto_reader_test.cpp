@@ -272,7 +272,7 @@ TEST_CASE("SendRecv kernels take their collective from the enclosing op; unsized
     // The unsized all-reduce lasts its traced 50 us in the replay, not a 0-byte transfer.
     const auto cluster = topo::load_topology("dgx-h100", {});
     const auto result = sim::replay(g, cluster, sim::ReplayOptions{});
-    const auto& t = result.timeline.ops[ids.front().index()];
+    const auto& t = result.timeline.timing(traces::OpId::from_index(ids.front().index()));
     REQUIRE(t.end - t.start == engine::Time{50'000'000});
 }
 

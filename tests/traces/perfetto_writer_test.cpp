@@ -21,7 +21,7 @@ TEST_CASE("the timeline files host gaps, copies and allocations under their own 
     add("gemm", traces::OpKind::compute);
     traces::Timeline tl;
     for (int i = 0; i < 4; ++i)
-        tl.ops.push_back(traces::OpTiming{engine::Time{i * 1'000'000}, engine::Time{(i + 1) * 1'000'000}});
+        tl.append(traces::OpTiming{engine::Time{i * 1'000'000}, engine::Time{(i + 1) * 1'000'000}});
     const std::string json = traces::perfetto_json(g, tl, {});
     REQUIRE_THAT(json, Contains("\"name\":\"launch gap\",\"cat\":\"host\""));
     REQUIRE_THAT(json, Contains("\"name\":\"h2d\",\"cat\":\"copy\""));

@@ -79,7 +79,7 @@ TEST_CASE("a timeline of some ranks leaves out the others' slices, arrows and me
     g.add(traces::Op{g.stream(r1, "s"), g.intern("buffer1"), traces::OpKind::alloc});
     traces::Timeline tl;
     for (int i = 0; i < 4; ++i)
-        tl.ops.push_back(traces::OpTiming{engine::Time{i * 1'000'000}, engine::Time{(i + 1) * 1'000'000}});
+        tl.append(traces::OpTiming{engine::Time{i * 1'000'000}, engine::Time{(i + 1) * 1'000'000}});
     tl.waits = {{recv, engine::Time{0}}};  // ready at 0, started at 1 us
     tl.transfers.push_back({send, recv, engine::Time{0}, engine::Time{2'000'000}});
 
@@ -126,22 +126,27 @@ TEST_CASE("an op's contention is found among the ops that had some, in any order
     REQUIRE(traces::Timeline{}.contention(traces::OpId{0}) == engine::Time{0});
 }
 
-TEST_CASE("ready times and contentions are found from a cursor as a search of the whole list finds them",
+TEST_CASE("starts, ready times and contentions are found from a cursor as a search of the whole list finds them",
           "[traces][timeline]") {
     // Random sparse lists, looked up in ascending runs that skip ops (as a rank's ops are visited) and restart from
     // the start (as the next rank's): every answer as a linear search gives it, the cursor never past the op's place.
+    // An op's start is its critical predecessor's end (half the ops), or kept apart.
     std::mt19937_64 rng(11);
     for (int trial = 0; trial < 200; ++trial) {
         traces::Timeline tl;
         const std::uint32_t ops = 1 + static_cast<std::uint32_t>(rng() % 300);
-        tl.ops.resize(ops);
+        std::vector<engine::Time> start(ops);
         for (std::uint32_t i = 0; i < ops; ++i) {
-            tl.ops[i].start = engine::Time{1000 + i};
+            tl.ends.push_back(engine::Time{2000 + 10 * i});
+            tl.critical_preds.push_back(i > 0 && rng() % 2 == 0 ? traces::OpId{static_cast<std::uint32_t>(rng() % i)}
+                                                                : traces::OpId::invalid());
+            start[i] = tl.critical_preds[i].valid() ? tl.ends[tl.critical_preds[i].index()] : engine::Time{1000 + i};
+            if (!tl.critical_preds[i].valid()) tl.starts.emplace_back(traces::OpId{i}, start[i]);
             if (rng() % 4 == 0) tl.waits.emplace_back(traces::OpId{i}, engine::Time{i});
             if (rng() % 3 == 0) tl.contentions.emplace_back(traces::OpId{i}, engine::Time{2 * i + 1});
         }
         for (int run = 0; run < 4; ++run) {
-            std::size_t wait_at = 0, contention_at = 0;
+            std::size_t wait_at = 0, contention_at = 0, start_at = 0, start_at_too = 0;
             const std::uint32_t stride = 1 + static_cast<std::uint32_t>(rng() % 40);
             for (std::uint32_t i = static_cast<std::uint32_t>(rng() % stride); i < ops; i += stride) {
                 const traces::OpId op{i};
@@ -150,7 +155,8 @@ TEST_CASE("ready times and contentions are found from a cursor as a search of th
                 const bool contended =
                     std::any_of(tl.contentions.begin(), tl.contentions.end(), [&](auto& e) { return e.first == op; });
                 INFO("trial " << trial << " op " << i);
-                REQUIRE(tl.ready(op, wait_at) == (waited ? engine::Time{i} : engine::Time{1000 + i}));
+                REQUIRE(tl.ready(op, wait_at, start_at) == (waited ? engine::Time{i} : start[i]));
+                REQUIRE(tl.start(op, start_at_too) == start[i]);
                 REQUIRE(tl.contention(op, contention_at) == (contended ? engine::Time{2 * i + 1} : engine::Time{0}));
                 REQUIRE(wait_at <= tl.waits.size());
                 REQUIRE(std::all_of(tl.waits.begin(), tl.waits.begin() + static_cast<std::ptrdiff_t>(wait_at),
@@ -158,7 +164,7 @@ TEST_CASE("ready times and contentions are found from a cursor as a search of th
             }
         }
         // In any order with one cursor (an op before the cursor's place is searched from the start).
-        std::size_t wait_at = 0, contention_at = 0;
+        std::size_t wait_at = 0, contention_at = 0, start_at = 0;
         for (int k = 0; k < 50; ++k) {
             const auto i = static_cast<std::uint32_t>(rng() % ops);
             const traces::OpId op{i};
@@ -166,7 +172,8 @@ TEST_CASE("ready times and contentions are found from a cursor as a search of th
             const bool contended =
                 std::any_of(tl.contentions.begin(), tl.contentions.end(), [&](auto& e) { return e.first == op; });
             INFO("trial " << trial << " random op " << i);
-            REQUIRE(tl.ready(op, wait_at) == (waited ? engine::Time{i} : engine::Time{1000 + i}));
+            REQUIRE(tl.ready(op, wait_at, start_at) == (waited ? engine::Time{i} : start[i]));
+            REQUIRE(tl.timing(op, start_at) == traces::OpTiming{start[i], tl.ends[i]});
             REQUIRE(tl.contention(op, contention_at) == (contended ? engine::Time{2 * i + 1} : engine::Time{0}));
         }
     }

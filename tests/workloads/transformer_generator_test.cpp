@@ -159,7 +159,7 @@ TEST_CASE("gradient buckets overlap the backward pass; the last one is exposed",
     for (std::size_t i = 0; i < g.ops.size(); ++i) {
         const auto& op = g.ops[i];
         if (g.rank_of(op).value != 0) continue;
-        const auto& t = result.replay.timeline.ops[i];
+        const auto& t = result.replay.timeline.timing(traces::OpId::from_index(i));
         if (op.kind == OpKind::collective && g.comms[op.comm().index()].name.rfind("dp.", 0) == 0) {
             if (first_reduce.count() < 0) first_reduce = t.start;
             last_reduce_end = std::max(last_reduce_end, t.end);
@@ -362,5 +362,7 @@ TEST_CASE("tensor-parallel peers' ops are laid in turns and replay exactly as ra
     options.collective_model = sim::ReplayOptions::CollectiveModel::flows;
     const auto a = sim::replay(g, cluster, options), b = sim::replay(by_rank, cluster, options);
     REQUIRE(a.timeline.makespan == b.timeline.makespan);
-    for (std::uint32_t i = 0; i < order.size(); ++i) REQUIRE(a.timeline.ops[order[i]] == b.timeline.ops[i]);
+    for (std::uint32_t i = 0; i < order.size(); ++i)
+        REQUIRE(a.timeline.timing(traces::OpId::from_index(order[i])) ==
+                b.timeline.timing(traces::OpId::from_index(i)));
 }

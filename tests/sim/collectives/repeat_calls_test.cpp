@@ -103,8 +103,7 @@ TEST_CASE("a call repeats its record only once the record's arrivals were seen t
     REQUIRE(fast.repeated_calls == 2);
     REQUIRE(fast.call_records == 1);
     REQUIRE(fast.closed_form_restarts == 0);
-    const auto& ops = fast.timeline.ops;
-    const auto duration = [&](int k) { return ops[calls[k].index()].end - fast.collectives[k].first_arrival; };
+    const auto duration = [&](int k) { return fast.timeline.end(calls[k]) - fast.collectives[k].first_arrival; };
     for (int k = 1; k < 6; ++k) REQUIRE(duration(k) == duration(0));
     options.repeat_calls = false;
     testing::require_same_replay(fast, sim::replay(b.g, cluster, options));

@@ -161,7 +161,7 @@ std::pair<std::uint64_t, std::uint64_t> require_ring_as_reference(const traces::
     require_same(reference.timeline.makespan, fast.timeline.makespan);
     for (std::size_t i = 0; i < g.ops.size(); ++i) {
         INFO("op " << i);
-        require_same(reference.timeline.ops[i].end, fast.timeline.ops[i].end);
+        require_same(reference.timeline.ends[i], fast.timeline.ends[i]);
     }
     return {fast.events, reference.events};
 }
@@ -266,8 +266,9 @@ TEST_CASE("late ranks and competing traffic give the same replay with and withou
     const auto reference = sim::replay(g, cluster, options);
     for (std::size_t i = 0; i < g.ops.size(); ++i) {
         INFO("op " << i);
-        require_same(reference.timeline.ops[i].start, fast.timeline.ops[i].start);
-        require_same(reference.timeline.ops[i].end, fast.timeline.ops[i].end);
+        require_same(reference.timeline.start(traces::OpId::from_index(i)),
+                     fast.timeline.start(traces::OpId::from_index(i)));
+        require_same(reference.timeline.ends[i], fast.timeline.ends[i]);
     }
     REQUIRE(fast.events < reference.events);
 }
@@ -358,7 +359,7 @@ TEST_CASE("a data-parallel job with kernel noise gives the times of flows one by
     require_same(reference.replay.timeline.makespan, fast.replay.timeline.makespan);
     std::size_t differ = 0;
     for (std::size_t i = 0; i < scenario.graph.ops.size(); ++i)
-        differ += reference.replay.timeline.ops[i].end != fast.replay.timeline.ops[i].end ? 1 : 0;
+        differ += reference.replay.timeline.ends[i] != fast.replay.timeline.ends[i] ? 1 : 0;
     REQUIRE(differ == 0);
     REQUIRE(fast.replay.events < reference.replay.events);  // classes did form
 }
