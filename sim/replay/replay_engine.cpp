@@ -87,7 +87,8 @@ void ReplayEngine::setup() {
     engine::reserve_huge_fresh(timeline_.critical_preds, n);
     warmer.warm(timeline_.ends.data(), n * sizeof(Time));
     warmer.warm(timeline_.critical_preds.data(), n * sizeof(OpId));
-    engine::assign_huge(next_on_stream_, n, OpId::invalid());
+    engine::assign_huge(next_gap_, n, std::uint16_t{0});
+    far_next_.clear();
     std::vector<OpId> last_on_stream(g_.streams.size(), OpId::invalid());
     // Dependents besides stream order (CSR over the ops that have some): the ops with some marked, each one's count
     // at the next one's offset, summed into offsets, filled with the offsets as cursors (each ends at the next
@@ -101,7 +102,12 @@ void ReplayEngine::setup() {
         const auto deps = g_.deps(id);
         if (!deps.empty()) dep_waiting_[g_.op_deps.owner_index(id)] = static_cast<std::uint32_t>(deps.size());
         if (last.valid()) {
-            next_on_stream_[last.index()] = id;
+            const std::size_t gap = i - last.index();
+            next_gap_[last.index()] = static_cast<std::uint16_t>(std::min<std::size_t>(gap, far_gap));
+            if (gap >= far_gap) {
+                bool inserted = false;
+                far_next_.find_or_insert(last.value, inserted) = id.value;
+            }
             if (!deps.empty()) ++dep_waiting_[g_.op_deps.owner_index(id)];
         } else if (deps.empty()) {
             initially_ready_.push_back(id);
@@ -329,7 +335,7 @@ void ReplayEngine::release_dependents(OpId id) {
         timeline_.critical_preds[next.index()] = id;  // (its trigger)
         ready_queue_.push_back(next);
     };
-    if (const OpId next = next_on_stream_[id.index()]; next.valid()) release(next);
+    if (const OpId next = next_on_stream(id); next.valid()) release(next);
     if (!dependents_of_.contains(id.index())) return;
     const std::uint32_t owner = dependents_of_.rank(id.index());
     for (std::uint32_t k = owner_offsets_[owner]; k < owner_offsets_[owner + 1]; ++k) release(dependents_[k]);

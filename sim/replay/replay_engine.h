@@ -262,7 +262,7 @@ private:
         if (!sim_.next_event(target, kind) || kind != to_u16(EventKind::compute_done)) return;
         const traces::OpId next = stream_run_[stream_of_timer(target)].current;
         if (!next.valid()) return;
-        __builtin_prefetch(&next_on_stream_[next.index()]);
+        __builtin_prefetch(&next_gap_[next.index()]);
         __builtin_prefetch(&timeline_.ends[next.index()]);
     }
     void drain_ready();
@@ -302,8 +302,18 @@ private:
     /// By op, a bit: whether it ended (its slot of Timeline::ends is its end, no longer its start).
     std::vector<std::uint64_t> ended_;
     [[nodiscard]] bool ended(traces::OpId op) const { return (ended_[op.index() / 64] >> (op.index() % 64)) & 1; }
-    /// By op: the next op on its stream (invalid for a stream's last). The only run state every op has.
-    std::vector<traces::OpId> next_on_stream_;
+    /// By op: how many ops ahead the next op of its stream is (0: none; far_gap: kept in far_next_, by op). The
+    /// only run state every op has, in 2 bytes: ranks' ops come in short runs (a tensor-parallel group's side by
+    /// side), so a stream's next op is near; in an unfolded GPT-3 iteration, never 65,535 ops or more ahead.
+    std::vector<std::uint16_t> next_gap_;
+    engine::FlatMap64<std::uint32_t> far_next_;
+    static constexpr std::uint16_t far_gap = UINT16_MAX;
+    /// The next op on `op`'s stream (invalid for a stream's last).
+    [[nodiscard]] traces::OpId next_on_stream(traces::OpId op) {
+        const std::uint16_t gap = next_gap_[op.index()];
+        if (gap == 0) return traces::OpId::invalid();
+        return traces::OpId{gap != far_gap ? op.value + gap : *far_next_.find(op.value)};
+    }
     /// The communication ops (collective, send, recv), and by each (its rank there) its partner: a send's recv and
     /// a recv's send (UINT32_MAX: unmatched), a collective op's call. (In a record for every op it was 4 bytes an
     /// op, for the 29% of an unfolded GPT-3 step's ops that communicate.)

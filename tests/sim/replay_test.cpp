@@ -229,3 +229,22 @@ TEST_CASE("a trace with more ranks than the topology has GPUs is rejected", "[si
     REQUIRE_THROWS_WITH(sim::replay(b.g, testing::ring_cluster(2, "50 GB/s", "1 us"), testing::exact_options()),
                         Contains("the trace has 3 ranks but the topology") && Contains("has only 2 GPUs"));
 }
+
+TEST_CASE("a stream's next op 65,535 ops or more ahead runs after it, as a near one does", "[sim][replay]") {
+    // Stream a: an op, then another after 70,000 ops of stream b (the run state keeps the gap to a stream's next op
+    // in 2 bytes, and a farther one apart). Exact times: a's second op starts as its first ends.
+    const auto cluster = testing::ring_cluster(2, "50 GB/s", "1 us");
+    for (const std::uint32_t between : {65'533U, 65'534U, 65'535U, 70'000U}) {
+        INFO(between << " ops between");
+        GraphBuilder b(1);
+        const traces::OpId first = b.compute(0, "a", 1us);
+        for (std::uint32_t k = 0; k < between; ++k) b.compute(0, "b", Time{1});
+        const traces::OpId second = b.compute(0, "a", 1us);
+        const auto tl = sim::replay(b.g, cluster, testing::exact_options()).timeline;
+        REQUIRE(tl.critical_pred(second) == first);
+        REQUIRE(tl.start(second) == 1us);
+        REQUIRE(tl.end(second) == 2us);
+        REQUIRE(tl.end(traces::OpId{between}) == Time{between});
+        REQUIRE(tl.makespan == 2us);
+    }
+}
