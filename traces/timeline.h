@@ -81,7 +81,7 @@ struct Timeline {
     std::vector<std::pair<OpId, engine::Time>> starts;
     /// `op`'s start; `from` as for contention().
     [[nodiscard]] engine::Time start(OpId op, std::size_t& from) const {
-        if (const engine::Time* found = find(starts, op, from)) return *found;
+        if (const engine::Time* found = starts.empty() ? nullptr : find(starts, op, from)) return *found;
         const OpId pred = critical_pred(op);
         return pred.valid() ? ends[pred.index()] : engine::Time{0};
     }

@@ -148,7 +148,7 @@ void ReplayEngine::setup() {
             transfer_ops += op.is_communication() || op.kind == OpKind::memcpy_h2d || op.kind == OpKind::memcpy_d2h;
         }
         comm_ops_.finish();
-        partners_.assign(comm_ops_.size(), UINT32_MAX);
+        engine::assign_huge(partners_, comm_ops_.size(), UINT32_MAX);
         // The sparse lists of the timeline at most one entry per such op, on huge pages: grown by doubling from
         // nothing, they were 18 k faults of 4 KiB pages at 16,384 GPUs. (Only what is written is faulted in.)
         engine::reserve_huge(timeline_.waits, transfer_ops);
@@ -223,7 +223,7 @@ void ReplayEngine::setup() {
     rank_kernels_.assign(g_.rank_count, 0);
     comm_active_.assign(g_.rank_count, 0);
     engine::assign_huge(timeline_.ends, n, Time{-1});
-    ended_.assign((n + 63) / 64, 0);
+    engine::assign_huge(ended_, (n + 63) / 64, std::uint64_t{0});
     engine::assign_huge(timeline_.critical_preds, n, OpId::invalid());
     setup_stragglers();
     for (std::uint32_t k = 0; k < options_.cluster_events.size(); ++k)
