@@ -149,8 +149,9 @@ void TransformerBuilder::choose_simulated() {
     const double ops = per_rank * simulated_.size();
     // The ops expected: at most 0.6 of the rough count above (the unfolded GPT-3 and Llama 3 plans of
     // docs/performance.md have 0.38 and 0.39 of it), and what the run holds for each: at most about 150 bytes (the
-    // graph, the timeline and the replay's state; measured 105 on the unfolded GPT-3 iteration and 113 on Llama 3 at
-    // 16,384 GPUs since ops take 48 bytes, performance.md).
+    // graph, the timeline and the replay's state; measured 51 on the unfolded GPT-3 iteration and 61 on Llama 3 at
+    // 16,384 GPUs since ops take 28 bytes and their run state 2, performance.md; the bound is kept for traces, whose
+    // ops carry measured durations and more of the state kept only where needed).
     // Checked against the memory budget before a single op is built.
     const double expected = ops * 0.6;
     engine::require_memory(
