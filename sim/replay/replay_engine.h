@@ -47,7 +47,7 @@ private:
     enum OwnerKind : std::uint32_t { owner_collective = 0, owner_p2p = 1, owner_copy = 2 };
     static constexpr std::uint32_t owner_shift = 30;
 
-    void setup();
+    void setup();  // (replay_setup.cpp)
     void make_ready(traces::OpId op);
     void start_compute(traces::OpId op);
     void arrive_collective(traces::OpId op);
