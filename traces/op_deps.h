@@ -41,7 +41,7 @@ public:
     [[nodiscard]] std::uint32_t owner_count() const { return owners_.size(); }
     /// The ops appended.
     [[nodiscard]] std::size_t op_count() const { return owners_.ids(); }
-    /// Every dependency, by op in op order.
+    /// Every dependency, by op in op order (also for a page warmer to follow).
     [[nodiscard]] const std::vector<OpId>& ids() const { return ids_; }
     /// Keeps the dependencies of the first `ops` ops (the others are appended again).
     void truncate(std::size_t ops) {
@@ -58,9 +58,8 @@ public:
         engine::reserve_huge(ends_, owners);
         engine::reserve_huge(ids_, deps);
     }
-    /// The vectors behind it, for a page warmer to follow (engine/page_warmer.h).
-    [[nodiscard]] const std::vector<OpId>& id_vector() const { return ids_; }
-    [[nodiscard]] const std::vector<std::uint32_t>& end_vector() const { return ends_; }
+    /// Where each list ends, by op that has some (for a page warmer to follow, engine/page_warmer.h).
+    [[nodiscard]] const std::vector<std::uint32_t>& ends() const { return ends_; }
     bool operator==(const OpDeps&) const = default;
 
 private:

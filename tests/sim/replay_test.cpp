@@ -248,3 +248,22 @@ TEST_CASE("a stream's next op 65,535 ops or more ahead runs after it, as a near 
         REQUIRE(tl.makespan == 2us);
     }
 }
+
+TEST_CASE("the per-rank breakdown counts a rank's ops however far apart they are listed", "[sim][analysis]") {
+    // Rank 0's two kernels with 70,000 of rank 1's between them: the analysis keeps each rank's list of ops as gaps
+    // of 2 bytes, and a gap of 65,535 or more apart. Rank 0 computes 2 us in all, rank 1 70,000 ps.
+    const auto cluster = testing::ring_cluster(2, "50 GB/s", "1 us");
+    for (const std::uint32_t between : {65'533U, 65'534U, 70'000U}) {
+        INFO(between << " ops between");
+        GraphBuilder b(2);
+        b.compute(0, "a", 1us);
+        for (std::uint32_t k = 0; k < between; ++k) b.compute(1, "b", Time{1});
+        b.compute(0, "a", 1us);
+        const auto tl = sim::replay(b.g, cluster, testing::exact_options()).timeline;
+        for (const unsigned threads : {1U, 2U}) {
+            const auto summary = sim::summarize_run(b.g, tl, threads);
+            REQUIRE(summary.ranks[0].compute == 2us);
+            REQUIRE(summary.ranks[1].compute == Time{between});
+        }
+    }
+}

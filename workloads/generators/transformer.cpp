@@ -363,8 +363,8 @@ traces::OpGraph TransformerBuilder::build() {
         engine::PageWarmer warmer;
         const auto follow = [&] {
             warmer.follow(0, g_.ops);
-            warmer.follow(1, g_.op_deps.end_vector());
-            warmer.follow(2, g_.op_deps.id_vector());
+            warmer.follow(1, g_.op_deps.ends());
+            warmer.follow(2, g_.op_deps.ids());
         };
         follow();
         // A tensor-parallel group's ranks run in step: their ops are laid side by side (traces/rank_interleave.h).
