@@ -54,7 +54,7 @@ traces::RankBreakdown analyze_rank(const traces::OpGraph& g, const traces::Timel
     // (A rank's ops come in ascending order: each search of a contention or ready time starts where the last ended.)
     std::size_t contention_at = 0, wait_at = 0, start_at = 0;
     const auto contention = [&](traces::OpId id) { return tl.contention(id, contention_at); };
-    const auto ready = [&](traces::OpId id) { return tl.ready(id, wait_at, start_at); };
+    const auto ready = [&](traces::OpId id, Time start) { return tl.ready(id, wait_at, start); };
     for (const traces::OpId id : rank_ops) {
         const traces::Op& op = g.ops[id.index()];
         const traces::OpTiming t = tl.timing(id, start_at);
@@ -64,13 +64,13 @@ traces::RankBreakdown analyze_rank(const traces::OpGraph& g, const traces::Timel
                 add(t.start, t.end, compute_track);
                 break;
             case OpKind::collective:
-                add(ready(id), t.start, peer_track);
+                add(ready(id, t.start), t.start, peer_track);
                 add(t.start, t.end, transfer_track);
                 add(t.end - contention(id), t.end, network_track);
                 break;
             case OpKind::send:
             case OpKind::recv:
-                add(ready(id), t.start, dependency_track);
+                add(ready(id, t.start), t.start, dependency_track);
                 add(t.start, t.end, transfer_track);
                 add(t.end - contention(id), t.end, network_track);
                 break;
@@ -275,7 +275,7 @@ std::vector<traces::GroupCommunication> communication_by_group(const traces::OpG
         const traces::OpTiming t = tl.timing(traces::OpId::from_index(i), start_at);
         ++row.ops;
         row.bytes += op.bytes();
-        row.waiting += t.start - tl.ready(traces::OpId::from_index(i), wait_at, start_at);
+        row.waiting += t.start - tl.ready(traces::OpId::from_index(i), wait_at, t.start);
         row.transferring += t.end - t.start;
     }
     std::erase_if(rows, [](const auto& r) { return r.ops == 0; });
@@ -305,7 +305,7 @@ std::vector<CollectiveComparison> compare_collectives(const traces::OpGraph& g, 
         const traces::OpTiming t = tl.timing(traces::OpId::from_index(i), start_at);
         ++it->calls;
         it->traced += g.durations[i];
-        it->simulated_wait += t.start - tl.ready(traces::OpId::from_index(i), wait_at, start_at);
+        it->simulated_wait += t.start - tl.ready(traces::OpId::from_index(i), wait_at, t.start);
         it->simulated_transfer += t.end - t.start;
     }
     std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.kind < b.kind; });

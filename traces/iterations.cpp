@@ -35,14 +35,18 @@ OpGraph repeat_iterations(const OpGraph& graph, std::uint32_t iterations, const 
     std::vector<std::vector<OpId>> rank_last(graph.rank_count);
     for (std::size_t s = 0; s < graph.streams.size(); ++s)
         if (last[s].valid()) rank_last[graph.streams[s].rank.index()].push_back(last[s]);
+    // From the second iteration on, each stream's first op also waits for its rank's last ones.
+    std::size_t carried = 0;
+    for (std::size_t s = 0; s < graph.streams.size(); ++s)
+        if (first[s].valid()) carried += rank_last[graph.streams[s].rank.index()].size();
 
     OpGraph out = graph;
     out.ops.clear();
     out.op_deps.clear();
     out.durations.clear();
     out.ops.reserve(n * iterations);
-    out.op_deps.reserve(n * iterations, std::size_t{graph.op_deps.owner_count()} * iterations + rank_last.size(),
-                        (graph.op_deps.ids().size() + graph.streams.size() * graph.streams.size()) * iterations);
+    out.op_deps.reserve(n * iterations, (std::size_t{graph.op_deps.owner_count()} + graph.streams.size()) * iterations,
+                        (graph.op_deps.ids().size() + carried) * iterations);
     out.iteration_starts.clear();
     std::vector<OpId> deps;
     for (std::uint32_t k = 0; k < iterations; ++k) {

@@ -123,7 +123,7 @@ void write_perfetto_json(std::ostream& stream, const OpGraph& g, const Timeline&
         if (!shown(rank)) continue;
         const OpTiming t = tl.timing(OpId::from_index(i), start_at);
         const std::uint32_t pid = rank.value + 1, tid = op.stream.value;
-        const engine::Time ready = op.is_communication() ? tl.ready(OpId::from_index(i), wait_at, start_at) : t.start;
+        const engine::Time ready = op.is_communication() ? tl.ready(OpId::from_index(i), wait_at, t.start) : t.start;
         if (t.start > ready) {
             std::string& wait = quoted_waits[op.name];
             if (wait.empty()) append_json_string(wait, "wait: " + g.names[op.name]);

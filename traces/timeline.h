@@ -75,9 +75,10 @@ struct Timeline {
     }
     /// The starts that are not their critical predecessor's end (or zero, for an op without one), by op id
     /// ascending (each once). An op starts when what it waited for ended: every op of an unfolded GPT-3 iteration
-    /// does, and a few collectives of other runs do not (their start is their end less their time on the network,
-    /// after some of their peers' transfers began). Kept apart: a start for every op was 8 bytes an op, 283 MB of
-    /// that iteration on 1,024 GPUs.
+    /// does. A few of other runs do not: a collective member whose start is its end less its time on the network
+    /// (after some of its peers' transfers began), an eager recv posted before its data (it starts with the
+    /// transfer), the first op of a job that starts later. Kept apart: a start for every op was 8 bytes an op,
+    /// 283 MB of that iteration on 1,024 GPUs.
     std::vector<std::pair<OpId, engine::Time>> starts;
     /// `op`'s start; `from` as for contention().
     [[nodiscard]] engine::Time start(OpId op, std::size_t& from) const {
@@ -119,14 +120,14 @@ struct Timeline {
     /// (each once). Every other op started when it was ready: computes, copies and memory ops at once, calls and
     /// messages whose peers were there. Kept apart: for most ops it would repeat the start.
     std::vector<std::pair<OpId, engine::Time>> waits;
-    /// When `op` was ready (its start when it did not wait); `from` as for contention(), `start_from` as for start().
-    [[nodiscard]] engine::Time ready(OpId op, std::size_t& from, std::size_t& start_from) const {
+    /// When `op`, which started at `start`, was ready (`start` when it did not wait); `from` as for contention().
+    [[nodiscard]] engine::Time ready(OpId op, std::size_t& from, engine::Time start) const {
         const engine::Time* found = find(waits, op, from);
-        return found ? *found : start(op, start_from);
+        return found ? *found : start;
     }
     [[nodiscard]] engine::Time ready(OpId op) const {
-        std::size_t from = 0, start_from = 0;
-        return ready(op, from, start_from);
+        std::size_t from = 0;
+        return ready(op, from, start(op));
     }
     std::vector<TimelineMarker> markers;  // in time order
     std::vector<Transfer> transfers;

@@ -21,7 +21,7 @@ using traces::OpKind;
 
 void ReplayEngine::arrive_collective(OpId id) {
     const traces::Op& op = g_.ops[id.index()];
-    const traces::RankId rank = stream_run_[op.stream.index()].rank;
+    const traces::RankId rank = rank_of(op);
     set_comm_active(rank, +1);  // the NCCL kernel is resident (and spinning) from its launch
     const std::uint32_t index = instance_of(partner(id));
     if (modelled(g_.comms[instances_[index].comm.index()]) || traced_only(id)) {
@@ -158,7 +158,7 @@ void ReplayEngine::plan_instance(std::uint32_t index, const traces::Op& op) {
         } catch (const engine::InputError& e) {  // a plan past the memory budget: name the call
             throw engine::InputError(
                 engine::SourceLocation{g_.source},
-                fmt::format("rank {} {} on '{}' of {}: {}", g_.rank_of(op).value,
+                fmt::format("rank {} {} on '{}' of {}: {}", rank_of(op).value,
                             traces::collective_kind_name(op.collective), g_.comms[inst.comm.index()].name,
                             engine::format_bytes(static_cast<double>(op.bytes())), e.message()));
         }

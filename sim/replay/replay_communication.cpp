@@ -17,11 +17,11 @@ using traces::OpKind;
 
 void ReplayEngine::arrive_p2p(OpId id) {
     const traces::Op& op = g_.ops[id.index()];
-    set_comm_active(stream_run_[op.stream.index()].rank, +1);
-    const std::uint32_t partner = this->partner(id);
-    CLUSTERSIM_CHECK(partner != UINT32_MAX, "unmatched {}", g_.describe(id));
-    const OpId send = op.kind == OpKind::send ? id : OpId{partner};
-    const OpId recv = op.kind == OpKind::send ? OpId{partner} : id;
+    set_comm_active(rank_of(op), +1);
+    const std::uint32_t other = partner(id);
+    CLUSTERSIM_CHECK(other != UINT32_MAX, "unmatched {}", g_.describe(id));
+    const OpId send = op.kind == OpKind::send ? id : OpId{other};
+    const OpId recv = op.kind == OpKind::send ? OpId{other} : id;
     if (g_.ops[send.index()].eager) {
         // Buffered send: it goes at once; the recv ends when both it is posted and the data is there.
         if (op.kind == OpKind::recv) {
@@ -37,14 +37,14 @@ void ReplayEngine::arrive_p2p(OpId id) {
         }
         start_slot(id) = sim_.now();  // (its trigger is its critical predecessor)
     } else {
-        const Time* other_ready = p2p_posted_.find(partner);
+        const Time* other_ready = p2p_posted_.find(other);
         if (!other_ready) {  // rendezvous: the peer has not been posted yet, wait for it
             bool inserted = false;
             p2p_posted_.find_or_insert(id.value, inserted) = sim_.now();
             return;
         }
-        note_ready(OpId{partner}, *other_ready, sim_.now());
-        p2p_posted_.erase(partner);
+        note_ready(OpId{other}, *other_ready, sim_.now());
+        p2p_posted_.erase(other);
         const OpId later = trigger(id);  // the later side's trigger, for both
         for (const OpId side : {send, recv}) {
             start_slot(side) = sim_.now();
@@ -52,7 +52,7 @@ void ReplayEngine::arrive_p2p(OpId id) {
         }
     }
     const auto& s = g_.ops[send.index()];
-    const traces::RankId from = stream_run_[s.stream.index()].rank;
+    const traces::RankId from = rank_of(s);
     // ECMP by connection, as a collective's transfers (replay_transfer_flows.cpp): the sends of a communicator from
     // one rank to another keep one path.
     const std::uint64_t key = connection_key(engine::hash_combine(s.comm().valid() ? s.comm().value : UINT32_MAX, 1),
@@ -70,7 +70,7 @@ void ReplayEngine::arrive_p2p(OpId id) {
 void ReplayEngine::start_copy(OpId id) {
     const traces::Op& op = g_.ops[id.index()];
     start_slot(id) = sim_.now();  // (its trigger is its critical predecessor)
-    const traces::RankId rank = stream_run_[op.stream.index()].rank;
+    const traces::RankId rank = rank_of(op);
     const topo::DeviceId gpu = gpu_of(rank), host = rank_host_[rank.index()];
     if (!host.valid())
         throw engine::InputError(

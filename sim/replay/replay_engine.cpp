@@ -98,7 +98,7 @@ void ReplayEngine::set_comm_active(RankId rank, int delta) {
 void ReplayEngine::complete(OpId id) {
     const traces::Op& op = g_.ops[id.index()];
     end_on_stream(id, op.stream.index());
-    if (op.is_communication()) set_comm_active(stream_run_[op.stream.index()].rank, -1);
+    if (op.is_communication()) set_comm_active(rank_of(op), -1);
     release_dependents(id);
 }
 
@@ -147,7 +147,7 @@ ReplayResult ReplayEngine::run() {
         throw engine::InputError(engine::SourceLocation{g_.source},
                                  fmt::format("rank_start lists {} times for {} ranks", starts.size(), g_.rank_count));
     for (const OpId id : initially_ready_) {
-        const std::uint32_t rank = g_.rank_of(g_.ops[id.index()]).value;
+        const std::uint32_t rank = rank_of(g_.ops[id.index()]).value;
         if (!starts.empty() && starts[rank] > Time{0})
             deferred_starts_.emplace_back(rank, id);
         else

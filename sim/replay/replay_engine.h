@@ -291,11 +291,9 @@ private:
     std::vector<topo::DeviceId> rank_gpu_;
     std::vector<std::uint32_t> rank_gpu_spec_;  // by rank: its GPU's type (Cluster::gpu_specs), read by every kernel
     std::vector<topo::DeviceId> rank_host_;
-    /// What the replay keeps of an op while it runs, side by side: an op's end reads its stream successor and
-    /// releases it (its count), one record each rather than a line of six arrays. 12 bytes: the op whose end released
-    /// it (its trigger) goes straight to `timeline_.critical_preds`, which it becomes when the op starts; a collective
-    /// op's place in its communicator is found by its rank (member_of); its other dependents are listed only for the
-    /// ops that have some (dependents_of_).
+    /// The rank `op` runs on, from its stream's run state (at hand where the op starts or ends; the graph's
+    /// rank_of reads its list of streams).
+    [[nodiscard]] traces::RankId rank_of(const traces::Op& op) const { return stream_run_[op.stream.index()].rank; }
     /// While an op runs, its slot of Timeline::ends holds its start: end_on_stream() writes its end there, and keeps
     /// the start in Timeline::starts when it is not the end of the op's critical predecessor.
     [[nodiscard]] engine::Time& start_slot(traces::OpId op) { return timeline_.ends[op.index()]; }

@@ -20,7 +20,7 @@ void ReplayEngine::arrive_modelled(OpId id) {
     const std::uint32_t index = instance_of(partner(id));
     Instance& inst = instances_[index];
     const auto& ranks = g_.comms[inst.comm.index()].ranks;
-    const std::uint32_t member = member_of(stream_run_[op.stream.index()].rank, op.comm());
+    const std::uint32_t member = member_of(rank_of(op), op.comm());
     if (!inst.planned) inst.member_arrival.assign(ranks.size(), Time{0});
     inst.planned = true;
     inst.members[member] = id;

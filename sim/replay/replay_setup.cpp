@@ -95,7 +95,9 @@ void ReplayEngine::setup() {
         const OpId id = OpId::from_index(i);
         OpId& last = last_on_stream[g_.ops[i].stream.index()];
         const auto deps = g_.deps(id);
-        if (!deps.empty()) dep_waiting_[g_.op_deps.owner_index(id)] = static_cast<std::uint32_t>(deps.size());
+        // Its unmet predecessors: its dependencies, and its stream predecessor if it has one.
+        if (!deps.empty())
+            dep_waiting_[g_.op_deps.owner_index(id)] = static_cast<std::uint32_t>(deps.size() + (last.valid() ? 1 : 0));
         if (last.valid()) {
             const std::size_t gap = i - last.index();
             next_gap_[last.index()] = static_cast<std::uint16_t>(std::min<std::size_t>(gap, far_gap));
@@ -103,7 +105,6 @@ void ReplayEngine::setup() {
                 bool inserted = false;
                 far_next_.find_or_insert(last.value, inserted) = id.value;
             }
-            if (!deps.empty()) ++dep_waiting_[g_.op_deps.owner_index(id)];
         } else if (deps.empty()) {
             initially_ready_.push_back(id);
         }

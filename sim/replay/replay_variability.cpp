@@ -72,7 +72,7 @@ double ReplayEngine::compute_speed(RankId rank) const {
 double ReplayEngine::work_factor(OpId id) const {
     const Variability& v = options_.variability;
     double factor = v.jitter.active() ? jitter_factor(v.jitter, v.seed, id.value) : 1.0;
-    const RankId rank = g_.rank_of(g_.ops[id.index()]);
+    const RankId rank = rank_of(g_.ops[id.index()]);
     for (std::uint32_t k = straggler_offsets_[rank.index()]; k < straggler_offsets_[rank.index() + 1]; ++k) {
         const Straggler& st = v.stragglers[rank_stragglers_[k]];
         if (!st.timed() && st.in_iteration(g_.iteration_of(id))) factor *= st.slowdown;

@@ -155,7 +155,7 @@ TEST_CASE("starts, ready times and contentions are found from a cursor as a sear
                 const bool contended =
                     std::any_of(tl.contentions.begin(), tl.contentions.end(), [&](auto& e) { return e.first == op; });
                 INFO("trial " << trial << " op " << i);
-                REQUIRE(tl.ready(op, wait_at, start_at) == (waited ? engine::Time{i} : start[i]));
+                REQUIRE(tl.ready(op, wait_at, tl.start(op, start_at)) == (waited ? engine::Time{i} : start[i]));
                 REQUIRE(tl.start(op, start_at_too) == start[i]);
                 REQUIRE(tl.contention(op, contention_at) == (contended ? engine::Time{2 * i + 1} : engine::Time{0}));
                 REQUIRE(wait_at <= tl.waits.size());
@@ -172,7 +172,7 @@ TEST_CASE("starts, ready times and contentions are found from a cursor as a sear
             const bool contended =
                 std::any_of(tl.contentions.begin(), tl.contentions.end(), [&](auto& e) { return e.first == op; });
             INFO("trial " << trial << " random op " << i);
-            REQUIRE(tl.ready(op, wait_at, start_at) == (waited ? engine::Time{i} : start[i]));
+            REQUIRE(tl.ready(op, wait_at, tl.start(op, start_at)) == (waited ? engine::Time{i} : start[i]));
             REQUIRE(tl.timing(op, start_at) == traces::OpTiming{start[i], tl.ends[i]});
             REQUIRE(tl.contention(op, contention_at) == (contended ? engine::Time{2 * i + 1} : engine::Time{0}));
         }
